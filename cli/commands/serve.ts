@@ -1,0 +1,40 @@
+import type { Command } from "commander";
+import { loadConfig } from "../../src/config/config";
+import { serverOptions } from "../../src/config/options";
+
+/** `hookrelay serve`: the whole relay in this process. */
+export function registerServe(program: Command) {
+  const cmd = program
+    .command("serve")
+    .description("Run the relay: API, ingest, delivery workers, schedulers and the admin UI")
+    .addHelpText("after", "\nEvery option can also be set with its HOOKRELAY_* variable; flags win.\n\nExample:\n  hookrelay serve --port 8080 --data-dir /var/lib/hookrelay");
+  for (const spec of Object.values(serverOptions)) {
+    const def = spec.defaultLabel ?? String(spec.default);
+    cmd.option(spec.flag, `${spec.description} [${spec.env}] (default: ${def})`);
+  }
+  cmd.action(async (flags: Record<string, string | undefined>) => {
+    const config = loadConfig(flags);
+    const { startServer } = await import("../../src/server");
+    const server = await startServer(config);
+    const out = (line: string) => process.stderr.write(line + "\n");
+    out(`hookrelay listening on ${server.url} (data: ${config.dataDir})`);
+    out(`  admin UI  ${server.url}/`);
+    out(`  API       ${server.url}/v1   ingest: ${server.deps.settings.baseUrl}/v1/ingest/src_<id>`);
+    if (server.bootstrap.generatedPassword) {
+      out(`  first start: admin user ${server.bootstrap.email} with password ${server.bootstrap.generatedPassword}`);
+      out(`  (shown only this once; set HOOKRELAY_ADMIN_PASSWORD to choose it)`);
+    } else if (server.bootstrap.created) {
+      out(`  first start: admin user ${server.bootstrap.email} (password from HOOKRELAY_ADMIN_PASSWORD)`);
+    }
+    let signalled = false;
+    const shutdown = async (signal: string) => {
+      if (signalled) process.exit(1);
+      signalled = true;
+      out(`${signal}: stopping intake, finishing in-flight work`);
+      await server.stop();
+      process.exit(0);
+    };
+    process.on("SIGTERM", () => void shutdown("SIGTERM"));
+    process.on("SIGINT", () => void shutdown("SIGINT"));
+  });
+}

@@ -1,0 +1,53 @@
+import { Hono } from "hono";
+import { requestId } from "hono/request-id";
+import { routePath } from "hono/route";
+import { sql } from "drizzle-orm";
+import type { Deps } from "../domain/deps";
+import type { Logger } from "../observability/logger";
+import type { Metrics } from "../observability/metrics";
+import { errorHandler } from "./middleware/errors";
+import type { ApiEnv } from "./openapi";
+import { serveUi } from "./ui";
+import { createV1 } from "./v1";
+
+export interface AppOptions {
+  deps: Deps;
+  logger: Logger;
+  metrics: Metrics;
+  /** Whether background workers are running (for /readyz). */
+  workersRunning?: () => boolean;
+}
+
+/** The whole HTTP surface as one fetch handler: /v1, health, metrics and the admin UI. */
+export function createApp({ deps, logger, metrics, workersRunning = () => true }: AppOptions) {
+  const app = new Hono<ApiEnv>();
+  app.onError(errorHandler(logger));
+
+  app.use(requestId());
+  app.use(async (c, next) => {
+    c.set("deps", deps);
+    const started = performance.now();
+    await next();
+    const route = routePath(c, -1) || "unmatched";
+    metrics.httpRequests.inc({ method: c.req.method, route, status: String(c.res.status) });
+    metrics.httpDuration.observe({ route }, (performance.now() - started) / 1000);
+  });
+
+  app.get("/healthz", (c) => c.json({ status: "ok" }));
+  app.get("/readyz", async (c) => {
+    let dbOk = false;
+    try {
+      await deps.db.run(sql`select 1`);
+      dbOk = true;
+    } catch {}
+    const ready = dbOk && workersRunning();
+    return c.json({ status: ready ? "ok" : "unavailable", database: dbOk ? "ok" : "unavailable", workers: workersRunning() ? "ok" : "stopped" }, ready ? 200 : 503);
+  });
+  app.get("/metrics", async (c) => c.body(await metrics.registry.metrics(), 200, { "content-type": metrics.registry.contentType }));
+
+  app.route("/v1", createV1(deps));
+  app.all("*", serveUi);
+  return app;
+}
+
+export type App = ReturnType<typeof createApp>;

@@ -1,0 +1,48 @@
+import type { MiddlewareHandler } from "hono";
+import { getCookie } from "hono/cookie";
+import { AppError } from "../../contracts/errors";
+import { authenticateApiKey } from "../../domain/apiKeys";
+import { sessionScope, userForSession } from "../../domain/sessions";
+import type { ApiEnv } from "../openapi";
+
+export const SESSION_COOKIE = "hookrelay_session";
+
+function presentedKey(header: (name: string) => string | undefined) {
+  const direct = header("x-api-key");
+  if (direct) return direct.trim();
+  const authz = header("authorization");
+  const m = authz && /^Bearer\s+(.+)$/i.exec(authz);
+  return m?.[1]?.trim();
+}
+
+/** API key (X-API-Key or Bearer) or session cookie; sets the caller's scope. */
+export const authenticate: MiddlewareHandler<ApiEnv> = async (c, next) => {
+  const deps = c.get("deps");
+  const key = presentedKey((n) => c.req.header(n));
+  if (key) {
+    const scope = await authenticateApiKey(deps, key);
+    if (scope.scopes === "read" && !["GET", "HEAD", "OPTIONS"].includes(c.req.method)) {
+      throw new AppError("forbidden", "This API key has the read scope: only GET requests are allowed");
+    }
+    c.set("scope", scope);
+    return next();
+  }
+  const token = getCookie(c, SESSION_COOKIE);
+  if (token) {
+    const user = await userForSession(deps, token);
+    if (user) {
+      c.set("scope", sessionScope(user));
+      c.set("sessionToken", token);
+      return next();
+    }
+  }
+  throw new AppError("unauthorized", "Authentication required: send an API key (X-API-Key) or log in");
+};
+
+/** Key management needs a logged-in session: a key cannot create or revoke keys. */
+export const requireSession: MiddlewareHandler<ApiEnv> = async (c, next) => {
+  if (c.get("scope").via !== "session") {
+    throw new AppError("session_required", "API keys are managed from a logged-in session");
+  }
+  return next();
+};

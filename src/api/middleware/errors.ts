@@ -1,0 +1,40 @@
+import type { Context } from "hono";
+import { HTTPException } from "hono/http-exception";
+import { AppError, type ErrorCode } from "../../contracts/errors";
+import type { Logger } from "../../observability/logger";
+
+const byStatus: Record<number, ErrorCode> = {
+  400: "validation_error",
+  401: "unauthorized",
+  403: "forbidden",
+  404: "not_found",
+  409: "conflict",
+  410: "source_expired",
+  413: "payload_too_large",
+  422: "schema_violation",
+  429: "rate_limited",
+};
+
+/** Turns anything thrown into the contract's error body; raw exception text never reaches a client. */
+export function toAppError(err: unknown): AppError {
+  if (err instanceof AppError) return err;
+  if (err instanceof HTTPException) {
+    const code = byStatus[err.status] ?? (err.status < 500 ? "validation_error" : "internal");
+    const message = err.status === 400 && /json/i.test(err.message) ? "Malformed JSON in request body" : code === "internal" ? "Internal server error" : err.message || code;
+    return new AppError(code, message);
+  }
+  if (err instanceof SyntaxError) return new AppError("validation_error", "Malformed JSON in request body");
+  return new AppError("internal", "Internal server error");
+}
+
+export function errorHandler(logger: Logger) {
+  return (err: unknown, c: Context) => {
+    const appError = toAppError(err);
+    if (appError.code === "internal") {
+      logger.error("unhandled error", { path: c.req.path, method: c.req.method, error: err instanceof Error ? (err.stack ?? err.message) : String(err), request_id: c.get("requestId") });
+    }
+    return c.json(appError.toBody(), appError.status as 400);
+  };
+}
+
+export const notFoundHandler = (c: Context) => c.json(new AppError("not_found", `No route for ${c.req.method} ${c.req.path}`).toBody(), 404);

@@ -1,0 +1,24 @@
+import type { Context } from "hono";
+import { uiAssets } from "../generated/ui-assets.gen";
+import { notFoundHandler } from "./middleware/errors";
+
+/** Paths the SPA fallback must never shadow. */
+const reserved = /^\/(v1|healthz|readyz|metrics)(\/|$)/;
+
+/** Serves the embedded admin UI, with index.html for any other GET (client-side routes). */
+export function serveUi(c: Context) {
+  const path = c.req.path;
+  if (reserved.test(path) || (c.req.method !== "GET" && c.req.method !== "HEAD")) return notFoundHandler(c);
+  const asset = uiAssets[path];
+  if (asset) {
+    return c.body(asset.body, 200, {
+      "content-type": asset.type,
+      // Hashed asset names never change content; index.html must always be fresh.
+      "cache-control": path === "/index.html" ? "no-cache" : "public, max-age=31536000, immutable",
+    });
+  }
+  // A missing file (an old hashed bundle, say) is a 404, not the app shell.
+  if (/\.[a-z0-9]+$/i.test(path)) return notFoundHandler(c);
+  const index = uiAssets["/index.html"]!;
+  return c.body(index.body, 200, { "content-type": index.type, "cache-control": "no-cache" });
+}

@@ -1,0 +1,54 @@
+import { setCookie, deleteCookie } from "hono/cookie";
+import { apiKeyList, createApiKeyInput, createdApiKey, loginInput, meBody, userBody } from "../../contracts/apiKeys";
+import { successBody } from "../../contracts/common";
+import { createApiKey, listApiKeys, revokeApiKey } from "../../domain/apiKeys";
+import { login, logout, SESSION_TTL_MS, whoAmI } from "../../domain/sessions";
+import { requireSession, SESSION_COOKIE } from "../middleware/auth";
+import { idParam, jsonBody, operation, responses, type Api } from "../openapi";
+
+/** Login is public; the rest of /auth sits behind authenticate (see v1/index.ts). */
+export function registerLoginRoutes(api: Api) {
+  operation(
+    api,
+    { method: "post", path: "/auth/login", tags: ["auth"], summary: "Log in with email and password", request: jsonBody(loginInput), responses: responses({ status: 200, schema: userBody }, [400, 401]) },
+    async (c, { body }) => {
+      const { token, user } = await login(c.get("deps"), body.email, body.password);
+      setCookie(c, SESSION_COOKIE, token, {
+        httpOnly: true,
+        sameSite: "Lax",
+        path: "/",
+        secure: new URL(c.req.url).protocol === "https:" || c.req.header("x-forwarded-proto") === "https",
+        maxAge: Math.floor(SESSION_TTL_MS / 1000),
+      });
+      return c.json({ user: { id: user.id, email: user.email } }, 200);
+    },
+  );
+}
+
+export function registerAuthRoutes(api: Api) {
+  operation(api, { method: "post", path: "/auth/logout", tags: ["auth"], summary: "End the session", responses: responses({ status: 200, schema: successBody }, [401]) }, async (c) => {
+    const token = c.get("sessionToken");
+    if (token) await logout(c.get("deps"), token);
+    deleteCookie(c, SESSION_COOKIE, { path: "/" });
+    return c.json({ success: true }, 200);
+  });
+
+  operation(api, { method: "get", path: "/auth/me", tags: ["auth"], summary: "Who is calling", responses: responses({ status: 200, schema: meBody }, [401]) }, async (c) => {
+    return c.json(await whoAmI(c.get("deps"), c.get("scope")), 200);
+  });
+
+  const keys = { tags: ["api-keys"], middleware: [requireSession] };
+  operation(
+    api,
+    { ...keys, method: "post", path: "/auth/api-keys", summary: "Create an API key (the key is shown once)", request: jsonBody(createApiKeyInput), responses: responses({ status: 201, schema: createdApiKey }, [400, 401, 403, 404]) },
+    async (c, { body }) => c.json(await createApiKey(c.get("deps"), c.get("scope"), body), 201),
+  );
+  operation(api, { ...keys, method: "get", path: "/auth/api-keys", summary: "List API keys, masked", responses: responses({ status: 200, schema: apiKeyList }, [401, 403]) }, async (c) =>
+    c.json(await listApiKeys(c.get("deps"), c.get("scope")), 200),
+  );
+  operation(
+    api,
+    { ...keys, method: "delete", path: "/auth/api-keys/{id}", summary: "Revoke an API key, at once", request: { params: idParam }, responses: responses({ status: 200, schema: successBody }, [401, 403, 404]) },
+    async (c, { params }) => c.json(await revokeApiKey(c.get("deps"), c.get("scope"), params.id), 200),
+  );
+}

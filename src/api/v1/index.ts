@@ -1,0 +1,29 @@
+import type { Deps } from "../../domain/deps";
+import { authenticate } from "../middleware/auth";
+import { csrfGuard } from "../middleware/csrf";
+import { newApi, type Api } from "../openapi";
+import { registerAuthRoutes, registerLoginRoutes } from "./auth";
+
+/**
+ * The /v1 API. Public routes are registered before the auth middleware
+ * (Hono runs handlers in registration order); every route after it needs
+ * an API key or a session.
+ */
+export function createV1(deps: Deps): Api {
+  const v1 = newApi();
+
+  registerLoginRoutes(v1);
+  v1.openAPIRegistry.registerComponent("securitySchemes", "apiKey", { type: "apiKey", in: "header", name: "X-API-Key" });
+  v1.openAPIRegistry.registerComponent("securitySchemes", "bearer", { type: "http", scheme: "bearer" });
+  v1.openAPIRegistry.registerComponent("securitySchemes", "session", { type: "apiKey", in: "cookie", name: "hookrelay_session" });
+  v1.doc31("/openapi.json", {
+    openapi: "3.1.0",
+    info: { title: "hookrelay API", version: "1", description: "Self-hosted webhook relay. Ingest URLs: /v1/ingest/src_<id>." },
+    servers: [{ url: `${deps.settings.baseUrl}/v1` }],
+    security: [{ apiKey: [] }, { bearer: [] }, { session: [] }],
+  });
+
+  v1.use("*", authenticate, csrfGuard(() => [new URL(deps.settings.baseUrl).origin]));
+  registerAuthRoutes(v1);
+  return v1;
+}

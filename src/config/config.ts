@@ -1,0 +1,31 @@
+import { accessSync, constants, mkdirSync } from "node:fs";
+import { resolve } from "node:path";
+import { ConfigError, serverOptions, type ServerOptionKey } from "./options";
+
+type Parsed<K extends ServerOptionKey> = ReturnType<(typeof serverOptions)[K]["parse"]>;
+export type Config = { [K in ServerOptionKey]: Parsed<K> } & { baseUrl: string };
+
+export { ConfigError };
+
+/** Flags win over HOOKRELAY_* variables, which win over defaults. */
+export function loadConfig(flags: Record<string, string | undefined> = {}, env: Record<string, string | undefined> = process.env): Config {
+  const out: Record<string, unknown> = {};
+  for (const [key, spec] of Object.entries(serverOptions)) {
+    const raw = flags[key] ?? env[spec.env];
+    out[key] = raw === undefined ? spec.default : (spec.parse as (r: string) => unknown)(String(raw));
+  }
+  const config = out as Config;
+  config.dataDir = resolve(config.dataDir);
+  config.baseUrl ??= `http://localhost:${config.port}`;
+  return config;
+}
+
+/** Fails with a one-line reason when the data dir cannot be created or written. */
+export function ensureDataDir(dataDir: string) {
+  try {
+    mkdirSync(dataDir, { recursive: true });
+    accessSync(dataDir, constants.W_OK);
+  } catch {
+    throw new ConfigError(`data dir ${dataDir} is not writable`);
+  }
+}

@@ -1,0 +1,76 @@
+/**
+ * Every server option, once: its flag, its HOOKRELAY_* variable, its default
+ * and how to parse it. `serve --help`, docs/configuration.md and loadConfig
+ * all read this table.
+ */
+export interface OptionSpec<T> {
+  key: string;
+  flag: string;
+  env: string;
+  description: string;
+  default: T;
+  /** Shown in help instead of the default value (e.g. for derived defaults). */
+  defaultLabel?: string;
+  parse(raw: string): T;
+}
+
+export class ConfigError extends Error {}
+
+const int = (name: string, min: number, max: number) => (raw: string) => {
+  if (!/^\d+$/.test(raw.trim())) throw new ConfigError(`${name} must be a whole number, got "${raw}"`);
+  const n = Number(raw);
+  if (n < min || n > max) throw new ConfigError(`${name} must be between ${min} and ${max}, got ${n}`);
+  return n;
+};
+const bool = (name: string) => (raw: string) => {
+  const v = raw.trim().toLowerCase();
+  if (["1", "true", "yes", "on"].includes(v)) return true;
+  if (["0", "false", "no", "off", ""].includes(v)) return false;
+  throw new ConfigError(`${name} must be true or false, got "${raw}"`);
+};
+const oneOf =
+  <T extends string>(name: string, values: readonly T[]) =>
+  (raw: string) => {
+    const v = raw.trim().toLowerCase() as T;
+    if (!values.includes(v)) throw new ConfigError(`${name} must be one of ${values.join(", ")}, got "${raw}"`);
+    return v;
+  };
+const str = (raw: string) => raw;
+const optStr = (raw: string): string | undefined => (raw === "" ? undefined : raw);
+const url = (name: string) => (raw: string) => {
+  if (raw === "") return undefined;
+  try {
+    const u = new URL(raw);
+    if (u.protocol !== "http:" && u.protocol !== "https:") throw new Error();
+    return raw.replace(/\/+$/, "");
+  } catch {
+    throw new ConfigError(`${name} must be an http(s) URL, got "${raw}"`);
+  }
+};
+
+function opt<T>(spec: OptionSpec<T>) {
+  return spec;
+}
+
+export const serverOptions = {
+  port: opt({ key: "port", flag: "--port <port>", env: "HOOKRELAY_PORT", description: "TCP port to listen on (0 picks a free one)", default: 8080, parse: int("port", 0, 65535) }),
+  host: opt({ key: "host", flag: "--host <host>", env: "HOOKRELAY_HOST", description: "Address to bind", default: "0.0.0.0", parse: str }),
+  dataDir: opt({ key: "dataDir", flag: "--data-dir <dir>", env: "HOOKRELAY_DATA_DIR", description: "Directory holding the SQLite database and key file", default: "./data", parse: str }),
+  baseUrl: opt<string | undefined>({ key: "baseUrl", flag: "--base-url <url>", env: "HOOKRELAY_BASE_URL", description: "Public URL used to build ingest URLs", default: undefined, defaultLabel: "http://localhost:<port>", parse: url("base URL") }),
+  adminEmail: opt({ key: "adminEmail", flag: "--admin-email <email>", env: "HOOKRELAY_ADMIN_EMAIL", description: "Email of the admin user created on first start", default: "admin@localhost", parse: str }),
+  adminPassword: opt<string | undefined>({ key: "adminPassword", flag: "--admin-password <password>", env: "HOOKRELAY_ADMIN_PASSWORD", description: "Password of the admin user created on first start", default: undefined, defaultLabel: "generated and printed once", parse: optStr }),
+  secretKey: opt<string | undefined>({ key: "secretKey", flag: "--secret-key <key>", env: "HOOKRELAY_SECRET_KEY", description: "Key that encrypts stored secrets", default: undefined, defaultLabel: "<data-dir>/secret.key, created on first start", parse: optStr }),
+  trustProxy: opt({ key: "trustProxy", flag: "--trust-proxy <cidrs>", env: "HOOKRELAY_TRUST_PROXY", description: "Proxies whose X-Forwarded-For is believed: comma list of CIDRs, or true for any", default: "", defaultLabel: "none", parse: str }),
+  maxBodyBytes: opt({ key: "maxBodyBytes", flag: "--max-body-bytes <bytes>", env: "HOOKRELAY_MAX_BODY_BYTES", description: "Largest request body accepted", default: 5 * 1024 * 1024, parse: int("max body bytes", 1, 1024 * 1024 * 1024) }),
+  logLevel: opt({ key: "logLevel", flag: "--log-level <level>", env: "HOOKRELAY_LOG_LEVEL", description: "debug, info, warn or error", default: "info" as "debug" | "info" | "warn" | "error", parse: oneOf("log level", ["debug", "info", "warn", "error"] as const) }),
+  logFormat: opt({ key: "logFormat", flag: "--log-format <format>", env: "HOOKRELAY_LOG_FORMAT", description: "auto (text on a TTY, JSON lines otherwise), text or json", default: "auto" as "auto" | "text" | "json", parse: oneOf("log format", ["auto", "text", "json"] as const) }),
+  retentionDays: opt({ key: "retentionDays", flag: "--retention-days <days>", env: "HOOKRELAY_RETENTION_DAYS", description: "Events older than this are pruned with their attempts", default: 30, parse: int("retention days", 1, 36500) }),
+  sync: opt({ key: "sync", flag: "--sync <mode>", env: "HOOKRELAY_SYNC", description: "SQLite synchronous mode: normal (safe against process crash) or full (against power loss)", default: "normal" as "normal" | "full", parse: oneOf("sync", ["normal", "full"] as const) }),
+  deliveryConcurrency: opt({ key: "deliveryConcurrency", flag: "--delivery-concurrency <n>", env: "HOOKRELAY_DELIVERY_CONCURRENCY", description: "Deliveries in flight at once", default: 32, parse: int("delivery concurrency", 1, 1024) }),
+  blockPrivateDestinations: opt({ key: "blockPrivateDestinations", flag: "--block-private-destinations <bool>", env: "HOOKRELAY_BLOCK_PRIVATE_DESTINATIONS", description: "Refuse deliveries to loopback and private addresses too", default: false, parse: bool("block private destinations") }),
+  alertIntervalSeconds: opt({ key: "alertIntervalSeconds", flag: "--alert-interval-seconds <s>", env: "HOOKRELAY_ALERT_INTERVAL_SECONDS", description: "How often alert rules are evaluated", default: 30, parse: int("alert interval", 1, 86400) }),
+  smtpUrl: opt<string | undefined>({ key: "smtpUrl", flag: "--smtp-url <url>", env: "HOOKRELAY_SMTP_URL", description: "SMTP server for email channels, e.g. smtp://user:pass@host:587", default: undefined, defaultLabel: "none", parse: optStr }),
+  shutdownTimeoutMs: opt({ key: "shutdownTimeoutMs", flag: "--shutdown-timeout-ms <ms>", env: "HOOKRELAY_SHUTDOWN_TIMEOUT_MS", description: "How long SIGTERM waits for in-flight work", default: 10000, parse: int("shutdown timeout", 0, 600000) }),
+} as const;
+
+export type ServerOptionKey = keyof typeof serverOptions;

@@ -1,0 +1,37 @@
+import { z } from "zod";
+
+export const createApiKeyInput = z.object({
+  name: z.string().trim().min(1).max(200),
+  org_id: z.string().max(64).optional(),
+  env_id: z.string().max(64).optional(),
+  scopes: z.enum(["*", "read"]).optional(),
+});
+export type CreateApiKeyInput = z.infer<typeof createApiKeyInput>;
+
+export const apiKey = z.object({
+  id: z.string(),
+  name: z.string(),
+  key_prefix: z.string(),
+  scopes: z.string().nullable(),
+  request_count: z.number().int(),
+  revoked: z.number().int(),
+  created_at: z.string(),
+  last_used_at: z.string().nullable(),
+  org_id: z.string(),
+  env_id: z.string(),
+});
+
+export const createdApiKey = z.object({
+  id: z.string(),
+  name: z.string(),
+  key: z.string(),
+  key_prefix: z.string(),
+  scopes: z.string().nullable(),
+  created_at: z.string(),
+});
+
+export const apiKeyList = z.object({ api_keys: z.array(apiKey) });
+
+export const loginInput = z.object({ email: z.string().min(1).max(320), password: z.string().min(1).max(1000) });
+export const userBody = z.object({ user: z.object({ id: z.string(), email: z.string() }) });
+export const meBody = z.object({ user: z.object({ id: z.string(), email: z.string() }).nullable(), org_id: z.string(), env_id: z.string() });

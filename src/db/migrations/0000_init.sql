@@ -1,0 +1,223 @@
+CREATE TABLE `api_keys` (
+	`id` text PRIMARY KEY NOT NULL,
+	`org_id` text NOT NULL,
+	`env_id` text NOT NULL,
+	`user_id` text,
+	`name` text NOT NULL,
+	`key_hash` text NOT NULL,
+	`key_prefix` text NOT NULL,
+	`scopes` text,
+	`request_count` integer DEFAULT 0 NOT NULL,
+	`revoked` integer DEFAULT 0 NOT NULL,
+	`created_at` text NOT NULL,
+	`last_used_at` text,
+	`revoked_at` text,
+	FOREIGN KEY (`org_id`) REFERENCES `organizations`(`id`) ON UPDATE no action ON DELETE cascade,
+	FOREIGN KEY (`env_id`) REFERENCES `environments`(`id`) ON UPDATE no action ON DELETE cascade,
+	FOREIGN KEY (`user_id`) REFERENCES `users`(`id`) ON UPDATE no action ON DELETE set null
+);
+--> statement-breakpoint
+CREATE UNIQUE INDEX `api_keys_key_hash_unique` ON `api_keys` (`key_hash`);--> statement-breakpoint
+CREATE INDEX `api_keys_scope` ON `api_keys` (`org_id`,`env_id`);--> statement-breakpoint
+CREATE TABLE `connections` (
+	`id` text PRIMARY KEY NOT NULL,
+	`org_id` text NOT NULL,
+	`env_id` text NOT NULL,
+	`source_id` text NOT NULL,
+	`destination_id` text NOT NULL,
+	`name` text NOT NULL,
+	`description` text,
+	`enabled` integer DEFAULT 1 NOT NULL,
+	`filter_rules` text,
+	`status` text DEFAULT 'active' NOT NULL,
+	`event_count` integer DEFAULT 0 NOT NULL,
+	`last_event_at` text,
+	`transform_enabled` integer DEFAULT 0 NOT NULL,
+	`transform_expression` text,
+	`created_at` text NOT NULL,
+	`updated_at` text NOT NULL,
+	FOREIGN KEY (`source_id`) REFERENCES `sources`(`id`) ON UPDATE no action ON DELETE cascade,
+	FOREIGN KEY (`destination_id`) REFERENCES `destinations`(`id`) ON UPDATE no action ON DELETE cascade
+);
+--> statement-breakpoint
+CREATE INDEX `connections_source` ON `connections` (`source_id`);--> statement-breakpoint
+CREATE INDEX `connections_scope` ON `connections` (`org_id`,`env_id`,`created_at`);--> statement-breakpoint
+CREATE TABLE `delivery_attempts` (
+	`id` text PRIMARY KEY NOT NULL,
+	`org_id` text NOT NULL,
+	`env_id` text NOT NULL,
+	`event_id` text NOT NULL,
+	`connection_id` text,
+	`destination_id` text NOT NULL,
+	`request_url` text NOT NULL,
+	`request_method` text NOT NULL,
+	`request_headers` text,
+	`request_body_size` integer DEFAULT 0 NOT NULL,
+	`response_status` integer,
+	`response_headers` text,
+	`response_body` text,
+	`duration_ms` integer,
+	`status` text NOT NULL,
+	`error` text,
+	`attempt_number` integer,
+	`next_retry_at` text,
+	`is_dlq` integer DEFAULT 0 NOT NULL,
+	`dlq_at` text,
+	`trigger_type` text,
+	`scheduled_at` text NOT NULL,
+	`lease_until` text,
+	`no_retry` integer DEFAULT 0 NOT NULL,
+	`job_id` text,
+	`created_at` text NOT NULL,
+	FOREIGN KEY (`event_id`) REFERENCES `events`(`id`) ON UPDATE no action ON DELETE cascade
+);
+--> statement-breakpoint
+CREATE INDEX `attempts_due` ON `delivery_attempts` (`status`,`scheduled_at`);--> statement-breakpoint
+CREATE INDEX `attempts_event` ON `delivery_attempts` (`event_id`);--> statement-breakpoint
+CREATE INDEX `attempts_scope_created` ON `delivery_attempts` (`org_id`,`env_id`,`created_at`,`id`);--> statement-breakpoint
+CREATE INDEX `attempts_destination` ON `delivery_attempts` (`destination_id`,`created_at`);--> statement-breakpoint
+CREATE INDEX `attempts_dlq` ON `delivery_attempts` (`is_dlq`,`destination_id`);--> statement-breakpoint
+CREATE TABLE `destinations` (
+	`id` text PRIMARY KEY NOT NULL,
+	`org_id` text NOT NULL,
+	`env_id` text NOT NULL,
+	`name` text NOT NULL,
+	`url` text NOT NULL,
+	`http_method` text DEFAULT 'POST' NOT NULL,
+	`headers` text,
+	`auth_type` text DEFAULT 'none' NOT NULL,
+	`auth_config` text,
+	`timeout_ms` integer DEFAULT 30000 NOT NULL,
+	`rate_limit_per_second` integer,
+	`max_retries` integer DEFAULT 8 NOT NULL,
+	`retry_strategy` text DEFAULT 'exponential' NOT NULL,
+	`retry_interval_seconds` integer DEFAULT 30 NOT NULL,
+	`signing_secret` text NOT NULL,
+	`status` text DEFAULT 'active' NOT NULL,
+	`created_at` text NOT NULL,
+	`updated_at` text NOT NULL
+);
+--> statement-breakpoint
+CREATE INDEX `destinations_scope` ON `destinations` (`org_id`,`env_id`,`created_at`);--> statement-breakpoint
+CREATE TABLE `environments` (
+	`id` text PRIMARY KEY NOT NULL,
+	`org_id` text NOT NULL,
+	`name` text NOT NULL,
+	`created_at` text NOT NULL,
+	FOREIGN KEY (`org_id`) REFERENCES `organizations`(`id`) ON UPDATE no action ON DELETE cascade
+);
+--> statement-breakpoint
+CREATE UNIQUE INDEX `environments_org_name` ON `environments` (`org_id`,`name`);--> statement-breakpoint
+CREATE TABLE `events` (
+	`id` text PRIMARY KEY NOT NULL,
+	`org_id` text NOT NULL,
+	`env_id` text NOT NULL,
+	`source_id` text NOT NULL,
+	`method` text NOT NULL,
+	`path` text,
+	`query` text,
+	`content_type` text,
+	`source_ip` text,
+	`headers` text NOT NULL,
+	`body` blob NOT NULL,
+	`payload_size` integer NOT NULL,
+	`verification_status` text NOT NULL,
+	`verification_error` text,
+	`dedup_status` text NOT NULL,
+	`dedup_key` text,
+	`status` text NOT NULL,
+	`schema_errors` text,
+	`event_type` text,
+	`received_at` text NOT NULL,
+	FOREIGN KEY (`source_id`) REFERENCES `sources`(`id`) ON UPDATE no action ON DELETE cascade
+);
+--> statement-breakpoint
+CREATE INDEX `events_scope_received` ON `events` (`org_id`,`env_id`,`received_at`,`id`);--> statement-breakpoint
+CREATE INDEX `events_source_received` ON `events` (`source_id`,`received_at`);--> statement-breakpoint
+CREATE INDEX `events_dedup` ON `events` (`source_id`,`dedup_key`,`received_at`);--> statement-breakpoint
+CREATE INDEX `events_received` ON `events` (`received_at`);--> statement-breakpoint
+CREATE TABLE `jobs` (
+	`id` text PRIMARY KEY NOT NULL,
+	`org_id` text NOT NULL,
+	`env_id` text NOT NULL,
+	`kind` text NOT NULL,
+	`params` text NOT NULL,
+	`status` text NOT NULL,
+	`total` integer DEFAULT 0 NOT NULL,
+	`processed` integer DEFAULT 0 NOT NULL,
+	`succeeded` integer DEFAULT 0 NOT NULL,
+	`failed` integer DEFAULT 0 NOT NULL,
+	`cursor` text,
+	`started_at` text NOT NULL,
+	`completed_at` text,
+	`expires_at` text NOT NULL
+);
+--> statement-breakpoint
+CREATE INDEX `jobs_status` ON `jobs` (`status`);--> statement-breakpoint
+CREATE TABLE `organizations` (
+	`id` text PRIMARY KEY NOT NULL,
+	`name` text NOT NULL,
+	`slug` text NOT NULL,
+	`created_at` text NOT NULL
+);
+--> statement-breakpoint
+CREATE UNIQUE INDEX `organizations_slug_unique` ON `organizations` (`slug`);--> statement-breakpoint
+CREATE TABLE `sessions` (
+	`id` text PRIMARY KEY NOT NULL,
+	`user_id` text NOT NULL,
+	`created_at` text NOT NULL,
+	`expires_at` text NOT NULL,
+	FOREIGN KEY (`user_id`) REFERENCES `users`(`id`) ON UPDATE no action ON DELETE cascade
+);
+--> statement-breakpoint
+CREATE INDEX `sessions_user` ON `sessions` (`user_id`);--> statement-breakpoint
+CREATE TABLE `sources` (
+	`id` text PRIMARY KEY NOT NULL,
+	`org_id` text NOT NULL,
+	`env_id` text NOT NULL,
+	`slug` text NOT NULL,
+	`name` text NOT NULL,
+	`description` text,
+	`template` text,
+	`verification_enabled` integer DEFAULT 0 NOT NULL,
+	`verification_type` text,
+	`verification_secret` text,
+	`verification_header` text,
+	`verification_config` text,
+	`dedup_enabled` integer DEFAULT 0 NOT NULL,
+	`dedup_strategy` text,
+	`dedup_field` text,
+	`dedup_window_seconds` integer DEFAULT 3600 NOT NULL,
+	`ip_allowlist` text,
+	`ip_denylist` text,
+	`status` text DEFAULT 'active' NOT NULL,
+	`event_count` integer DEFAULT 0 NOT NULL,
+	`request_count` integer DEFAULT 0 NOT NULL,
+	`last_event_at` text,
+	`is_ephemeral` integer DEFAULT 0 NOT NULL,
+	`expires_at` text,
+	`request_limit` integer,
+	`type` text DEFAULT 'webhook' NOT NULL,
+	`source_config` text,
+	`schema_validation_enabled` integer DEFAULT 0 NOT NULL,
+	`json_schema` text,
+	`schema_action` text,
+	`created_at` text NOT NULL,
+	`updated_at` text NOT NULL,
+	FOREIGN KEY (`org_id`) REFERENCES `organizations`(`id`) ON UPDATE no action ON DELETE cascade,
+	FOREIGN KEY (`env_id`) REFERENCES `environments`(`id`) ON UPDATE no action ON DELETE cascade
+);
+--> statement-breakpoint
+CREATE INDEX `sources_scope` ON `sources` (`org_id`,`env_id`,`created_at`);--> statement-breakpoint
+CREATE TABLE `users` (
+	`id` text PRIMARY KEY NOT NULL,
+	`email` text NOT NULL,
+	`password_hash` text NOT NULL,
+	`org_id` text NOT NULL,
+	`env_id` text NOT NULL,
+	`created_at` text NOT NULL,
+	FOREIGN KEY (`org_id`) REFERENCES `organizations`(`id`) ON UPDATE no action ON DELETE cascade,
+	FOREIGN KEY (`env_id`) REFERENCES `environments`(`id`) ON UPDATE no action ON DELETE cascade
+);
+--> statement-breakpoint
+CREATE UNIQUE INDEX `users_email_unique` ON `users` (`email`);

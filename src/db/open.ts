@@ -1,0 +1,57 @@
+import { Database } from "bun:sqlite";
+import { drizzle, type BunSQLiteDatabase } from "drizzle-orm/bun-sqlite";
+import { mkdirSync } from "node:fs";
+import { join } from "node:path";
+import * as schema from "./schema";
+import { migrations } from "../generated/migrations.gen";
+
+export type Db = BunSQLiteDatabase<typeof schema>;
+export type SyncMode = "normal" | "full";
+
+export interface OpenDb {
+  db: Db;
+  sqlite: Database;
+  path: string;
+  close(): void;
+}
+
+export function databasePath(dataDir: string) {
+  return join(dataDir, "hookrelay.db");
+}
+
+/**
+ * Opens (creating and migrating as needed) the one SQLite file of a data dir.
+ * Every pragma is set explicitly: bun:sqlite reports synchronous=FULL after
+ * switching to WAL unless told otherwise.
+ */
+export function openDatabase(dataDir: string, opts: { sync?: SyncMode; readonly?: boolean } = {}): OpenDb {
+  mkdirSync(dataDir, { recursive: true });
+  const path = databasePath(dataDir);
+  const sqlite = new Database(path, { create: true, strict: true });
+  sqlite.exec("PRAGMA busy_timeout = 5000");
+  sqlite.exec("PRAGMA journal_mode = WAL");
+  sqlite.exec(`PRAGMA synchronous = ${opts.sync === "full" ? "FULL" : "NORMAL"}`);
+  sqlite.exec("PRAGMA foreign_keys = ON");
+  sqlite.exec("PRAGMA temp_store = MEMORY");
+  const db = drizzle(sqlite, { schema });
+  migrate(db);
+  return {
+    db,
+    sqlite,
+    path,
+    close() {
+      try {
+        sqlite.exec("PRAGMA optimize");
+      } catch {}
+      sqlite.close();
+    },
+  };
+}
+
+/** Applies the migrations embedded at build time; same hashes as drizzle's file migrator. */
+function migrate(db: Db) {
+  const meta = migrations.map((m) => ({ sql: m.sql, bps: m.bps, folderMillis: m.folderMillis, hash: m.hash }));
+  // drizzle's dialect.migrate is internal API (pinned drizzle-orm version; covered by the binary smoke test).
+  const internal = db as unknown as { dialect: { migrate(m: unknown, s: unknown, c: unknown): void }; session: unknown };
+  internal.dialect.migrate(meta, internal.session, { migrationsFolder: "" });
+}

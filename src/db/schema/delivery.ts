@@ -1,0 +1,122 @@
+import { sqliteTable, text, integer, index } from "drizzle-orm/sqlite-core";
+import { sources } from "./sources";
+import { events } from "./events";
+
+export const destinations = sqliteTable(
+  "destinations",
+  {
+    id: text("id").primaryKey(),
+    orgId: text("org_id").notNull(),
+    envId: text("env_id").notNull(),
+    name: text("name").notNull(),
+    url: text("url").notNull(),
+    httpMethod: text("http_method").notNull().default("POST"),
+    headers: text("headers"),
+    authType: text("auth_type").notNull().default("none"),
+    /** Encrypted at rest. */
+    authConfig: text("auth_config"),
+    timeoutMs: integer("timeout_ms").notNull().default(30000),
+    rateLimitPerSecond: integer("rate_limit_per_second"),
+    maxRetries: integer("max_retries").notNull().default(8),
+    retryStrategy: text("retry_strategy").notNull().default("exponential"),
+    retryIntervalSeconds: integer("retry_interval_seconds").notNull().default(30),
+    /** Encrypted at rest. */
+    signingSecret: text("signing_secret").notNull(),
+    status: text("status").notNull().default("active"),
+    createdAt: text("created_at").notNull(),
+    updatedAt: text("updated_at").notNull(),
+  },
+  (t) => [index("destinations_scope").on(t.orgId, t.envId, t.createdAt)],
+);
+
+export const connections = sqliteTable(
+  "connections",
+  {
+    id: text("id").primaryKey(),
+    orgId: text("org_id").notNull(),
+    envId: text("env_id").notNull(),
+    sourceId: text("source_id").notNull().references(() => sources.id, { onDelete: "cascade" }),
+    destinationId: text("destination_id").notNull().references(() => destinations.id, { onDelete: "cascade" }),
+    name: text("name").notNull(),
+    description: text("description"),
+    enabled: integer("enabled").notNull().default(1),
+    filterRules: text("filter_rules"),
+    status: text("status").notNull().default("active"),
+    eventCount: integer("event_count").notNull().default(0),
+    lastEventAt: text("last_event_at"),
+    transformEnabled: integer("transform_enabled").notNull().default(0),
+    transformExpression: text("transform_expression"),
+    createdAt: text("created_at").notNull(),
+    updatedAt: text("updated_at").notNull(),
+  },
+  (t) => [index("connections_source").on(t.sourceId), index("connections_scope").on(t.orgId, t.envId, t.createdAt)],
+);
+
+/**
+ * One row per attempt. A row with status `queued` is also the unit of work:
+ * workers claim due queued rows (or `delivering` rows whose lease expired).
+ */
+export const deliveryAttempts = sqliteTable(
+  "delivery_attempts",
+  {
+    id: text("id").primaryKey(),
+    orgId: text("org_id").notNull(),
+    envId: text("env_id").notNull(),
+    eventId: text("event_id").notNull().references(() => events.id, { onDelete: "cascade" }),
+    connectionId: text("connection_id"),
+    destinationId: text("destination_id").notNull(),
+    requestUrl: text("request_url").notNull(),
+    requestMethod: text("request_method").notNull(),
+    requestHeaders: text("request_headers"),
+    requestBodySize: integer("request_body_size").notNull().default(0),
+    responseStatus: integer("response_status"),
+    responseHeaders: text("response_headers"),
+    responseBody: text("response_body"),
+    durationMs: integer("duration_ms"),
+    status: text("status").notNull(),
+    error: text("error"),
+    attemptNumber: integer("attempt_number"),
+    nextRetryAt: text("next_retry_at"),
+    isDlq: integer("is_dlq").notNull().default(0),
+    dlqAt: text("dlq_at"),
+    triggerType: text("trigger_type"),
+    /** When a queued row becomes due. */
+    scheduledAt: text("scheduled_at").notNull(),
+    /** While `delivering`: the claim expires then and the row is claimable again. */
+    leaseUntil: text("lease_until"),
+    /** Replay deliveries are never retried automatically. */
+    noRetry: integer("no_retry").notNull().default(0),
+    jobId: text("job_id"),
+    createdAt: text("created_at").notNull(),
+  },
+  (t) => [
+    index("attempts_due").on(t.status, t.scheduledAt),
+    index("attempts_event").on(t.eventId),
+    index("attempts_scope_created").on(t.orgId, t.envId, t.createdAt, t.id),
+    index("attempts_destination").on(t.destinationId, t.createdAt),
+    index("attempts_dlq").on(t.isDlq, t.destinationId),
+  ],
+);
+
+/** Background jobs with visible progress: replay, bulk retry, DLQ redrive. */
+export const jobs = sqliteTable(
+  "jobs",
+  {
+    id: text("id").primaryKey(),
+    orgId: text("org_id").notNull(),
+    envId: text("env_id").notNull(),
+    kind: text("kind").notNull(),
+    params: text("params").notNull(),
+    status: text("status").notNull(),
+    total: integer("total").notNull().default(0),
+    processed: integer("processed").notNull().default(0),
+    succeeded: integer("succeeded").notNull().default(0),
+    failed: integer("failed").notNull().default(0),
+    /** Where a resumed job continues: the last item handled. */
+    cursor: text("cursor"),
+    startedAt: text("started_at").notNull(),
+    completedAt: text("completed_at"),
+    expiresAt: text("expires_at").notNull(),
+  },
+  (t) => [index("jobs_status").on(t.status)],
+);

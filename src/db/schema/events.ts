@@ -1,0 +1,36 @@
+import { sqliteTable, text, integer, blob, index } from "drizzle-orm/sqlite-core";
+import { sources } from "./sources";
+
+export const events = sqliteTable(
+  "events",
+  {
+    id: text("id").primaryKey(),
+    orgId: text("org_id").notNull(),
+    envId: text("env_id").notNull(),
+    sourceId: text("source_id").notNull().references(() => sources.id, { onDelete: "cascade" }),
+    method: text("method").notNull(),
+    path: text("path"),
+    query: text("query"),
+    contentType: text("content_type"),
+    sourceIp: text("source_ip"),
+    /** JSON object of the request headers, names lower-cased. */
+    headers: text("headers").notNull(),
+    /** The raw body, byte-exact. */
+    body: blob("body", { mode: "buffer" }).notNull(),
+    payloadSize: integer("payload_size").notNull(),
+    verificationStatus: text("verification_status").notNull(),
+    verificationError: text("verification_error"),
+    dedupStatus: text("dedup_status").notNull(),
+    dedupKey: text("dedup_key"),
+    status: text("status").notNull(),
+    schemaErrors: text("schema_errors"),
+    eventType: text("event_type"),
+    receivedAt: text("received_at").notNull(),
+  },
+  (t) => [
+    index("events_scope_received").on(t.orgId, t.envId, t.receivedAt, t.id),
+    index("events_source_received").on(t.sourceId, t.receivedAt),
+    index("events_dedup").on(t.sourceId, t.dedupKey, t.receivedAt),
+    index("events_received").on(t.receivedAt),
+  ],
+);

@@ -1,0 +1,4 @@
+export * from "./tenancy";
+export * from "./sources";
+export * from "./events";
+export * from "./delivery";

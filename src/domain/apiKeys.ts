@@ -1,0 +1,85 @@
+import { and, desc, eq, sql } from "drizzle-orm";
+import { apiKeys, environments } from "../db/schema";
+import { AppError, notFound } from "../contracts/errors";
+import { newId, normalizeId } from "../contracts/ids";
+import type { CreateApiKeyInput } from "../contracts/apiKeys";
+import { iso } from "./clock";
+import { randomToken, sha256Hex } from "./hash";
+import type { Deps, Scope } from "./deps";
+
+export const KEY_PREFIX_LENGTH = 12;
+
+type ApiKeyRow = typeof apiKeys.$inferSelect;
+
+export function serializeApiKey(row: ApiKeyRow) {
+  return {
+    id: row.id,
+    name: row.name,
+    key_prefix: row.keyPrefix,
+    scopes: row.scopes,
+    request_count: row.requestCount,
+    revoked: row.revoked,
+    created_at: row.createdAt,
+    last_used_at: row.lastUsedAt,
+    org_id: row.orgId,
+    env_id: row.envId,
+  };
+}
+
+export async function createApiKey({ db, clock }: Deps, scope: Scope, input: CreateApiKeyInput) {
+  const orgId = input.org_id ?? scope.orgId;
+  const envId = input.env_id ?? scope.envId;
+  if (orgId !== scope.orgId) throw notFound("Environment");
+  const [env] = await db
+    .select({ id: environments.id })
+    .from(environments)
+    .where(and(eq(environments.id, envId), eq(environments.orgId, orgId)))
+    .limit(1);
+  if (!env) throw notFound("Environment");
+  const key = `hr_${randomToken(24)}`;
+  const row: ApiKeyRow = {
+    id: newId("apiKey"),
+    orgId,
+    envId,
+    userId: scope.userId,
+    name: input.name,
+    keyHash: sha256Hex(key),
+    keyPrefix: key.slice(0, KEY_PREFIX_LENGTH),
+    scopes: input.scopes ?? "*",
+    requestCount: 0,
+    revoked: 0,
+    createdAt: iso(clock.now()),
+    lastUsedAt: null,
+    revokedAt: null,
+  };
+  await db.insert(apiKeys).values(row);
+  return { id: row.id, name: row.name, key, key_prefix: row.keyPrefix, scopes: row.scopes, created_at: row.createdAt };
+}
+
+/** Keys of the caller's organization, newest first, never with the key itself. */
+export async function listApiKeys({ db }: Deps, scope: Scope) {
+  const rows = await db.select().from(apiKeys).where(eq(apiKeys.orgId, scope.orgId)).orderBy(desc(apiKeys.createdAt));
+  return { api_keys: rows.map(serializeApiKey) };
+}
+
+export async function revokeApiKey({ db, clock }: Deps, scope: Scope, rawId: string) {
+  const id = normalizeId(rawId, "apiKey", "API key");
+  const result = await db
+    .update(apiKeys)
+    .set({ revoked: 1, revokedAt: iso(clock.now()) })
+    .where(and(eq(apiKeys.id, id), eq(apiKeys.orgId, scope.orgId)))
+    .returning({ id: apiKeys.id });
+  if (result.length === 0) throw notFound("API key");
+  return { success: true as const };
+}
+
+/** Resolves a presented key to its scope and counts the use; revoked or unknown keys are refused at once. */
+export async function authenticateApiKey({ db, clock }: Deps, key: string): Promise<Scope> {
+  const [row] = await db
+    .update(apiKeys)
+    .set({ requestCount: sql`${apiKeys.requestCount} + 1`, lastUsedAt: iso(clock.now()) })
+    .where(and(eq(apiKeys.keyHash, sha256Hex(key)), eq(apiKeys.revoked, 0)))
+    .returning();
+  if (!row) throw new AppError("unauthorized", "Invalid or revoked API key");
+  return { orgId: row.orgId, envId: row.envId, userId: row.userId, via: "api_key", scopes: row.scopes ?? "*", apiKeyId: row.id };
+}

@@ -1,0 +1,43 @@
+import type { Db } from "../db/open";
+import type { Clock } from "./clock";
+import type { SecretBox } from "./secrets";
+
+/** What arrives on the in-process bus (src/live implements it). */
+export type BusMessage =
+  | { type: "event.created"; orgId: string; envId: string; eventId: string; sourceId: string }
+  | { type: "event.updated"; orgId: string; envId: string; eventId: string; sourceId: string }
+  | { type: "delivery.queued" }
+  | { type: "source.updated"; sourceId: string };
+
+export interface Bus {
+  publish(message: BusMessage): void;
+  subscribe(listener: (message: BusMessage) => void): () => void;
+}
+
+/** Settings the domain reads; a subset of the server config so local CLI mode can fill it too. */
+export interface DomainSettings {
+  baseUrl: string;
+  retentionDays: number;
+  maxBodyBytes: number;
+  blockPrivateDestinations: boolean;
+}
+
+/** Everything a use-case needs, passed explicitly. */
+export interface Deps {
+  db: Db;
+  clock: Clock;
+  secrets: SecretBox;
+  bus: Bus;
+  settings: DomainSettings;
+}
+
+/** Who is asking, and where their data lives. Every query is bounded by org and env. */
+export interface Scope {
+  orgId: string;
+  envId: string;
+  userId: string | null;
+  via: "session" | "api_key" | "local";
+  /** `*` or `read`. */
+  scopes: string;
+  apiKeyId?: string;
+}

@@ -1,0 +1,59 @@
+import { and, eq, gt, lt } from "drizzle-orm";
+import { sessions, users } from "../db/schema";
+import { AppError } from "../contracts/errors";
+import { iso } from "./clock";
+import { randomToken, sha256Hex } from "./hash";
+import type { Deps, Scope } from "./deps";
+
+export const SESSION_TTL_MS = 7 * 24 * 3600 * 1000;
+
+export interface SessionUser {
+  id: string;
+  email: string;
+  orgId: string;
+  envId: string;
+}
+
+/** Checks the password; returns the cookie token (only its hash is stored). */
+export async function login({ db, clock }: Deps, email: string, password: string) {
+  const [user] = await db.select().from(users).where(eq(users.email, email.trim().toLowerCase())).limit(1);
+  // Verify against a dummy hash when the user is unknown so timing does not reveal which emails exist.
+  const ok = await Bun.password.verify(password, user?.passwordHash ?? DUMMY_HASH).catch(() => false);
+  if (!user || !ok) throw new AppError("unauthorized", "Invalid email or password");
+  const token = randomToken();
+  const now = clock.now();
+  await db.insert(sessions).values({
+    id: sha256Hex(token),
+    userId: user.id,
+    createdAt: iso(now),
+    expiresAt: iso(new Date(now.getTime() + SESSION_TTL_MS)),
+  });
+  return { token, user: { id: user.id, email: user.email, orgId: user.orgId, envId: user.envId } satisfies SessionUser };
+}
+
+const DUMMY_HASH = await Bun.password.hash("not-a-real-password", { algorithm: "argon2id" });
+
+export async function userForSession({ db, clock }: Deps, token: string): Promise<SessionUser | null> {
+  const [row] = await db
+    .select({ id: users.id, email: users.email, orgId: users.orgId, envId: users.envId })
+    .from(sessions)
+    .innerJoin(users, eq(users.id, sessions.userId))
+    .where(and(eq(sessions.id, sha256Hex(token)), gt(sessions.expiresAt, iso(clock.now()))))
+    .limit(1);
+  return row ?? null;
+}
+
+export async function logout({ db }: Deps, token: string) {
+  await db.delete(sessions).where(eq(sessions.id, sha256Hex(token)));
+}
+
+export async function pruneExpiredSessions({ db, clock }: Deps) {
+  await db.delete(sessions).where(lt(sessions.expiresAt, iso(clock.now())));
+}
+
+export const sessionScope = (u: SessionUser): Scope => ({ orgId: u.orgId, envId: u.envId, userId: u.id, via: "session", scopes: "*" });
+
+export async function whoAmI({ db }: Deps, scope: Scope) {
+  const [user] = scope.userId ? await db.select({ id: users.id, email: users.email }).from(users).where(eq(users.id, scope.userId)).limit(1) : [];
+  return { user: user ?? null, org_id: scope.orgId, env_id: scope.envId };
+}

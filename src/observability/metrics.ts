@@ -1,0 +1,24 @@
+import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from "prom-client";
+
+/**
+ * One registry per server instance (tests run several in one process).
+ * Source and destination ids are never labels: their number is unbounded.
+ */
+export function createMetrics() {
+  const registry = new Registry();
+  collectDefaultMetrics({ register: registry, prefix: "hookrelay_" });
+  const registers = [registry];
+  return {
+    registry,
+    httpRequests: new Counter({ name: "hookrelay_http_requests_total", help: "HTTP requests by route and status", labelNames: ["method", "route", "status"], registers }),
+    httpDuration: new Histogram({ name: "hookrelay_http_request_duration_seconds", help: "HTTP request duration", labelNames: ["route"], buckets: [0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5], registers }),
+    ingestRequests: new Counter({ name: "hookrelay_ingest_requests_total", help: "Ingest requests by outcome", labelNames: ["outcome"], registers }),
+    ingestDuration: new Histogram({ name: "hookrelay_ingest_duration_seconds", help: "Ingest latency from request to acknowledgement", buckets: [0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 1], registers }),
+    deliveries: new Counter({ name: "hookrelay_deliveries_total", help: "Delivery attempts by outcome", labelNames: ["outcome"], registers }),
+    deliveryDuration: new Histogram({ name: "hookrelay_delivery_duration_seconds", help: "Delivery request latency", buckets: [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30], registers }),
+    queueDepth: new Gauge({ name: "hookrelay_delivery_queue_depth", help: "Deliveries queued or in flight", registers }),
+    oldestPendingSeconds: new Gauge({ name: "hookrelay_delivery_oldest_pending_seconds", help: "Age of the oldest due queued delivery", registers }),
+  };
+}
+
+export type Metrics = ReturnType<typeof createMetrics>;

@@ -1,0 +1,75 @@
+import { createApp } from "./api/app";
+import { ensureDataDir, type Config } from "./config/config";
+import { openDatabase } from "./db/open";
+import { bootstrap, type BootstrapResult } from "./domain/bootstrap";
+import { systemClock, type Clock } from "./domain/clock";
+import type { Deps } from "./domain/deps";
+import { loadSecretBox } from "./domain/secrets";
+import { pruneExpiredSessions } from "./domain/sessions";
+import { createBus } from "./live/bus";
+import { createLogger, type Logger } from "./observability/logger";
+import { createMetrics } from "./observability/metrics";
+import { every, type BackgroundTask } from "./runtime/tasks";
+
+export interface RunningServer {
+  url: string;
+  port: number;
+  deps: Deps;
+  bootstrap: BootstrapResult;
+  /** Stops intake, lets in-flight work finish up to the deadline, closes the database. */
+  stop(): Promise<void>;
+}
+
+/** The composition root: config → db → workers → Bun.serve(api + ui). */
+export async function startServer(config: Config, opts: { logger?: Logger; clock?: Clock } = {}): Promise<RunningServer> {
+  const logger = opts.logger ?? createLogger({ level: config.logLevel, format: config.logFormat });
+  const clock = opts.clock ?? systemClock;
+  ensureDataDir(config.dataDir);
+  const store = openDatabase(config.dataDir, { sync: config.sync });
+  const deps: Deps = {
+    db: store.db,
+    clock,
+    secrets: loadSecretBox(config.dataDir, config.secretKey),
+    bus: createBus(),
+    settings: {
+      baseUrl: config.baseUrl,
+      retentionDays: config.retentionDays,
+      maxBodyBytes: config.maxBodyBytes,
+      blockPrivateDestinations: config.blockPrivateDestinations,
+    },
+  };
+  const boot = await bootstrap(store.db, clock, { email: config.adminEmail, password: config.adminPassword });
+  const metrics = createMetrics();
+
+  const tasks: BackgroundTask[] = [every("session-pruning", 3600_000, () => pruneExpiredSessions(deps), logger)];
+  let stopping = false;
+  const app = createApp({ deps, logger, metrics, workersRunning: () => !stopping && tasks.every((t) => t.running()) });
+
+  const server = Bun.serve({
+    port: config.port,
+    hostname: config.host,
+    fetch: app.fetch,
+    // Ingest enforces the exact limit with a clear 413; this only caps what Bun buffers.
+    maxRequestBodySize: config.maxBodyBytes + 64 * 1024,
+    idleTimeout: 30,
+  });
+  const port = server.port ?? config.port;
+  const url = `http://${config.host === "0.0.0.0" || config.host === "::" ? "localhost" : config.host}:${port}`;
+  if (deps.settings.baseUrl === `http://localhost:${config.port}`) deps.settings.baseUrl = `http://localhost:${port}`;
+
+  return {
+    url,
+    port,
+    deps,
+    bootstrap: boot,
+    async stop() {
+      if (stopping) return;
+      stopping = true;
+      void server.stop(false);
+      const deadline = new Promise<void>((r) => setTimeout(r, config.shutdownTimeoutMs).unref?.());
+      await Promise.race([Promise.all(tasks.map((t) => t.stop())), deadline]);
+      await server.stop(true);
+      store.close();
+    },
+  };
+}

@@ -1,0 +1,11 @@
+import { defineConfig } from "vitest/config";
+
+export default defineConfig({
+  test: {
+    // The default forks pool and vmThreads both fail under Bun (TOOLCHAIN.md).
+    pool: "threads",
+    include: ["test/**/*.test.ts", "test/**/*.test.tsx"],
+    testTimeout: 30_000,
+    hookTimeout: 60_000,
+  },
+});
