@@ -5,11 +5,10 @@ import { bootstrap, type BootstrapResult } from "./domain/bootstrap";
 import { systemClock, type Clock } from "./domain/clock";
 import type { Deps } from "./domain/deps";
 import { loadSecretBox } from "./domain/secrets";
-import { pruneExpiredSessions } from "./domain/sessions";
 import { createBus } from "./live/bus";
 import { createLogger, type Logger } from "./observability/logger";
 import { createMetrics } from "./observability/metrics";
-import { every, type BackgroundTask } from "./runtime/tasks";
+import { startBackgroundWork } from "./runtime/background";
 
 export interface RunningServer {
   url: string;
@@ -41,7 +40,7 @@ export async function startServer(config: Config, opts: { logger?: Logger; clock
   const boot = await bootstrap(store.db, clock, { email: config.adminEmail, password: config.adminPassword });
   const metrics = createMetrics();
 
-  const tasks: BackgroundTask[] = [every("session-pruning", 3600_000, () => pruneExpiredSessions(deps), logger)];
+  const tasks = startBackgroundWork({ deps, config, logger, metrics });
   let stopping = false;
   const app = createApp({ deps, logger, metrics, workersRunning: () => !stopping && tasks.every((t) => t.running()) });
 

@@ -26,6 +26,7 @@ export function createApp({ deps, logger, metrics, workersRunning = () => true }
   app.use(requestId());
   app.use(async (c, next) => {
     c.set("deps", deps);
+    c.set("metrics", metrics);
     const started = performance.now();
     await next();
     const route = routePath(c, -1) || "unmatched";

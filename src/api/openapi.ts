@@ -3,10 +3,12 @@ import type { Context } from "hono";
 import { z } from "zod";
 import { AppError } from "../contracts/errors";
 import type { Deps, Scope } from "../domain/deps";
+import type { Metrics } from "../observability/metrics";
 
 export type ApiEnv = {
   Variables: {
     deps: Deps;
+    metrics: Metrics;
     scope: Scope;
     sessionToken?: string;
     requestId: string;

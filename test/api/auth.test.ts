@@ -71,7 +71,7 @@ describe("CSRF on cookie-authenticated mutations", () => {
   it("refuses a session POST from another origin or with no origin", async () => {
     const { cookie } = await server.session();
     for (const extra of [{ origin: "https://evil.example" }, {}]) {
-      const { status, body } = await call(server, "POST", "/v1/auth/api-keys", { headers: { cookie, ...extra }, body: { name: "x" } });
+      const { status, body } = await call(server, "POST", "/v1/auth/api-keys", { headers: { cookie, ...extra } as Record<string, string>, body: { name: "x" } });
       expect(status).toBe(403);
       expect(body.error.code).toBe("forbidden");
     }

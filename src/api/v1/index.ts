@@ -3,6 +3,13 @@ import { authenticate } from "../middleware/auth";
 import { csrfGuard } from "../middleware/csrf";
 import { newApi, type Api } from "../openapi";
 import { registerAuthRoutes, registerLoginRoutes } from "./auth";
+import { registerConnectionRoutes } from "./connections";
+import { registerDeliveryAttemptRoutes } from "./deliveryAttempts";
+import { registerDestinationRoutes } from "./destinations";
+import { registerEventRoutes } from "./events";
+import { registerIngestRoutes } from "./ingest";
+import { registerReplayRoutes } from "./replay";
+import { registerSourceRoutes } from "./sources";
 
 /**
  * The /v1 API. Public routes are registered before the auth middleware
@@ -13,6 +20,7 @@ export function createV1(deps: Deps): Api {
   const v1 = newApi();
 
   registerLoginRoutes(v1);
+  registerIngestRoutes(v1);
   v1.openAPIRegistry.registerComponent("securitySchemes", "apiKey", { type: "apiKey", in: "header", name: "X-API-Key" });
   v1.openAPIRegistry.registerComponent("securitySchemes", "bearer", { type: "http", scheme: "bearer" });
   v1.openAPIRegistry.registerComponent("securitySchemes", "session", { type: "apiKey", in: "cookie", name: "hookrelay_session" });
@@ -25,5 +33,11 @@ export function createV1(deps: Deps): Api {
 
   v1.use("*", authenticate, csrfGuard(() => [new URL(deps.settings.baseUrl).origin]));
   registerAuthRoutes(v1);
+  registerSourceRoutes(v1);
+  registerEventRoutes(v1);
+  registerDestinationRoutes(v1);
+  registerConnectionRoutes(v1);
+  registerDeliveryAttemptRoutes(v1);
+  registerReplayRoutes(v1);
   return v1;
 }

@@ -129,6 +129,7 @@ CREATE TABLE `events` (
 	`schema_errors` text,
 	`event_type` text,
 	`received_at` text NOT NULL,
+	`routed_at` text,
 	FOREIGN KEY (`source_id`) REFERENCES `sources`(`id`) ON UPDATE no action ON DELETE cascade
 );
 --> statement-breakpoint
@@ -136,6 +137,7 @@ CREATE INDEX `events_scope_received` ON `events` (`org_id`,`env_id`,`received_at
 CREATE INDEX `events_source_received` ON `events` (`source_id`,`received_at`);--> statement-breakpoint
 CREATE INDEX `events_dedup` ON `events` (`source_id`,`dedup_key`,`received_at`);--> statement-breakpoint
 CREATE INDEX `events_received` ON `events` (`received_at`);--> statement-breakpoint
+CREATE INDEX `events_unrouted` ON `events` (`status`,`routed_at`);--> statement-breakpoint
 CREATE TABLE `jobs` (
 	`id` text PRIMARY KEY NOT NULL,
 	`org_id` text NOT NULL,

@@ -26,11 +26,14 @@ export const events = sqliteTable(
     schemaErrors: text("schema_errors"),
     eventType: text("event_type"),
     receivedAt: text("received_at").notNull(),
+    /** Set once the delivery router has fanned the event out to its connections. */
+    routedAt: text("routed_at"),
   },
   (t) => [
     index("events_scope_received").on(t.orgId, t.envId, t.receivedAt, t.id),
     index("events_source_received").on(t.sourceId, t.receivedAt),
     index("events_dedup").on(t.sourceId, t.dedupKey, t.receivedAt),
     index("events_received").on(t.receivedAt),
+    index("events_unrouted").on(t.status, t.routedAt),
   ],
 );
