@@ -64,5 +64,6 @@ export async function generateUi() {
 
 if (import.meta.main) {
   generateMigrations();
-  await generateUi();
+  // --migrations-only: after a schema change, without rebuilding the UI.
+  if (!process.argv.includes("--migrations-only")) await generateUi();
 }
