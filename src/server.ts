@@ -48,8 +48,8 @@ export async function startServer(config: Config, opts: { logger?: Logger; clock
     port: config.port,
     hostname: config.host,
     fetch: app.fetch,
-    // Ingest enforces the exact limit with a clear 413; this only caps what Bun buffers.
-    maxRequestBodySize: config.maxBodyBytes + 64 * 1024,
+    // The app answers an oversize body with the contract's 413; this only caps what Bun buffers.
+    maxRequestBodySize: config.maxBodyBytes * 2 + 1024 * 1024,
     idleTimeout: 30,
   });
   const port = server.port ?? config.port;

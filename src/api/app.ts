@@ -1,7 +1,9 @@
 import { Hono } from "hono";
+import { bodyLimit } from "hono/body-limit";
 import { requestId } from "hono/request-id";
 import { routePath } from "hono/route";
 import { sql } from "drizzle-orm";
+import { AppError } from "../contracts/errors";
 import type { Deps } from "../domain/deps";
 import type { Logger } from "../observability/logger";
 import type { Metrics } from "../observability/metrics";
@@ -30,9 +32,19 @@ export function createApp({ deps, logger, metrics, workersRunning = () => true }
     const started = performance.now();
     await next();
     const route = routePath(c, -1) || "unmatched";
+    const seconds = (performance.now() - started) / 1000;
     metrics.httpRequests.inc({ method: c.req.method, route, status: String(c.res.status) });
-    metrics.httpDuration.observe({ route }, (performance.now() - started) / 1000);
+    metrics.httpDuration.observe({ route }, seconds);
+    logger.debug("request", { method: c.req.method, path: c.req.path, status: c.res.status, ms: Math.round(seconds * 1000), request_id: c.get("requestId") });
   });
+  app.use(
+    bodyLimit({
+      maxSize: deps.settings.maxBodyBytes,
+      onError: () => {
+        throw new AppError("payload_too_large", `Request body exceeds ${deps.settings.maxBodyBytes} bytes`);
+      },
+    }),
+  );
 
   app.get("/healthz", (c) => c.json({ status: "ok" }));
   app.get("/readyz", async (c) => {
