@@ -5,6 +5,7 @@ export default defineConfig({
     // The default forks pool and vmThreads both fail under Bun (TOOLCHAIN.md).
     pool: "threads",
     include: ["test/**/*.test.ts", "test/**/*.test.tsx"],
+    reporters: ["default", "./test/summary-reporter.ts"],
     testTimeout: 30_000,
     hookTimeout: 60_000,
   },
