@@ -7,6 +7,8 @@ export type BusMessage =
   | { type: "event.created"; orgId: string; envId: string; eventId: string; sourceId: string }
   | { type: "event.updated"; orgId: string; envId: string; eventId: string; sourceId: string }
   | { type: "delivery.queued" }
+  /** A replay, bulk retry or redrive job was created: the job runner starts it. */
+  | { type: "job.created"; jobId: string }
   | { type: "source.updated"; sourceId: string };
 
 export interface Bus {
@@ -20,6 +22,8 @@ export interface DomainSettings {
   retentionDays: number;
   maxBodyBytes: number;
   blockPrivateDestinations: boolean;
+  /** HOOKRELAY_TRUST_PROXY: whose X-Forwarded-For ingest believes ("" none, "true" any, or CIDRs). */
+  trustProxy: string;
 }
 
 /** Everything a use-case needs, passed explicitly. */

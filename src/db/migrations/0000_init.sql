@@ -59,6 +59,7 @@ CREATE TABLE `delivery_attempts` (
 	`duration_ms` integer,
 	`status` text NOT NULL,
 	`error` text,
+	`error_detail` text,
 	`attempt_number` integer,
 	`next_retry_at` text,
 	`is_dlq` integer DEFAULT 0 NOT NULL,
@@ -72,11 +73,13 @@ CREATE TABLE `delivery_attempts` (
 	FOREIGN KEY (`event_id`) REFERENCES `events`(`id`) ON UPDATE no action ON DELETE cascade
 );
 --> statement-breakpoint
-CREATE INDEX `attempts_due` ON `delivery_attempts` (`status`,`scheduled_at`);--> statement-breakpoint
+CREATE INDEX `attempts_due` ON `delivery_attempts` (`scheduled_at`) WHERE status = 'queued';--> statement-breakpoint
+CREATE INDEX `attempts_leased` ON `delivery_attempts` (`lease_until`) WHERE status = 'delivering';--> statement-breakpoint
 CREATE INDEX `attempts_event` ON `delivery_attempts` (`event_id`);--> statement-breakpoint
 CREATE INDEX `attempts_scope_created` ON `delivery_attempts` (`org_id`,`env_id`,`created_at`,`id`);--> statement-breakpoint
 CREATE INDEX `attempts_destination` ON `delivery_attempts` (`destination_id`,`created_at`);--> statement-breakpoint
-CREATE INDEX `attempts_dlq` ON `delivery_attempts` (`is_dlq`,`destination_id`);--> statement-breakpoint
+CREATE INDEX `attempts_dlq` ON `delivery_attempts` (`destination_id`) WHERE is_dlq = 1;--> statement-breakpoint
+CREATE INDEX `attempts_job` ON `delivery_attempts` (`job_id`,`status`) WHERE job_id is not null;--> statement-breakpoint
 CREATE TABLE `destinations` (
 	`id` text PRIMARY KEY NOT NULL,
 	`org_id` text NOT NULL,
@@ -125,6 +128,7 @@ CREATE TABLE `events` (
 	`verification_error` text,
 	`dedup_status` text NOT NULL,
 	`dedup_key` text,
+	`duplicate_of` text,
 	`status` text NOT NULL,
 	`schema_errors` text,
 	`event_type` text,
@@ -134,10 +138,10 @@ CREATE TABLE `events` (
 );
 --> statement-breakpoint
 CREATE INDEX `events_scope_received` ON `events` (`org_id`,`env_id`,`received_at`,`id`);--> statement-breakpoint
-CREATE INDEX `events_source_received` ON `events` (`source_id`,`received_at`);--> statement-breakpoint
-CREATE INDEX `events_dedup` ON `events` (`source_id`,`dedup_key`,`received_at`);--> statement-breakpoint
+CREATE INDEX `events_source_received` ON `events` (`source_id`,`received_at`,`id`);--> statement-breakpoint
+CREATE INDEX `events_dedup` ON `events` (`source_id`,`dedup_key`,`received_at`) WHERE "events"."dedup_key" IS NOT NULL;--> statement-breakpoint
 CREATE INDEX `events_received` ON `events` (`received_at`);--> statement-breakpoint
-CREATE INDEX `events_unrouted` ON `events` (`status`,`routed_at`);--> statement-breakpoint
+CREATE INDEX `events_unrouted` ON `events` (`status`,`routed_at`) WHERE "events"."routed_at" IS NULL;--> statement-breakpoint
 CREATE TABLE `jobs` (
 	`id` text PRIMARY KEY NOT NULL,
 	`org_id` text NOT NULL,
@@ -211,6 +215,7 @@ CREATE TABLE `sources` (
 );
 --> statement-breakpoint
 CREATE INDEX `sources_scope` ON `sources` (`org_id`,`env_id`,`created_at`);--> statement-breakpoint
+CREATE UNIQUE INDEX `sources_slug` ON `sources` (`org_id`,`env_id`,`slug`);--> statement-breakpoint
 CREATE TABLE `users` (
 	`id` text PRIMARY KEY NOT NULL,
 	`email` text NOT NULL,

@@ -1,3 +1,4 @@
+import { sql } from "drizzle-orm";
 import { sqliteTable, text, integer, blob, index } from "drizzle-orm/sqlite-core";
 import { sources } from "./sources";
 
@@ -22,6 +23,8 @@ export const events = sqliteTable(
     verificationError: text("verification_error"),
     dedupStatus: text("dedup_status").notNull(),
     dedupKey: text("dedup_key"),
+    /** For a duplicate: the unique event it repeats. */
+    duplicateOf: text("duplicate_of"),
     status: text("status").notNull(),
     schemaErrors: text("schema_errors"),
     eventType: text("event_type"),
@@ -31,9 +34,10 @@ export const events = sqliteTable(
   },
   (t) => [
     index("events_scope_received").on(t.orgId, t.envId, t.receivedAt, t.id),
-    index("events_source_received").on(t.sourceId, t.receivedAt),
-    index("events_dedup").on(t.sourceId, t.dedupKey, t.receivedAt),
+    index("events_source_received").on(t.sourceId, t.receivedAt, t.id),
+    // Partial indexes: most events carry no dedup key, and only unrouted events are looked up by status.
+    index("events_dedup").on(t.sourceId, t.dedupKey, t.receivedAt).where(sql`${t.dedupKey} IS NOT NULL`),
     index("events_received").on(t.receivedAt),
-    index("events_unrouted").on(t.status, t.routedAt),
+    index("events_unrouted").on(t.status, t.routedAt).where(sql`${t.routedAt} IS NULL`),
   ],
 );

@@ -1,4 +1,4 @@
-import { sqliteTable, text, integer, index } from "drizzle-orm/sqlite-core";
+import { sqliteTable, text, integer, index, uniqueIndex } from "drizzle-orm/sqlite-core";
 import { organizations, environments } from "./tenancy";
 
 export const sources = sqliteTable(
@@ -39,5 +39,5 @@ export const sources = sqliteTable(
     createdAt: text("created_at").notNull(),
     updatedAt: text("updated_at").notNull(),
   },
-  (t) => [index("sources_scope").on(t.orgId, t.envId, t.createdAt)],
+  (t) => [index("sources_scope").on(t.orgId, t.envId, t.createdAt), uniqueIndex("sources_slug").on(t.orgId, t.envId, t.slug)],
 );

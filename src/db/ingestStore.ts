@@ -1,0 +1,257 @@
+import type { Database, Statement } from "bun:sqlite";
+import { randomUUIDv7 } from "bun";
+import type { Db } from "./open";
+
+/**
+ * The ingest hot path's SQL, kept here because it is SQLite-specific: one
+ * prepared lookup of the source, and a group commit that writes every event
+ * received during one event-loop turn in one transaction. A request is
+ * acknowledged only after the COMMIT of its batch, so every 200 is on disk
+ * (WAL; synchronous=NORMAL survives a process crash, FULL a power loss), and
+ * one fsync serves the whole batch.
+ *
+ * A second dialect implements the same two functions (findIngestSource,
+ * writeEvent) with its own statements.
+ */
+
+/** The source columns ingest reads, as stored. */
+export interface IngestSourceRow {
+  id: string;
+  org_id: string;
+  env_id: string;
+  status: string;
+  template: string | null;
+  verification_enabled: number;
+  verification_type: string | null;
+  verification_secret: string | null;
+  verification_header: string | null;
+  verification_config: string | null;
+  dedup_enabled: number;
+  dedup_strategy: string | null;
+  dedup_field: string | null;
+  dedup_window_seconds: number;
+  ip_allowlist: string | null;
+  ip_denylist: string | null;
+  request_count: number;
+  expires_at: string | null;
+  request_limit: number | null;
+  schema_validation_enabled: number;
+  json_schema: string | null;
+  schema_action: string | null;
+  updated_at: string;
+}
+
+export interface EventWrite {
+  sourceId: string;
+  orgId: string;
+  envId: string;
+  method: string;
+  path: string;
+  query: string | null;
+  contentType: string | null;
+  sourceIp: string | null;
+  /** JSON object text, names lower-cased. */
+  headers: string;
+  body: Uint8Array;
+  verificationStatus: "verified" | "failed" | "skipped";
+  verificationError: string | null;
+  /** `unique` asks for a duplicate check against dedupKey within dedupWindowSeconds. */
+  dedupStatus: "unique" | "skipped";
+  dedupKey: string | null;
+  dedupWindowSeconds: number;
+  /** `pending` becomes `held` when the source is paused at commit time, `ignored` for a duplicate. */
+  status: "pending" | "rejected";
+  schemaErrors: string | null;
+  eventType: string | null;
+}
+
+export type WriteResult =
+  | { kind: "stored"; id: string; receivedAt: string; status: string; dedupStatus: string; duplicateOf: string | null }
+  | { kind: "limit_reached" }
+  | { kind: "source_gone" };
+
+interface Pending {
+  write: EventWrite;
+  resolve(r: WriteResult): void;
+  reject(e: unknown): void;
+}
+
+interface Store {
+  sqlite: Database;
+  findSource: Statement;
+  countRequest: Statement;
+  sourceState: Statement;
+  countEvents: Statement;
+  findOriginal: Statement;
+  insertEvent: Statement;
+  queue: Pending[];
+  scheduled: boolean;
+  lastMs: number;
+}
+
+const stores = new WeakMap<Db, Store>();
+
+function storeFor(db: Db): Store {
+  let s = stores.get(db);
+  if (s) return s;
+  // drizzle() attaches the bun:sqlite handle as $client; the Db type (open.ts) does not spell it out.
+  const sqlite = (db as unknown as { $client: Database }).$client;
+  s = {
+    sqlite,
+    findSource: sqlite.prepare(
+      `SELECT id, org_id, env_id, status, template, verification_enabled, verification_type, verification_secret,
+              verification_header, verification_config, dedup_enabled, dedup_strategy, dedup_field, dedup_window_seconds,
+              ip_allowlist, ip_denylist, request_count, expires_at, request_limit, schema_validation_enabled, json_schema,
+              schema_action, updated_at
+         FROM sources WHERE id = ?`,
+    ),
+    // The request_limit check and the counting are one statement, so concurrent requests cannot overshoot.
+    countRequest: sqlite.prepare(
+      `UPDATE sources SET request_count = request_count + 1
+        WHERE id = ? AND (request_limit IS NULL OR request_count < request_limit) RETURNING status`,
+    ),
+    sourceState: sqlite.prepare(`SELECT status, request_count, request_limit FROM sources WHERE id = ?`),
+    // SQL increments: exact whatever else writes the row (another batch, the CLI in local mode).
+    countEvents: sqlite.prepare(
+      `UPDATE sources SET request_count = request_count + ?, event_count = event_count + ?, last_event_at = ? WHERE id = ?`,
+    ),
+    findOriginal: sqlite.prepare(
+      `SELECT id FROM events
+        WHERE source_id = ? AND dedup_key = ? AND received_at >= ? AND dedup_status = 'unique'
+        ORDER BY received_at LIMIT 1`,
+    ),
+    insertEvent: sqlite.prepare(
+      `INSERT INTO events (id, org_id, env_id, source_id, method, path, query, content_type, source_ip, headers, body,
+                           payload_size, verification_status, verification_error, dedup_status, dedup_key, duplicate_of,
+                           status, schema_errors, event_type, received_at, routed_at)
+       VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, NULL)`,
+    ),
+    queue: [],
+    scheduled: false,
+    lastMs: 0,
+  };
+  stores.set(db, s);
+  return s;
+}
+
+export function findIngestSource(db: Db, id: string): IngestSourceRow | null {
+  return (storeFor(db).findSource.get(id) as IngestSourceRow | null) ?? null;
+}
+
+/** Counts a request that stores no event (a handshake); false once request_limit is reached. */
+export function countIngestRequest(db: Db, sourceId: string): boolean {
+  return storeFor(db).countRequest.get(sourceId) !== null;
+}
+
+/** Queues one event for the next group commit; resolves after the COMMIT that holds it. */
+export function writeEvent(db: Db, now: () => Date, write: EventWrite): Promise<WriteResult> {
+  const s = storeFor(db);
+  return new Promise((resolve, reject) => {
+    s.queue.push({ write, resolve, reject });
+    if (!s.scheduled) {
+      s.scheduled = true;
+      // After this turn's I/O: every request whose body arrived meanwhile joins the batch.
+      setImmediate(() => flush(s, now));
+    }
+  });
+}
+
+function flush(s: Store, now: () => Date) {
+  s.scheduled = false;
+  const batch = s.queue;
+  s.queue = [];
+  if (batch.length === 0) return;
+  // received_at never goes backwards, so (received_at, id) keeps commit order and cursors never skip a late commit.
+  const ms = Math.max(now().getTime(), s.lastMs);
+  s.lastMs = ms;
+  const receivedAt = new Date(ms).toISOString();
+  let results: WriteResult[];
+  try {
+    results = s.sqlite.transaction(() => writeBatch(s, batch.map((p) => p.write), ms, receivedAt)).immediate();
+  } catch (error) {
+    // Nothing of the batch was committed. A locked database would stay locked for each retry too: fail them all now.
+    if (isBusy(error)) {
+      for (const p of batch) p.reject(error);
+      return;
+    }
+    // Otherwise retry each event alone, so one bad row fails only its own request.
+    for (const p of batch) {
+      try {
+        p.resolve(s.sqlite.transaction(() => writeBatch(s, [p.write], ms, receivedAt)[0]!).immediate());
+      } catch (error) {
+        p.reject(error);
+      }
+    }
+    return;
+  }
+  batch.forEach((p, i) => p.resolve(results[i]!));
+}
+
+function isBusy(error: unknown): boolean {
+  const code = (error as { code?: unknown } | null)?.code;
+  return (typeof code === "string" && /^SQLITE_(BUSY|LOCKED)/.test(code)) || (error instanceof Error && /database is locked|busy/i.test(error.message));
+}
+
+/**
+ * Inside the write transaction (so nobody else writes meanwhile): per source,
+ * read its status and request budget once, store the events that fit, and
+ * move the counters once by the number stored.
+ */
+function writeBatch(s: Store, writes: EventWrite[], ms: number, receivedAt: string): WriteResult[] {
+  const sources = new Map<string, { status: string; budget: number; stored: number } | null>();
+  const results = writes.map((w): WriteResult => {
+    let source = sources.get(w.sourceId);
+    if (source === undefined) {
+      const row = s.sourceState.get(w.sourceId) as { status: string; request_count: number; request_limit: number | null } | null;
+      source = row && { status: row.status, budget: row.request_limit === null ? Infinity : row.request_limit - row.request_count, stored: 0 };
+      sources.set(w.sourceId, source);
+    }
+    if (!source) return { kind: "source_gone" };
+    if (source.stored >= source.budget) return { kind: "limit_reached" };
+    source.stored++;
+    return insertOne(s, w, source.status, ms, receivedAt);
+  });
+  for (const [id, source] of sources) {
+    if (source && source.stored > 0) s.countEvents.run(source.stored, source.stored, receivedAt, id);
+  }
+  return results;
+}
+
+function insertOne(s: Store, w: EventWrite, sourceStatus: string, ms: number, receivedAt: string): WriteResult {
+  let dedupStatus: string = w.dedupStatus;
+  let duplicateOf: string | null = null;
+  if (w.dedupStatus === "unique" && w.dedupKey !== null) {
+    const since = new Date(ms - w.dedupWindowSeconds * 1000).toISOString();
+    const original = s.findOriginal.get(w.sourceId, w.dedupKey, since) as { id: string } | null;
+    if (original) {
+      dedupStatus = "duplicate";
+      duplicateOf = original.id;
+    }
+  }
+  const status = w.status === "rejected" ? "rejected" : duplicateOf ? "ignored" : sourceStatus === "paused" ? "held" : "pending";
+  const id = "evt_" + randomUUIDv7("hex", ms).replaceAll("-", "");
+  s.insertEvent.run(
+    id,
+    w.orgId,
+    w.envId,
+    w.sourceId,
+    w.method,
+    w.path,
+    w.query,
+    w.contentType,
+    w.sourceIp,
+    w.headers,
+    w.body,
+    w.body.byteLength,
+    w.verificationStatus,
+    w.verificationError,
+    dedupStatus,
+    w.dedupKey,
+    duplicateOf,
+    status,
+    w.schemaErrors,
+    w.eventType,
+    receivedAt,
+  );
+  return { kind: "stored", id, receivedAt, status, dedupStatus, duplicateOf };
+}

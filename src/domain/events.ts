@@ -1,0 +1,194 @@
+import { and, asc, count, eq, gte, inArray, lt, or, sql, type SQL } from "drizzle-orm";
+import { deliveryAttempts, events, sources } from "../db/schema";
+import { notFound } from "../contracts/errors";
+import type { EventDetail, EventListItem, ListEventsQuery } from "../contracts/events";
+import { normalizeId, normalizeIdOrNull } from "../contracts/ids";
+import { utf8OrNull } from "../ingest/json";
+import type { Deps, Scope } from "./deps";
+import { paginate } from "./paging";
+
+const listColumns = {
+  id: events.id,
+  sourceId: events.sourceId,
+  orgId: events.orgId,
+  envId: events.envId,
+  method: events.method,
+  contentType: events.contentType,
+  sourceIp: events.sourceIp,
+  payloadSize: events.payloadSize,
+  verificationStatus: events.verificationStatus,
+  dedupStatus: events.dedupStatus,
+  status: events.status,
+  eventType: events.eventType,
+  receivedAt: events.receivedAt,
+  sourceName: sources.name,
+  sourceSlug: sources.slug,
+};
+
+interface ListRow {
+  id: string;
+  sourceId: string;
+  orgId: string;
+  envId: string;
+  method: string;
+  contentType: string | null;
+  sourceIp: string | null;
+  payloadSize: number;
+  verificationStatus: string;
+  dedupStatus: string;
+  status: string;
+  eventType: string | null;
+  receivedAt: string;
+  sourceName: string | null;
+  sourceSlug: string | null;
+}
+
+/** The one list-item shape: GET /events, the SSE stream and the detail all start from it. */
+export function serializeEventListItem(r: ListRow): EventListItem {
+  return {
+    id: r.id,
+    source_id: r.sourceId,
+    org_id: r.orgId,
+    env_id: r.envId,
+    method: r.method,
+    content_type: r.contentType,
+    source_ip: r.sourceIp,
+    payload_size: r.payloadSize,
+    verification_status: r.verificationStatus,
+    dedup_status: r.dedupStatus,
+    status: r.status,
+    event_type: r.eventType,
+    received_at: r.receivedAt,
+    source_name: r.sourceName ?? null,
+    source_slug: r.sourceSlug ?? null,
+  };
+}
+
+const scoped = (scope: Scope) => [eq(events.orgId, scope.orgId), eq(events.envId, scope.envId)];
+const NOTHING = sql`0`;
+
+/** LIKE pattern for text containing `term` literally. */
+const containing = (term: string) => `%${term.replace(/[\\%_]/g, (c) => `\\${c}`)}%`;
+
+function filtersFor(scope: Scope, q: ListEventsQuery): SQL | undefined {
+  const conds: SQL[] = scoped(scope);
+  // Another organization's or environment's events are absent, not forbidden.
+  if ((q.org_id && q.org_id !== scope.orgId) || (q.env_id && q.env_id !== scope.envId)) conds.push(NOTHING);
+  if (q.source_id) {
+    const id = normalizeIdOrNull(q.source_id, "source");
+    conds.push(id ? eq(events.sourceId, id) : NOTHING);
+  }
+  if (q.status) conds.push(inArray(events.status, q.status));
+  if (q.verification_status) conds.push(inArray(events.verificationStatus, q.verification_status));
+  if (q.dedup_status) conds.push(inArray(events.dedupStatus, q.dedup_status));
+  if (q.method) conds.push(inArray(events.method, q.method));
+  if (q.after) conds.push(gte(events.receivedAt, new Date(q.after).toISOString()));
+  if (q.before) conds.push(lt(events.receivedAt, new Date(q.before).toISOString()));
+  if (q.search) {
+    const term = q.search.trim();
+    const inBody = sql`CAST(${events.body} AS TEXT) LIKE ${containing(term)} ESCAPE '\\'`;
+    const idPrefix = /^(?:evt_)?([0-9a-f]{1,32})$/i.exec(term);
+    conds.push(idPrefix ? or(sql`${events.id} LIKE ${`evt_${idPrefix[1]!.toLowerCase()}%`}`, inBody)! : inBody);
+  }
+  return and(...conds);
+}
+
+/** Newest first, filtered as GET /events allows, with offset or cursor pages. */
+export async function listEvents({ db }: Deps, scope: Scope, query: ListEventsQuery) {
+  const { rows, pagination } = await paginate({
+    page: query,
+    cols: { time: events.receivedAt, id: events.id },
+    filters: filtersFor(scope, query),
+    select: (where, order, limit, offset) =>
+      db
+        .select(listColumns)
+        .from(events)
+        .leftJoin(sources, eq(sources.id, events.sourceId))
+        .where(where)
+        .orderBy(...order)
+        .limit(limit)
+        .offset(offset),
+    total: async (where) => (await db.select({ n: count() }).from(events).where(where))[0]?.n ?? 0,
+    key: (r) => ({ t: r.receivedAt, id: r.id }),
+  });
+  return { events: rows.map(serializeEventListItem), pagination };
+}
+
+/** List items for the given ids within the caller's scope (the live stream looks them up as they arrive). */
+export async function getEventListItems({ db }: Deps, scope: Scope, ids: string[]): Promise<EventListItem[]> {
+  if (ids.length === 0) return [];
+  const rows = await db
+    .select(listColumns)
+    .from(events)
+    .leftJoin(sources, eq(sources.id, events.sourceId))
+    .where(and(...scoped(scope), inArray(events.id, ids)))
+    .orderBy(asc(events.receivedAt), asc(events.id));
+  return rows.map(serializeEventListItem);
+}
+
+function parseJson<T>(text: string | null, fallback: T): T {
+  if (text === null) return fallback;
+  try {
+    return JSON.parse(text) as T;
+  } catch {
+    return fallback;
+  }
+}
+
+/** One event with its request as received and what happened to it. */
+export async function getEvent({ db }: Deps, scope: Scope, rawId: string): Promise<EventDetail> {
+  const id = normalizeId(rawId, "event", "Event");
+  const [row] = await db
+    .select({
+      ...listColumns,
+      path: events.path,
+      query: events.query,
+      headers: events.headers,
+      body: events.body,
+      verificationError: events.verificationError,
+      dedupKey: events.dedupKey,
+      duplicateOf: events.duplicateOf,
+      schemaErrors: events.schemaErrors,
+      routedAt: events.routedAt,
+    })
+    .from(events)
+    .leftJoin(sources, eq(sources.id, events.sourceId))
+    .where(and(...scoped(scope), eq(events.id, id)))
+    .limit(1);
+  if (!row) throw notFound("Event");
+
+  const attempts = await db
+    .select()
+    .from(deliveryAttempts)
+    .where(eq(deliveryAttempts.eventId, row.id))
+    .orderBy(asc(deliveryAttempts.createdAt), asc(deliveryAttempts.id));
+
+  const bytes = new Uint8Array(row.body);
+  const text = utf8OrNull(bytes);
+  return {
+    ...serializeEventListItem(row),
+    path: row.path,
+    query: row.query,
+    headers: parseJson<Record<string, string>>(row.headers, {}),
+    body: text ?? Buffer.from(bytes).toString("base64"),
+    body_encoding: text === null ? "base64" : "utf8",
+    verification_error: row.verificationError,
+    dedup_key: row.dedupKey,
+    duplicate_of: row.duplicateOf,
+    schema_errors: parseJson(row.schemaErrors, null),
+    routed_at: row.routedAt,
+    delivery_attempts: attempts.map((a) => ({
+      id: a.id,
+      connection_id: a.connectionId,
+      destination_id: a.destinationId,
+      status: a.status,
+      status_code: a.responseStatus,
+      latency_ms: a.durationMs,
+      attempt_number: a.attemptNumber,
+      trigger_type: a.triggerType,
+      error: a.error,
+      is_dlq: a.isDlq,
+      attempted_at: a.createdAt,
+    })),
+  };
+}

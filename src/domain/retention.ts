@@ -1,0 +1,58 @@
+import { and, eq, inArray, isNotNull, lt, or, sql } from "drizzle-orm";
+import { deliveryAttempts, events, sources } from "../db/schema";
+import { iso } from "./clock";
+import type { Deps } from "./deps";
+
+/** Rows deleted per statement: short write transactions keep ingest flowing while pruning. */
+const BATCH = 1000;
+
+/**
+ * Deletes events received more than HOOKRELAY_RETENTION_DAYS ago, with their
+ * delivery attempts, in small batches. Source counters are lifetime totals
+ * and stay as they are.
+ */
+export async function pruneOldEvents(deps: Deps, opts: { batch?: number } = {}): Promise<number> {
+  const { db, clock, settings } = deps;
+  const cutoff = iso(new Date(clock.now().getTime() - settings.retentionDays * 24 * 3600 * 1000));
+  const batch = opts.batch ?? BATCH;
+  let deleted = 0;
+  for (;;) {
+    const ids = (await db.select({ id: events.id }).from(events).where(lt(events.receivedAt, cutoff)).limit(batch)).map((r) => r.id);
+    if (ids.length === 0) return deleted;
+    await db.delete(deliveryAttempts).where(inArray(deliveryAttempts.eventId, ids));
+    await db.delete(events).where(inArray(events.id, ids));
+    deleted += ids.length;
+    // Let requests waiting on the event loop run between batches.
+    await new Promise((r) => setImmediate(r));
+  }
+}
+
+/** How long an expired ephemeral source stays (answering 410, its events readable) before it is deleted. */
+export const EPHEMERAL_GRACE_MS = 3600 * 1000;
+
+/**
+ * Deletes ephemeral sources that expired (or used up their request_limit)
+ * more than the grace period ago, with their events.
+ */
+export async function deleteExpiredEphemeralSources(deps: Deps, opts: { graceMs?: number } = {}): Promise<string[]> {
+  const { db, clock, bus } = deps;
+  const before = iso(new Date(clock.now().getTime() - (opts.graceMs ?? EPHEMERAL_GRACE_MS)));
+  const expired = await db
+    .select({ id: sources.id })
+    .from(sources)
+    .where(
+      and(
+        eq(sources.isEphemeral, 1),
+        or(
+          and(isNotNull(sources.expiresAt), lt(sources.expiresAt, before)),
+          and(isNotNull(sources.requestLimit), sql`${sources.requestCount} >= ${sources.requestLimit}`, lt(sql`coalesce(${sources.lastEventAt}, ${sources.updatedAt})`, before)),
+        ),
+      ),
+    );
+  const ids = expired.map((r) => r.id);
+  for (const id of ids) {
+    await db.delete(sources).where(eq(sources.id, id));
+    bus.publish({ type: "source.updated", sourceId: id });
+  }
+  return ids;
+}

@@ -1,0 +1,64 @@
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { deleteExpiredEphemeralSources, pruneOldEvents } from "../../src/domain/retention";
+import { createSource, ingest } from "../helpers/ingest";
+import { call, startTestServer, type TestServer } from "../helpers/server";
+
+let server: TestServer;
+let key: string;
+beforeAll(async () => {
+  server = await startTestServer({ HOOKRELAY_RETENTION_DAYS: "7" });
+  key = await server.apiKey();
+});
+afterAll(() => server.close());
+
+const sqlite = () => (server.deps.db as any).$client;
+const daysAgo = (d: number) => new Date(Date.now() - d * 24 * 3600 * 1000).toISOString();
+
+describe("retention pruning (HOOKRELAY_RETENTION_DAYS)", () => {
+  it("deletes events older than the retention with their attempts, keeps the rest and the counters", async () => {
+    const s = await createSource(server, key, { name: "retained" });
+    const ids: string[] = [];
+    for (let i = 0; i < 5; i++) ids.push((await ingest(server, s.id, { body: `{"i":${i}}` })).body.event_id);
+    const [old1, old2] = ids;
+    sqlite().query("update events set received_at = ? where id in (?, ?)").run(daysAgo(8), old1, old2);
+    const me = (await call(server, "GET", "/v1/auth/me", { key })).body;
+    sqlite()
+      .query(
+        `insert into delivery_attempts (id, org_id, env_id, event_id, destination_id, request_url, request_method, status, scheduled_at, created_at)
+         values (?, ?, ?, ?, 'dst_x', 'http://x', 'POST', 'failed', ?, ?)`,
+      )
+      .run("da_" + "7".repeat(32), me.org_id, me.env_id, old1, daysAgo(8), daysAgo(8));
+
+    const deleted = await pruneOldEvents(server.deps, { batch: 1 });
+    expect(deleted).toBe(2);
+    for (const id of [old1, old2]) expect((await call(server, "GET", `/v1/events/${id}`, { key })).status).toBe(404);
+    expect(sqlite().query("select count(*) as n from delivery_attempts where event_id = ?").get(old1).n).toBe(0);
+    expect((await call(server, "GET", `/v1/events?source_id=${s.id}`, { key })).body.pagination.total).toBe(3);
+    expect((await call(server, "GET", `/v1/sources/${s.id}`, { key })).body.source.event_count).toBe(5);
+    expect(await pruneOldEvents(server.deps)).toBe(0);
+  });
+});
+
+describe("expired ephemeral sources", () => {
+  it("are deleted with their events after the grace period; others stay", async () => {
+    const expired = await createSource(server, key, { name: "eph-expired", is_ephemeral: true, expires_at: "2099-01-01T00:00:00Z" });
+    const used = await createSource(server, key, { name: "eph-used", is_ephemeral: true, request_limit: 1 });
+    const fresh = await createSource(server, key, { name: "eph-fresh", is_ephemeral: true, request_limit: 5 });
+    const permanent = await createSource(server, key, { name: "not-ephemeral", expires_at: "2099-01-01T00:00:00Z" });
+    const kept = (await ingest(server, expired.id, { body: "{}" })).body.event_id;
+    expect((await ingest(server, used.id, { body: "{}" })).status).toBe(200);
+    expect((await ingest(server, used.id, { body: "{}" })).status).toBe(410);
+    expect((await ingest(server, fresh.id, { body: "{}" })).status).toBe(200);
+    sqlite().query("update sources set expires_at = ? where id in (?, ?)").run(new Date(Date.now() - 30 * 60_000).toISOString(), expired.id, permanent.id);
+    expect((await ingest(server, expired.id, { body: "{}" })).status).toBe(410);
+
+    // Within the grace period nothing goes; after it, the expired and used-up ephemeral sources do.
+    expect(await deleteExpiredEphemeralSources(server.deps)).toEqual([]);
+    const gone = await deleteExpiredEphemeralSources(server.deps, { graceMs: 0 });
+    expect(gone.sort()).toEqual([expired.id, used.id].sort());
+    for (const id of [expired.id, used.id]) expect((await call(server, "GET", `/v1/sources/${id}`, { key })).status).toBe(404);
+    expect((await call(server, "GET", `/v1/events/${kept}`, { key })).status).toBe(404);
+    expect((await ingest(server, expired.id, { body: "{}" })).status).toBe(404);
+    for (const id of [fresh.id, permanent.id]) expect((await call(server, "GET", `/v1/sources/${id}`, { key })).status).toBe(200);
+  });
+});
