@@ -1,0 +1,227 @@
+import { and, desc, eq, type SQL } from "drizzle-orm";
+import { connections, destinations, events, sources } from "../db/schema";
+import type { Connection, CreateConnectionInput, FilterRule, ListConnectionsQuery, TestTransformInput, UpdateConnectionInput } from "../contracts/connections";
+import { AppError, notFound } from "../contracts/errors";
+import { hex32, normalizeId, normalizeIdOrNull } from "../contracts/ids";
+// Pure leaf modules shared with the workers: the preview and the save-time
+// check run expressions with exactly the code that later runs them.
+import { eventView } from "../delivery/eventView";
+import { applyTransform, compileTransform, DEFAULT_TRANSFORM_TIMEOUT_MS, TransformError } from "../delivery/transform";
+import { iso } from "./clock";
+import type { Deps, Scope } from "./deps";
+import { findDestinationRow } from "./destinations";
+import { createScope } from "./scope";
+
+type ConnectionRow = typeof connections.$inferSelect;
+type JoinedRow = { connection: ConnectionRow; sourceName: string | null; destinationName: string | null };
+
+/** enabled is the switch; status says the same in words (`active` / `disabled`). */
+const statusFor = (enabled: number) => (enabled ? "active" : "disabled");
+
+export function serializeConnection({ connection: row, sourceName, destinationName }: JoinedRow): Connection {
+  return {
+    id: row.id,
+    org_id: row.orgId,
+    env_id: row.envId,
+    source_id: row.sourceId,
+    destination_id: row.destinationId,
+    name: row.name,
+    description: row.description,
+    enabled: row.enabled,
+    filter_rules: row.filterRules,
+    status: row.status,
+    event_count: row.eventCount,
+    last_event_at: row.lastEventAt,
+    created_at: row.createdAt,
+    updated_at: row.updatedAt,
+    transform_enabled: row.transformEnabled,
+    transform_expression: row.transformExpression,
+    source_name: sourceName,
+    destination_name: destinationName,
+  };
+}
+
+async function findSource({ db }: Deps, scope: Scope, rawId: string) {
+  const id = normalizeId(rawId, "source", "Source");
+  const [row] = await db
+    .select({ id: sources.id, name: sources.name })
+    .from(sources)
+    .where(and(eq(sources.id, id), eq(sources.orgId, scope.orgId), eq(sources.envId, scope.envId)))
+    .limit(1);
+  if (!row) throw notFound("Source");
+  return row;
+}
+
+/** A bad expression is a 400 naming the field, with JSONata's message and position. */
+function checkTransform(expression: string) {
+  try {
+    compileTransform(expression);
+  } catch (e) {
+    if (e instanceof AppError && Array.isArray(e.details)) {
+      throw new AppError(e.code, e.message, (e.details as { field: string }[]).map((d) => ({ ...d, field: `body.${d.field}` })));
+    }
+    throw e;
+  }
+}
+
+/**
+ * The transform pair as stored. Giving an expression without saying
+ * otherwise turns the transform on; turning it on needs an expression.
+ */
+function resolveTransform(enabled: boolean | undefined, expression: string | null | undefined, current: { enabled: number; expression: string | null }) {
+  const expr = expression === undefined ? current.expression : expression === null || expression.trim() === "" ? null : expression;
+  const on = enabled ?? (expression === undefined ? Boolean(current.enabled) : expr !== null);
+  if (on && expr === null) {
+    throw new AppError("validation_error", "transform_expression is required when transform_enabled is true", [
+      { field: "body.transform_expression", message: "required when transform_enabled is true" },
+    ]);
+  }
+  if (expr !== null) checkTransform(expr);
+  return { transformEnabled: on ? 1 : 0, transformExpression: expr };
+}
+
+const rulesText = (rules: FilterRule[] | null | undefined) => (rules === null || rules === undefined ? null : JSON.stringify(rules));
+
+function joinedQuery({ db }: Deps, where: SQL | undefined) {
+  return db
+    .select({ connection: connections, sourceName: sources.name, destinationName: destinations.name })
+    .from(connections)
+    .leftJoin(sources, eq(sources.id, connections.sourceId))
+    .leftJoin(destinations, eq(destinations.id, connections.destinationId))
+    .where(where)
+    .orderBy(desc(connections.createdAt), desc(connections.id));
+}
+
+const inScope = (scope: Scope) => and(eq(connections.orgId, scope.orgId), eq(connections.envId, scope.envId));
+
+export async function createConnection(deps: Deps, scope: Scope, input: CreateConnectionInput) {
+  const { orgId, envId } = createScope(scope, input);
+  const source = await findSource(deps, scope, input.source_id);
+  const destination = await findDestinationRow(deps, scope, input.destination_id);
+  const transform = resolveTransform(input.transform_enabled, input.transform_expression, { enabled: 0, expression: null });
+  const enabled = input.enabled === false ? 0 : 1;
+  const now = iso(deps.clock.now());
+  const row: ConnectionRow = {
+    id: hex32(),
+    orgId,
+    envId,
+    sourceId: source.id,
+    destinationId: destination.id,
+    name: input.name,
+    description: input.description ?? null,
+    enabled,
+    filterRules: rulesText(input.filter_rules),
+    status: statusFor(enabled),
+    eventCount: 0,
+    lastEventAt: null,
+    ...transform,
+    createdAt: now,
+    updatedAt: now,
+  };
+  await deps.db.insert(connections).values(row);
+  return { connection: serializeConnection({ connection: row, sourceName: source.name, destinationName: destination.name }) };
+}
+
+/** The caller's connections, newest first; filters by source, destination and enabled. */
+export async function listConnections(deps: Deps, scope: Scope, query: ListConnectionsQuery = {}) {
+  const filters: (SQL | undefined)[] = [inScope(scope)];
+  for (const [raw, kind, column] of [
+    [query.source_id, "source", connections.sourceId],
+    [query.destination_id, "destination", connections.destinationId],
+  ] as const) {
+    if (raw === undefined) continue;
+    const id = normalizeIdOrNull(raw, kind);
+    // An id that cannot exist matches nothing.
+    if (id === null) return { connections: [] };
+    filters.push(eq(column, id));
+  }
+  if (query.enabled !== undefined) filters.push(eq(connections.enabled, query.enabled ? 1 : 0));
+  const rows = await joinedQuery(deps, and(...filters));
+  return { connections: rows.map(serializeConnection) };
+}
+
+async function findConnection(deps: Deps, scope: Scope, rawId: string): Promise<JoinedRow> {
+  const id = normalizeId(rawId, undefined, "Connection");
+  const [row] = await joinedQuery(deps, and(eq(connections.id, id), inScope(scope))).limit(1);
+  if (!row) throw notFound("Connection");
+  return row;
+}
+
+export async function getConnection(deps: Deps, scope: Scope, rawId: string) {
+  return { connection: serializeConnection(await findConnection(deps, scope, rawId)) };
+}
+
+export async function updateConnection(deps: Deps, scope: Scope, rawId: string, input: UpdateConnectionInput) {
+  const current = await findConnection(deps, scope, rawId);
+  const next: JoinedRow = { ...current, connection: { ...current.connection } };
+  const row = next.connection;
+  if (input.source_id !== undefined) {
+    const source = await findSource(deps, scope, input.source_id);
+    row.sourceId = source.id;
+    next.sourceName = source.name;
+  }
+  if (input.destination_id !== undefined) {
+    const destination = await findDestinationRow(deps, scope, input.destination_id);
+    row.destinationId = destination.id;
+    next.destinationName = destination.name;
+  }
+  if (input.name !== undefined) row.name = input.name;
+  if (input.description !== undefined) row.description = input.description;
+  if (input.filter_rules !== undefined) row.filterRules = rulesText(input.filter_rules);
+  if (input.enabled !== undefined) {
+    row.enabled = input.enabled ? 1 : 0;
+    row.status = statusFor(row.enabled);
+  }
+  if (input.transform_enabled !== undefined || input.transform_expression !== undefined) {
+    Object.assign(row, resolveTransform(input.transform_enabled, input.transform_expression, { enabled: row.transformEnabled, expression: row.transformExpression }));
+  }
+  row.updatedAt = iso(deps.clock.now());
+  const { id, orgId, envId, createdAt, eventCount, lastEventAt, ...changes } = row;
+  await deps.db
+    .update(connections)
+    .set(changes)
+    .where(and(eq(connections.id, id), eq(connections.orgId, orgId), eq(connections.envId, envId)));
+  return { connection: serializeConnection(next) };
+}
+
+export async function deleteConnection(deps: Deps, scope: Scope, rawId: string) {
+  const id = normalizeId(rawId, undefined, "Connection");
+  const deleted = await deps.db
+    .delete(connections)
+    .where(and(eq(connections.id, id), inScope(scope)))
+    .returning({ id: connections.id });
+  if (deleted.length === 0) throw notFound("Connection");
+  return { success: true as const };
+}
+
+/**
+ * The transform preview: runs an expression against a stored event of the
+ * caller's scope (or a given body and headers) exactly as a worker would.
+ * Syntax and evaluation errors are 400s with JSONata's message.
+ */
+export async function testTransform(deps: Deps, scope: Scope, input: TestTransformInput) {
+  checkTransform(input.transform_expression);
+  let view;
+  if (input.event_id !== undefined) {
+    const id = normalizeId(input.event_id, "event", "Event");
+    const [event] = await deps.db
+      .select({ body: events.body, headers: events.headers, query: events.query, method: events.method, path: events.path, contentType: events.contentType })
+      .from(events)
+      .where(and(eq(events.id, id), eq(events.orgId, scope.orgId), eq(events.envId, scope.envId)))
+      .limit(1);
+    if (!event) throw notFound("Event");
+    view = eventView(event);
+  } else {
+    const headers = Object.fromEntries(Object.entries(input.headers ?? {}).map(([k, v]) => [k.toLowerCase(), v]));
+    view = { body: input.body ?? null, headers, query: input.query ?? {}, method: (input.method ?? "POST").toUpperCase(), path: "" };
+  }
+  try {
+    const result = await applyTransform(input.transform_expression, view, { timeoutMs: DEFAULT_TRANSFORM_TIMEOUT_MS });
+    return { result };
+  } catch (e) {
+    if (e instanceof TransformError) {
+      throw new AppError("validation_error", e.message, [{ field: "body.transform_expression", message: e.message, code: e.jsonataCode, position: e.position }]);
+    }
+    throw e;
+  }
+}

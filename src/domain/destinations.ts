@@ -1,0 +1,253 @@
+import { randomBytes } from "node:crypto";
+import { and, desc, eq } from "drizzle-orm";
+import { destinations } from "../db/schema";
+import { jsonText } from "../contracts/common";
+import {
+  AUTH_SECRET_FIELDS,
+  authConfigSchemas,
+  DESTINATION_DEFAULTS,
+  type AuthType,
+  type CreateDestinationInput,
+  type Destination,
+  type DestinationAuth,
+  type DestinationStatus,
+  type RetryStrategy,
+  type UpdateDestinationInput,
+} from "../contracts/destinations";
+import { AppError, notFound } from "../contracts/errors";
+import { newId, normalizeId } from "../contracts/ids";
+import { iso } from "./clock";
+import type { Deps, Scope } from "./deps";
+import { createScope } from "./scope";
+import type { SecretBox } from "./secrets";
+
+type DestinationRow = typeof destinations.$inferSelect;
+type AuthConfig = Record<string, unknown>;
+
+/** The API shape: signing_secret never appears, auth_config without its secret fields. */
+export function serializeDestination(row: DestinationRow, secrets: SecretBox): Destination {
+  return {
+    id: row.id,
+    org_id: row.orgId,
+    env_id: row.envId,
+    name: row.name,
+    url: row.url,
+    http_method: row.httpMethod,
+    headers: row.headers,
+    auth_type: row.authType,
+    auth_config: maskedAuthConfig(row, secrets),
+    timeout_ms: row.timeoutMs,
+    rate_limit_per_second: row.rateLimitPerSecond,
+    max_retries: row.maxRetries,
+    retry_strategy: row.retryStrategy,
+    retry_interval_seconds: row.retryIntervalSeconds,
+    status: row.status,
+    created_at: row.createdAt,
+    updated_at: row.updatedAt,
+  };
+}
+
+function maskedAuthConfig(row: DestinationRow, secrets: SecretBox): string | null {
+  const config = openAuthConfig(row, secrets, { lenient: true });
+  if (!config) return null;
+  const hidden = AUTH_SECRET_FIELDS[row.authType as AuthType] ?? [];
+  return JSON.stringify(Object.fromEntries(Object.entries(config).filter(([k]) => !hidden.includes(k))));
+}
+
+function openAuthConfig(row: DestinationRow, secrets: SecretBox, opts: { lenient: boolean }): AuthConfig | null {
+  if (!row.authConfig || row.authType === "none") return null;
+  try {
+    return JSON.parse(secrets.open(row.authConfig)) as AuthConfig;
+  } catch (e) {
+    // A listing should survive a changed secret key; a delivery must not guess.
+    if (opts.lenient) return null;
+    throw e;
+  }
+}
+
+/** Standard Webhooks secret: 32 random bytes. */
+export function generateSigningSecret(): string {
+  return `whsec_${randomBytes(32).toString("base64")}`;
+}
+
+/**
+ * auth_config checked against auth_type. When the type stays the same, the
+ * given fields are laid over the stored ones, so a PATCH that changes only
+ * the username need not resend the password it cannot read back.
+ */
+function resolveAuthConfig(type: AuthType, given: AuthConfig | null | undefined, stored: AuthConfig | null): AuthConfig | null {
+  if (type === "none") {
+    if (given && Object.keys(given).length > 0) {
+      throw new AppError("validation_error", "auth_config must be empty when auth_type is none", [{ field: "body.auth_config", message: "must be null or absent for auth_type none" }]);
+    }
+    return null;
+  }
+  const merged = given === null ? {} : { ...(stored ?? {}), ...(given ?? {}) };
+  const parsed = authConfigSchemas[type].safeParse(merged);
+  if (!parsed.success) {
+    throw new AppError(
+      "validation_error",
+      `Invalid auth_config for auth_type ${type}`,
+      parsed.error.issues.map((i) => ({ field: ["body", "auth_config", ...i.path].join("."), message: i.message })),
+    );
+  }
+  return parsed.data;
+}
+
+export async function createDestination({ db, clock, secrets }: Deps, scope: Scope, input: CreateDestinationInput) {
+  const { orgId, envId } = createScope(scope, input);
+  const authType = input.auth_type ?? DESTINATION_DEFAULTS.auth_type;
+  const auth = resolveAuthConfig(authType, input.auth_config, null);
+  const now = iso(clock.now());
+  const row: DestinationRow = {
+    id: newId("destination"),
+    orgId,
+    envId,
+    name: input.name,
+    url: input.url,
+    httpMethod: input.http_method ?? DESTINATION_DEFAULTS.http_method,
+    headers: jsonText(input.headers),
+    authType,
+    authConfig: auth ? secrets.seal(JSON.stringify(auth)) : null,
+    timeoutMs: input.timeout_ms ?? DESTINATION_DEFAULTS.timeout_ms,
+    rateLimitPerSecond: input.rate_limit_per_second ?? null,
+    maxRetries: input.max_retries ?? DESTINATION_DEFAULTS.max_retries,
+    retryStrategy: input.retry_strategy ?? DESTINATION_DEFAULTS.retry_strategy,
+    retryIntervalSeconds: input.retry_interval_seconds ?? DESTINATION_DEFAULTS.retry_interval_seconds,
+    signingSecret: secrets.seal(input.signing_secret ?? generateSigningSecret()),
+    status: input.status ?? DESTINATION_DEFAULTS.status,
+    createdAt: now,
+    updatedAt: now,
+  };
+  await db.insert(destinations).values(row);
+  return { destination: serializeDestination(row, secrets) };
+}
+
+/** The caller's destinations, newest first. */
+export async function listDestinations({ db, secrets }: Deps, scope: Scope, filters: { status?: DestinationStatus } = {}) {
+  const rows = await db
+    .select()
+    .from(destinations)
+    .where(and(eq(destinations.orgId, scope.orgId), eq(destinations.envId, scope.envId), filters.status ? eq(destinations.status, filters.status) : undefined))
+    .orderBy(desc(destinations.createdAt), desc(destinations.id));
+  return { destinations: rows.map((r) => serializeDestination(r, secrets)) };
+}
+
+/** A destination of the caller's scope, by id with or without `dst_`; 404 otherwise. */
+export async function findDestinationRow({ db }: Deps, scope: Scope, rawId: string): Promise<DestinationRow> {
+  const id = normalizeId(rawId, "destination", "Destination");
+  const [row] = await db
+    .select()
+    .from(destinations)
+    .where(and(eq(destinations.id, id), eq(destinations.orgId, scope.orgId), eq(destinations.envId, scope.envId)))
+    .limit(1);
+  if (!row) throw notFound("Destination");
+  return row;
+}
+
+export async function getDestination(deps: Deps, scope: Scope, rawId: string) {
+  return { destination: serializeDestination(await findDestinationRow(deps, scope, rawId), deps.secrets) };
+}
+
+/** The plaintext signing secret: the one place it leaves the database. */
+export async function getDestinationSecret(deps: Deps, scope: Scope, rawId: string) {
+  const row = await findDestinationRow(deps, scope, rawId);
+  return { secret: deps.secrets.open(row.signingSecret) };
+}
+
+export async function updateDestination(deps: Deps, scope: Scope, rawId: string, input: UpdateDestinationInput) {
+  const { db, clock, secrets } = deps;
+  const row = await findDestinationRow(deps, scope, rawId);
+  const next: DestinationRow = { ...row };
+  if (input.name !== undefined) next.name = input.name;
+  if (input.url !== undefined) next.url = input.url;
+  if (input.http_method !== undefined) next.httpMethod = input.http_method;
+  if (input.headers !== undefined) next.headers = jsonText(input.headers);
+  if (input.auth_type !== undefined || input.auth_config !== undefined) {
+    const authType = input.auth_type ?? (row.authType as AuthType);
+    const stored = authType === row.authType ? openAuthConfig(row, secrets, { lenient: true }) : null;
+    const auth = resolveAuthConfig(authType, input.auth_config, stored);
+    next.authType = authType;
+    next.authConfig = auth ? secrets.seal(JSON.stringify(auth)) : null;
+  }
+  if (input.timeout_ms !== undefined) next.timeoutMs = input.timeout_ms;
+  if (input.rate_limit_per_second !== undefined) next.rateLimitPerSecond = input.rate_limit_per_second;
+  if (input.max_retries !== undefined) next.maxRetries = input.max_retries;
+  if (input.retry_strategy !== undefined) next.retryStrategy = input.retry_strategy;
+  if (input.retry_interval_seconds !== undefined) next.retryIntervalSeconds = input.retry_interval_seconds;
+  if (input.signing_secret !== undefined) next.signingSecret = secrets.seal(input.signing_secret);
+  if (input.status !== undefined) next.status = input.status;
+  next.updatedAt = iso(clock.now());
+  const { id, orgId, envId, createdAt, ...changes } = next;
+  await db
+    .update(destinations)
+    .set(changes)
+    .where(and(eq(destinations.id, id), eq(destinations.orgId, orgId), eq(destinations.envId, envId)));
+  // Deliveries held while paused are due now: wake the workers rather than wait for their poll.
+  if (row.status === "paused" && next.status === "active") deps.bus.publish({ type: "delivery.queued" });
+  return { destination: serializeDestination(next, secrets) };
+}
+
+/** Deletes the destination; its connections go with it (foreign key cascade). */
+export async function deleteDestination(deps: Deps, scope: Scope, rawId: string) {
+  const id = normalizeId(rawId, "destination", "Destination");
+  const deleted = await deps.db
+    .delete(destinations)
+    .where(and(eq(destinations.id, id), eq(destinations.orgId, scope.orgId), eq(destinations.envId, scope.envId)))
+    .returning({ id: destinations.id });
+  if (deleted.length === 0) throw notFound("Destination");
+  return { success: true as const };
+}
+
+/** Everything a worker needs to send to a destination, secrets opened. */
+export interface DeliveryDestination {
+  id: string;
+  orgId: string;
+  envId: string;
+  name: string;
+  url: string;
+  httpMethod: string;
+  /** Extra headers configured on the destination. */
+  headers: Record<string, string>;
+  auth: DestinationAuth;
+  timeoutMs: number;
+  /** null: no limit. */
+  rateLimitPerSecond: number | null;
+  /** Retries after the first attempt: at most 1 + maxRetries attempts in all. */
+  maxRetries: number;
+  retryStrategy: RetryStrategy;
+  retryIntervalSeconds: number;
+  /** `whsec_<base64>`, for the Standard Webhooks signature. */
+  signingSecret: string;
+  status: DestinationStatus;
+  updatedAt: string;
+}
+
+/**
+ * Loads a destination for delivery by its stored id (`dst_…`), across
+ * scopes: the caller is a worker holding a job, not a user. null when it was
+ * deleted meanwhile.
+ */
+export async function loadDestinationForDelivery({ db, secrets }: Deps, destinationId: string): Promise<DeliveryDestination | null> {
+  const [row] = await db.select().from(destinations).where(eq(destinations.id, destinationId)).limit(1);
+  if (!row) return null;
+  const config = openAuthConfig(row, secrets, { lenient: false });
+  return {
+    id: row.id,
+    orgId: row.orgId,
+    envId: row.envId,
+    name: row.name,
+    url: row.url,
+    httpMethod: row.httpMethod,
+    headers: row.headers ? (JSON.parse(row.headers) as Record<string, string>) : {},
+    auth: (config ? { type: row.authType, ...config } : { type: "none" }) as DestinationAuth,
+    timeoutMs: row.timeoutMs,
+    rateLimitPerSecond: row.rateLimitPerSecond,
+    maxRetries: row.maxRetries,
+    retryStrategy: row.retryStrategy as RetryStrategy,
+    retryIntervalSeconds: row.retryIntervalSeconds,
+    signingSecret: secrets.open(row.signingSecret),
+    status: row.status as DestinationStatus,
+    updatedAt: row.updatedAt,
+  };
+}
