@@ -35,6 +35,7 @@ export async function startServer(config: Config, opts: { logger?: Logger; clock
       retentionDays: config.retentionDays,
       maxBodyBytes: config.maxBodyBytes,
       blockPrivateDestinations: config.blockPrivateDestinations,
+      trustProxy: config.trustProxy,
     },
   };
   const boot = await bootstrap(store.db, clock, { email: config.adminEmail, password: config.adminPassword });

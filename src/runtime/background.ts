@@ -1,5 +1,7 @@
 import type { Config } from "../config/config";
+import { startDeliveryWork } from "../delivery/background";
 import type { Deps } from "../domain/deps";
+import { deleteExpiredEphemeralSources, pruneOldEvents } from "../domain/retention";
 import { pruneExpiredSessions } from "../domain/sessions";
 import type { Logger } from "../observability/logger";
 import type { Metrics } from "../observability/metrics";
@@ -13,6 +15,12 @@ export interface BackgroundContext {
 }
 
 /** Everything `serve` runs beside HTTP: each part adds its workers and schedulers here. */
-export function startBackgroundWork({ deps, logger }: BackgroundContext): BackgroundTask[] {
-  return [every("session-pruning", 3600_000, () => pruneExpiredSessions(deps), logger)];
+export function startBackgroundWork(ctx: BackgroundContext): BackgroundTask[] {
+  const { deps, logger } = ctx;
+  return [
+    ...startDeliveryWork(ctx),
+    every("session-pruning", 3600_000, () => pruneExpiredSessions(deps), logger),
+    every("event-retention", 3600_000, () => pruneOldEvents(deps), logger),
+    every("ephemeral-source-cleanup", 300_000, () => deleteExpiredEphemeralSources(deps), logger),
+  ];
 }

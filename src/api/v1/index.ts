@@ -6,8 +6,10 @@ import { registerAuthRoutes, registerLoginRoutes } from "./auth";
 import { registerConnectionRoutes } from "./connections";
 import { registerDeliveryAttemptRoutes } from "./deliveryAttempts";
 import { registerDestinationRoutes } from "./destinations";
+import { registerEventRetryRoutes } from "./eventRetry";
 import { registerEventRoutes } from "./events";
 import { registerIngestRoutes } from "./ingest";
+import { registerJobRoutes } from "./jobs";
 import { registerReplayRoutes } from "./replay";
 import { registerSourceRoutes } from "./sources";
 
@@ -35,9 +37,11 @@ export function createV1(deps: Deps): Api {
   registerAuthRoutes(v1);
   registerSourceRoutes(v1);
   registerEventRoutes(v1);
+  registerEventRetryRoutes(v1);
   registerDestinationRoutes(v1);
   registerConnectionRoutes(v1);
   registerDeliveryAttemptRoutes(v1);
   registerReplayRoutes(v1);
+  registerJobRoutes(v1);
   return v1;
 }

@@ -73,7 +73,7 @@ CREATE TABLE `delivery_attempts` (
 	FOREIGN KEY (`event_id`) REFERENCES `events`(`id`) ON UPDATE no action ON DELETE cascade
 );
 --> statement-breakpoint
-CREATE INDEX `attempts_due` ON `delivery_attempts` (`scheduled_at`) WHERE status = 'queued';--> statement-breakpoint
+CREATE INDEX `attempts_due` ON `delivery_attempts` (`destination_id`,`scheduled_at`) WHERE status = 'queued';--> statement-breakpoint
 CREATE INDEX `attempts_leased` ON `delivery_attempts` (`lease_until`) WHERE status = 'delivering';--> statement-breakpoint
 CREATE INDEX `attempts_event` ON `delivery_attempts` (`event_id`);--> statement-breakpoint
 CREATE INDEX `attempts_scope_created` ON `delivery_attempts` (`org_id`,`env_id`,`created_at`,`id`);--> statement-breakpoint

@@ -1,3 +1,4 @@
+import { sql } from "drizzle-orm";
 import { sqliteTable, text, integer, index } from "drizzle-orm/sqlite-core";
 import { sources } from "./sources";
 import { events } from "./events";
@@ -74,7 +75,9 @@ export const deliveryAttempts = sqliteTable(
     responseBody: text("response_body"),
     durationMs: integer("duration_ms"),
     status: text("status").notNull(),
+    /** `error` holds the failure class (timeout, http_503, transform_error...); this the human detail. */
     error: text("error"),
+    errorDetail: text("error_detail"),
     attemptNumber: integer("attempt_number"),
     nextRetryAt: text("next_retry_at"),
     isDlq: integer("is_dlq").notNull().default(0),
@@ -90,11 +93,16 @@ export const deliveryAttempts = sqliteTable(
     createdAt: text("created_at").notNull(),
   },
   (t) => [
-    index("attempts_due").on(t.status, t.scheduledAt),
+    // Partial indexes: the queue indexes hold only live work, so they stay small however much
+    // history accumulates, and finishing a delivery touches as few index entries as possible.
+    // Per destination, so claims skip paused and rate-limited destinations by index seeks, not scans.
+    index("attempts_due").on(t.destinationId, t.scheduledAt).where(sql.raw("status = 'queued'")),
+    index("attempts_leased").on(t.leaseUntil).where(sql.raw("status = 'delivering'")),
     index("attempts_event").on(t.eventId),
     index("attempts_scope_created").on(t.orgId, t.envId, t.createdAt, t.id),
     index("attempts_destination").on(t.destinationId, t.createdAt),
-    index("attempts_dlq").on(t.isDlq, t.destinationId),
+    index("attempts_dlq").on(t.destinationId).where(sql.raw("is_dlq = 1")),
+    index("attempts_job").on(t.jobId, t.status).where(sql.raw("job_id is not null")),
   ],
 );
 

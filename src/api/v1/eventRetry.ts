@@ -1,0 +1,40 @@
+import { jobStarted } from "../../contracts/deliveryAttempts";
+import { bulkRetryFilters, retryResult } from "../../contracts/eventRetry";
+import { startBulkRetry } from "../../domain/bulkRetry";
+import { retryEvent } from "../../domain/retries";
+import { idParam, operation, responses, type Api } from "../openapi";
+
+/** Event retry and bulk retry (issue 4). Registered after the events routes. */
+export function registerEventRetryRoutes(api: Api) {
+  const tags = ["events"];
+
+  // Before /events/{id}/retry for readability; the paths cannot collide (different segment counts).
+  operation(
+    api,
+    {
+      tags,
+      method: "post",
+      path: "/events/retry",
+      summary: "Bulk retry: retry every event GET /events would list with the same filters (a background job: GET /jobs/{job_id})",
+      request: {
+        query: bulkRetryFilters,
+        body: { required: false, content: { "application/json": { schema: bulkRetryFilters } } },
+      },
+      responses: responses({ status: 202, schema: jobStarted, description: "Job started" }, [400, 401]),
+    },
+    async (c, { query, body }) => c.json(await startBulkRetry(c.get("deps"), c.get("scope"), { ...query, ...(body ?? {}) }), 202),
+  );
+
+  operation(
+    api,
+    {
+      tags,
+      method: "post",
+      path: "/events/{id}/retry",
+      summary: "Retry delivery of an event to every connected destination",
+      request: { params: idParam },
+      responses: responses({ status: 200, schema: retryResult }, [401, 404]),
+    },
+    async (c, { params }) => c.json(await retryEvent(c.get("deps"), c.get("scope"), params.id), 200),
+  );
+}

@@ -1,0 +1,27 @@
+import { z } from "zod";
+import { listEventsQuery } from "./events";
+
+/** Event retry (spec: POST /events/:id/retry) and bulk retry (contract §5). */
+
+export const retryResult = z.object({
+  retried: z.array(
+    z.object({
+      destination_id: z.string(),
+      connection_id: z.string(),
+      /** The queued delivery (an already outstanding one is reused, not doubled). */
+      attempt_id: z.string(),
+      status: z.literal("queued"),
+    }),
+  ),
+  errors: z.array(
+    z.object({
+      destination_id: z.string(),
+      connection_id: z.string(),
+      code: z.enum(["connection_disabled", "destination_disabled", "filter_not_matched"]),
+      message: z.string(),
+    }),
+  ),
+});
+
+/** The filters of GET /v1/events, without paging: in the JSON body, the query string, or both (the body wins). */
+export const bulkRetryFilters = listEventsQuery.omit({ limit: true, offset: true, cursor: true, direction: true });

@@ -1,0 +1,112 @@
+import type { Gauge } from "prom-client";
+import { FilterRuleCache } from "../domain/deliveries";
+import { pruneExpiredJobs } from "../domain/jobs";
+import type { BackgroundContext } from "../runtime/background";
+import { every, type BackgroundTask } from "../runtime/tasks";
+import { wakeable } from "../runtime/wakeable";
+import { startJobRunner } from "./jobRunner";
+import { queueStats } from "./queue";
+import { releaseHeldEvents, routePendingEvents, ROUTE_BATCH } from "./router";
+import { startDeliveryWorker } from "./worker";
+
+/**
+ * Everything delivery runs beside HTTP: the router (events → queued
+ * attempts), the worker pool, the job runner (replay, bulk retry, redrive)
+ * and job pruning. The bus wakes each part; slow polls are the safety net.
+ * Stop order matters: intake first (router, jobs), then the worker drains
+ * what is in flight.
+ */
+export interface DeliveryWorkOptions {
+  /** Safety-net poll for the router, worker and job runner. */
+  pollMs?: number;
+  /** Pause between replay batches (the spec's one second). */
+  replayPauseMs?: number;
+}
+
+export function startDeliveryWork(ctx: BackgroundContext, opts: DeliveryWorkOptions = {}): BackgroundTask[] {
+  const { deps, config, logger, metrics } = ctx;
+  const pollMs = opts.pollMs ?? 5000;
+
+  const rules = new FilterRuleCache();
+  let releaseHeld = true; // at start-up: sources may have been resumed while the process was down
+  const router = wakeable(
+    "delivery-router",
+    async () => {
+      if (releaseHeld) {
+        releaseHeld = false;
+        await releaseHeldEvents(deps);
+      }
+      return (await routePendingEvents(deps, { rules, logger })) === ROUTE_BATCH;
+    },
+    { pollMs, logger },
+  );
+  const routerPoll = setInterval(() => {
+    releaseHeld = true;
+    router.wake();
+  }, pollMs);
+  routerPoll.unref?.();
+
+  const jobsRunner = startJobRunner(deps, { logger, pollMs, pauseMs: opts.replayPauseMs });
+  const worker = startDeliveryWorker(deps, {
+    concurrency: config.deliveryConcurrency,
+    logger,
+    metrics,
+    pollMs,
+    onJobsSettled: (ids) => jobsRunner.settled(ids),
+  });
+
+  const unsubscribe = deps.bus.subscribe((m) => {
+    switch (m.type) {
+      case "event.created":
+      case "event.updated":
+        router.wake();
+        break;
+      case "source.updated":
+        releaseHeld = true;
+        router.wake();
+        break;
+      case "delivery.queued":
+        worker.wake();
+        break;
+      case "job.created":
+        jobsRunner.wake();
+        break;
+    }
+  });
+
+  // Gauges read on scrape, so /metrics is never stale.
+  collectOnScrape(metrics.queueDepth, async () => (await queueStats(deps.db, deps.clock.now())).depth);
+  collectOnScrape(metrics.oldestPendingSeconds, async () => (await queueStats(deps.db, deps.clock.now())).oldestDueSeconds);
+
+  const pruning = every("job-pruning", 3600_000, () => pruneExpiredJobs(deps), logger);
+  const intake: BackgroundTask = {
+    name: "delivery-intake",
+    running: () => router.running(),
+    async stop() {
+      unsubscribe();
+      clearInterval(routerPoll);
+      await Promise.all([router.stop(), jobsRunner.stop()]);
+    },
+  };
+  // One task so the order holds: intake stops, then in-flight deliveries finish.
+  const all: BackgroundTask = {
+    name: "delivery",
+    running: () => intake.running() && worker.running() && jobsRunner.running(),
+    async stop() {
+      await intake.stop();
+      await Promise.all([worker.stop(), pruning.stop()]);
+    },
+  };
+  return [all];
+}
+
+/** prom-client calls a gauge's `collect` before every scrape. */
+function collectOnScrape(gauge: Gauge, read: () => Promise<number>) {
+  (gauge as unknown as { collect: () => Promise<void> }).collect = async () => {
+    try {
+      gauge.set(await read());
+    } catch {
+      // The database may be closing; keep the last value.
+    }
+  };
+}

@@ -1,0 +1,216 @@
+import type { DestinationAuth } from "../contracts/destinations";
+import { applyDestinationAuth } from "./destinationAuth";
+import { standardWebhookHeaders } from "./signing";
+import { DestinationRefused, DnsFailure, resolveAllowedTarget } from "./ssrf";
+
+/**
+ * The outgoing request of contract §5 and what came back.
+ *
+ * Request: the destination's method and URL; the original body (or the
+ * transformed JSON); the received headers minus hop-by-hop ones, `host` and
+ * `content-length`; then the destination's own headers, its auth, the
+ * `x-hookrelay-*` headers and the Standard Webhooks signature headers, in
+ * that order of precedence. Redirects are not followed: a 3xx is a failure,
+ * and following it could lead past the SSRF guard.
+ *
+ * Response: status, headers and at most RESPONSE_BODY_LIMIT bytes of the body.
+ */
+export const RESPONSE_BODY_LIMIT = 16 * 1024;
+
+/** RFC 9110 §7.6.1 connection-specific fields, plus what the HTTP client sets itself. */
+const DROPPED_HEADERS = new Set([
+  "connection",
+  "keep-alive",
+  "proxy-authenticate",
+  "proxy-authorization",
+  "proxy-connection",
+  "te",
+  "trailer",
+  "trailers",
+  "transfer-encoding",
+  "upgrade",
+  "host",
+  "content-length",
+  "expect",
+]);
+const REDACTED = "[redacted]";
+
+export interface SendTarget {
+  url: string;
+  httpMethod: string;
+  /** The destination's own extra headers. */
+  headers: Record<string, string>;
+  auth: DestinationAuth;
+  timeoutMs: number;
+  signingSecret: string;
+}
+
+export interface SendEvent {
+  id: string;
+  sourceId: string;
+  /** Received headers, names lower-case. */
+  headers: Record<string, unknown>;
+  body: Uint8Array;
+}
+
+export interface OutgoingRequest {
+  url: string;
+  method: string;
+  headers: Record<string, string>;
+  body: Uint8Array | null;
+  /** Header names whose values are secret: stored as [redacted]. */
+  secretHeaders: string[];
+}
+
+/** Builds the request; `transformed` (when a transform ran) replaces the body with its JSON. */
+export function buildRequest(opts: { target: SendTarget; event: SendEvent; transformed?: { value: unknown }; attemptNumber: number; now: Date }): OutgoingRequest {
+  const { target, event } = opts;
+  const headers: Record<string, string> = {};
+  const connectionListed = new Set(
+    String(event.headers["connection"] ?? "")
+      .split(",")
+      .map((h) => h.trim().toLowerCase())
+      .filter(Boolean),
+  );
+  for (const [rawName, value] of Object.entries(event.headers)) {
+    const name = rawName.toLowerCase();
+    if (DROPPED_HEADERS.has(name) || connectionListed.has(name) || name.startsWith("x-hookrelay-")) continue;
+    if (value === undefined || value === null) continue;
+    headers[name] = Array.isArray(value) ? value.join(", ") : String(value);
+  }
+
+  let body: Uint8Array = event.body;
+  if (opts.transformed) {
+    // undefined (a transform that selects nothing) is sent as an empty body, not the text "undefined".
+    const json = opts.transformed.value === undefined ? "" : JSON.stringify(opts.transformed.value);
+    body = new TextEncoder().encode(json);
+    headers["content-type"] = "application/json";
+    delete headers["content-encoding"];
+  }
+
+  for (const [name, value] of Object.entries(target.headers)) headers[name.toLowerCase()] = value;
+
+  const authed = applyDestinationAuth(target.url, headers, target.auth);
+  const url = authed.url;
+  Object.assign(headers, authed.headers);
+  const auth = target.auth;
+  const secretHeaders = auth.type === "basic" || auth.type === "bearer" ? ["authorization"] : auth.type === "api_key" && auth.to !== "query" ? [auth.key.toLowerCase()] : [];
+
+  const method = target.httpMethod.toUpperCase();
+  const sendsBody = method !== "GET" && method !== "HEAD";
+  const signed = sendsBody ? body : new Uint8Array();
+  headers["x-hookrelay-event-id"] = event.id;
+  headers["x-hookrelay-source-id"] = event.sourceId;
+  headers["x-hookrelay-attempt"] = String(opts.attemptNumber);
+  // webhook-id is the event id on every try and to every destination: receivers dedupe on it.
+  Object.assign(headers, standardWebhookHeaders(target.signingSecret, event.id, opts.now, signed));
+  if (!sendsBody) delete headers["content-type"];
+  return { url, method, headers, body: sendsBody ? body : null, secretHeaders };
+}
+
+export type FailureClass = "timeout" | "connection_error" | "ssrf_blocked" | `http_${number}`;
+
+export interface SendResult {
+  ok: boolean;
+  responseStatus: number | null;
+  responseHeaders: Record<string, string> | null;
+  responseBody: string | null;
+  durationMs: number;
+  /** Set when !ok. */
+  error: FailureClass | null;
+  errorDetail: string | null;
+  /** False when trying again cannot help (a refused address). */
+  retryable: boolean;
+  retryAfter: string | null;
+}
+
+/** Sends the request with the destination's timeout covering connect, response and body. */
+export async function send(request: OutgoingRequest, opts: { timeoutMs: number; blockPrivate: boolean }): Promise<SendResult> {
+  const started = performance.now();
+  const elapsed = () => Math.round(performance.now() - started);
+  const failure = (error: FailureClass, detail: string, retryable = true): SendResult => ({
+    ok: false,
+    responseStatus: null,
+    responseHeaders: null,
+    responseBody: null,
+    durationMs: elapsed(),
+    error,
+    errorDetail: detail,
+    retryable,
+    retryAfter: null,
+  });
+
+  const signal = AbortSignal.timeout(opts.timeoutMs);
+  let url = new URL(request.url);
+  const headers = { ...request.headers };
+  try {
+    const target = await resolveAllowedTarget(url, opts.blockPrivate);
+    if (url.protocol === "http:") {
+      // Connect to the address that was checked, so a second DNS answer cannot differ (DNS rebinding).
+      // https keeps the name: certificate checks need it; its remaining window is documented in docs/delivery.md.
+      headers["host"] = url.host;
+      url = new URL(url);
+      url.hostname = target.family === 6 ? `[${target.address}]` : target.address;
+    }
+  } catch (err) {
+    if (err instanceof DestinationRefused) return failure("ssrf_blocked", err.message, false);
+    if (err instanceof DnsFailure) return failure("connection_error", err.message);
+    throw err;
+  }
+
+  try {
+    const res = await fetch(url, { method: request.method, headers, body: request.body as BodyInit | null, redirect: "manual", signal });
+    const responseHeaders = Object.fromEntries(res.headers);
+    const responseBody = await readLimited(res, RESPONSE_BODY_LIMIT);
+    const ok = res.status >= 200 && res.status < 300;
+    return {
+      ok,
+      responseStatus: res.status,
+      responseHeaders,
+      responseBody,
+      durationMs: elapsed(),
+      error: ok ? null : `http_${res.status}`,
+      errorDetail: ok ? null : `destination answered HTTP ${res.status}`,
+      retryable: true,
+      retryAfter: res.headers.get("retry-after"),
+    };
+  } catch (err) {
+    if (signal.aborted) return failure("timeout", `no complete response within ${opts.timeoutMs} ms`);
+    const e = err as { code?: string; message?: string };
+    return failure("connection_error", [e.code, e.message].filter(Boolean).join(": ") || "connection failed");
+  }
+}
+
+/** Reads at most `limit` bytes of a response body, then stops downloading. */
+async function readLimited(res: Response, limit: number): Promise<string | null> {
+  if (!res.body) return null;
+  const declared = Number(res.headers.get("content-length"));
+  if (Number.isFinite(declared) && declared > 0 && declared <= limit) return new TextDecoder().decode(await res.arrayBuffer());
+  const reader = res.body.getReader();
+  const chunks: Uint8Array[] = [];
+  let size = 0;
+  while (size < limit) {
+    const { done, value } = await reader.read();
+    if (done) break;
+    chunks.push(value);
+    size += value.byteLength;
+  }
+  if (size >= limit) await reader.cancel().catch(() => {});
+  const all = Buffer.concat(chunks.map((c) => Buffer.from(c.buffer, c.byteOffset, c.byteLength)));
+  return new TextDecoder().decode(all.subarray(0, limit));
+}
+
+/** The request headers as stored on the attempt row: secrets redacted. */
+export function storedRequestHeaders(request: OutgoingRequest): Record<string, string> {
+  const out = { ...request.headers };
+  for (const name of request.secretHeaders) if (name in out) out[name] = REDACTED;
+  return out;
+}
+
+/** The request URL as stored: an api_key sent in the query is redacted. */
+export function storedRequestUrl(request: OutgoingRequest, target: SendTarget): string {
+  if (target.auth.type !== "api_key" || target.auth.to !== "query") return request.url;
+  const u = new URL(request.url);
+  u.searchParams.set(target.auth.key, REDACTED);
+  return u.toString();
+}

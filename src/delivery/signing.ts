@@ -1,0 +1,14 @@
+import { createHmac } from "node:crypto";
+
+/**
+ * Standard Webhooks signing (https://www.standardwebhooks.com): the
+ * signature is HMAC-SHA256 over `<webhook-id>.<webhook-timestamp>.<body>`
+ * keyed with the base64 part of the `whsec_…` secret, sent as `v1,<base64>`.
+ * Receivers verify with the `standardwebhooks` or `svix` libraries.
+ */
+export function standardWebhookHeaders(secret: string, msgId: string, at: Date, body: Uint8Array): Record<string, string> {
+  const timestamp = String(Math.floor(at.getTime() / 1000));
+  const key = Buffer.from(secret.startsWith("whsec_") ? secret.slice("whsec_".length) : secret, "base64");
+  const signature = createHmac("sha256", key).update(`${msgId}.${timestamp}.`).update(body).digest("base64");
+  return { "webhook-id": msgId, "webhook-timestamp": timestamp, "webhook-signature": `v1,${signature}` };
+}

@@ -1,0 +1,303 @@
+import { eq, sql } from "drizzle-orm";
+import { preparedFor } from "../db/prepared";
+import { connections, events } from "../db/schema";
+import type { Deps } from "../domain/deps";
+import { loadDestinationForDelivery, type DeliveryDestination } from "../domain/destinations";
+import type { Logger } from "../observability/logger";
+import type { Metrics } from "../observability/metrics";
+import type { BackgroundTask } from "../runtime/tasks";
+import { eventView } from "./eventView";
+import { claimDue, nextDueAt, recordOutcomes, releaseClaims, releaseOrphanedClaims, type AttemptOutcome, type AttemptRow } from "./queue";
+import { DestinationPacer } from "./rateLimiter";
+import { decideRetry } from "./retryPolicy";
+import { buildRequest, send, storedRequestHeaders, storedRequestUrl, type SendTarget } from "./sender";
+import { applyTransform, DEFAULT_TRANSFORM_TIMEOUT_MS, TransformError } from "./transform";
+import { TtlCache } from "./ttlCache";
+
+/**
+ * The delivery worker pool: up to `concurrency` deliveries in flight.
+ *
+ * One pump claims as many due rows as there are free slots, starts them,
+ * and sleeps. It is woken by the bus (`delivery.queued`), by a finished
+ * delivery freeing a slot, by a timer set for the next scheduled retry or
+ * rate-limit slot, and by a slow safety poll; never by a tight loop.
+ * Outcomes finished in the same event-loop turn are recorded in one write
+ * transaction (group commit), which is what lets SQLite keep up.
+ */
+export interface DeliveryWorkerOptions {
+  concurrency: number;
+  logger: Logger;
+  metrics?: Metrics;
+  /** Safety poll: catches rows queued by another process (CLI local mode). */
+  pollMs?: number;
+  /** How long edits to a destination or connection may take to reach deliveries. */
+  cacheMs?: number;
+  /** Told which replay jobs had a delivery settle, after it is recorded. */
+  onJobsSettled?: (jobIds: string[]) => void;
+}
+
+export interface DeliveryWorker extends BackgroundTask {
+  wake(): void;
+  /** Deliveries in flight now. */
+  active(): number;
+}
+
+const loadEvent = preparedFor((db) =>
+  db
+    .select({ id: events.id, sourceId: events.sourceId, headers: events.headers, body: events.body, method: events.method, path: events.path, query: events.query, contentType: events.contentType })
+    .from(events)
+    .where(eq(events.id, sql.placeholder("id")))
+    .prepare(),
+);
+
+type ConnectionTransform = { transformEnabled: number; transformExpression: string | null } | null;
+
+export function startDeliveryWorker(deps: Deps, opts: DeliveryWorkerOptions): DeliveryWorker {
+  const { db, clock } = deps;
+  const logger = opts.logger;
+  const pollMs = opts.pollMs ?? 5000;
+  const pacer = new DestinationPacer();
+  const destinationsCache = new TtlCache<DeliveryDestination | null>(opts.cacheMs ?? 1000, (id) => loadDestinationForDelivery(deps, id));
+  const transformsCache = new TtlCache<ConnectionTransform>(opts.cacheMs ?? 1000, async (id) => {
+    const [row] = await db
+      .select({ transformEnabled: connections.transformEnabled, transformExpression: connections.transformExpression })
+      .from(connections)
+      .where(eq(connections.id, id))
+      .limit(1);
+    return row ?? null;
+  });
+
+  let stopped = false;
+  let active = 0;
+  const inFlight = new Set<Promise<void>>();
+  let outcomes: AttemptOutcome[] = [];
+  let releases: AttemptRow[] = [];
+  let pumping = false;
+  let pumpAgain = false;
+  let pumpScheduled = false;
+  let timer: ReturnType<typeof setTimeout> | null = null;
+
+  // A previous run of this process may have died mid-delivery: those rows are due again.
+  // The first pump waits for this, so nothing is claimed before it.
+  const ready = releaseOrphanedClaims(db).then(
+    (n) => void (n > 0 && logger.info("re-queued deliveries interrupted by the last shutdown", { count: n })),
+    (err) => logger.error("re-queueing interrupted deliveries failed", { error: err instanceof Error ? err.message : String(err) }),
+  );
+
+  function schedulePump() {
+    if (stopped && active === 0 && outcomes.length === 0 && releases.length === 0) return;
+    if (pumping) {
+      pumpAgain = true;
+      return;
+    }
+    if (pumpScheduled) return;
+    pumpScheduled = true;
+    setImmediate(() => {
+      pumpScheduled = false;
+      void pump();
+    });
+  }
+
+  function armTimer(at: number) {
+    if (timer) clearTimeout(timer);
+    if (stopped) return;
+    const delay = Math.min(Math.max(at - clock.now().getTime(), 10), pollMs);
+    timer = setTimeout(() => {
+      timer = null;
+      schedulePump();
+    }, delay);
+    timer.unref?.();
+  }
+
+  async function pump() {
+    if (pumping) {
+      pumpAgain = true;
+      return;
+    }
+    pumping = true;
+    try {
+      await ready;
+      do {
+        pumpAgain = false;
+        await flush();
+        if (stopped) break;
+        const free = opts.concurrency - active;
+        if (free <= 0) break;
+        const now = clock.now();
+        const exclude = pacer.blocked(now.getTime());
+        const rows = await claimDue(db, { now, limit: free, exclude });
+        for (const row of rows) start(row);
+        if (rows.length < free) {
+          // Drained what is due: sleep until the next scheduled row or rate-limit slot.
+          const next = await nextDueAt(db, pacer.blocked(clock.now().getTime()));
+          const unblock = pacer.nextUnblockAt(clock.now().getTime());
+          const candidates = [next?.getTime(), unblock ?? undefined, clock.now().getTime() + pollMs].filter((t): t is number => t !== undefined);
+          armTimer(Math.min(...candidates));
+        }
+      } while (pumpAgain && !stopped);
+    } catch (err) {
+      logger.error("delivery pump failed", { error: err instanceof Error ? err.message : String(err) });
+      armTimer(clock.now().getTime() + 1000);
+    } finally {
+      pumping = false;
+    }
+    if (pumpAgain) schedulePump();
+  }
+
+  function start(row: AttemptRow) {
+    active++;
+    const p: Promise<void> = deliver(row)
+      .catch((err) => {
+        // Unexpected (a bug or the database going away): hand the row back rather than lose it.
+        logger.error("delivery failed unexpectedly", { attempt_id: row.id, error: err instanceof Error ? err.message : String(err) });
+        releases.push(row);
+      })
+      .finally(() => {
+        active--;
+        inFlight.delete(p);
+        schedulePump();
+      });
+    inFlight.add(p);
+  }
+
+  async function flush() {
+    if (outcomes.length > 0) {
+      const batch = outcomes;
+      outcomes = [];
+      try {
+        const recorded = recordOutcomes(db, batch, clock.now());
+        for (const e of recorded.changedEvents) deps.bus.publish({ type: "event.updated", orgId: e.orgId, envId: e.envId, eventId: e.id, sourceId: e.sourceId });
+        if (recorded.settledJobIds.length > 0) opts.onJobsSettled?.(recorded.settledJobIds);
+        if (recorded.stale > 0) logger.warn("delivery outcomes arrived after their lease was lost", { count: recorded.stale });
+      } catch (err) {
+        // The rows stay `delivering` and are delivered again after a restart (at least once).
+        logger.error("recording delivery outcomes failed", { count: batch.length, error: err instanceof Error ? err.message : String(err) });
+      }
+    }
+    if (releases.length > 0) {
+      const batch = releases;
+      releases = [];
+      try {
+        await releaseClaims(db, batch);
+      } catch (err) {
+        logger.error("releasing claimed deliveries failed", { count: batch.length, error: err instanceof Error ? err.message : String(err) });
+      }
+    }
+  }
+
+  async function deliver(row: AttemptRow) {
+    const destination = await destinationsCache.get(row.destinationId);
+    if (!destination) return finish(terminal(row, "destination_not_found", "the destination was deleted"));
+    if (destination.status === "paused" || stopped) return void releases.push(row);
+    if (destination.status === "disabled") return finish(terminal(row, "destination_disabled", "the destination is disabled"));
+    if (!pacer.tryTake(destination.id, destination.rateLimitPerSecond, clock.now().getTime())) return void releases.push(row);
+
+    const event = loadEvent(db).get({ id: row.eventId });
+    // Pruned by retention meanwhile: its attempts went with it (foreign key cascade).
+    if (!event) return;
+
+    const target: SendTarget = {
+      url: destination.url,
+      httpMethod: destination.httpMethod,
+      headers: destination.headers,
+      auth: destination.auth,
+      timeoutMs: destination.timeoutMs,
+      signingSecret: destination.signingSecret,
+    };
+    let transformed: { value: unknown } | undefined;
+    const connection = row.connectionId ? await transformsCache.get(row.connectionId) : null;
+    if (connection?.transformEnabled === 1 && connection.transformExpression) {
+      const view = eventView(event);
+      try {
+        transformed = { value: await applyTransform(connection.transformExpression, view, { timeoutMs: DEFAULT_TRANSFORM_TIMEOUT_MS }) };
+      } catch (err) {
+        if (!(err instanceof TransformError)) throw err;
+        return finish(terminal(row, "transform_error", err.message, { url: destination.url, method: destination.httpMethod }));
+      }
+    }
+
+    const request = buildRequest({ target, event: { id: event.id, sourceId: event.sourceId, headers: JSON.parse(event.headers) as Record<string, unknown>, body: event.body }, transformed, attemptNumber: row.attemptNumber ?? 1, now: clock.now() });
+    const result = await send(request, { timeoutMs: destination.timeoutMs, blockPrivate: deps.settings.blockPrivateDestinations });
+    if (result.responseStatus !== null || result.error === "timeout") opts.metrics?.deliveryDuration.observe(result.durationMs / 1000);
+
+    const now = clock.now();
+    const decision = result.ok
+      ? ({ retry: false } as const)
+      : decideRetry({
+          settings: destination,
+          attemptNumber: row.attemptNumber ?? 1,
+          retryable: result.retryable,
+          noRetry: row.noRetry === 1,
+          responseStatus: result.responseStatus,
+          retryAfter: result.retryAfter,
+          now,
+        });
+    finish({
+      attempt: row,
+      status: result.ok ? "success" : "failed",
+      requestUrl: storedRequestUrl(request, target),
+      requestMethod: request.method,
+      requestHeaders: JSON.stringify(storedRequestHeaders(request)),
+      requestBodySize: request.body?.byteLength ?? 0,
+      responseStatus: result.responseStatus,
+      responseHeaders: result.responseHeaders ? JSON.stringify(result.responseHeaders) : null,
+      responseBody: result.responseBody,
+      durationMs: result.durationMs,
+      error: result.error,
+      errorDetail: result.errorDetail,
+      retryAt: decision.retry ? new Date(now.getTime() + decision.delayMs) : null,
+      dlq: !result.ok && !decision.retry && row.noRetry !== 1,
+    });
+  }
+
+  function finish(outcome: AttemptOutcome) {
+    opts.metrics?.deliveries.inc({ outcome: outcome.status === "success" ? "success" : outcomeLabel(outcome.error) });
+    outcomes.push(outcome);
+  }
+
+  const task: DeliveryWorker = {
+    name: "delivery-worker",
+    running: () => !stopped,
+    wake: schedulePump,
+    active: () => active,
+    async stop() {
+      stopped = true;
+      if (timer) clearTimeout(timer);
+      while (inFlight.size > 0) await Promise.allSettled([...inFlight]);
+      while (pumping) await new Promise((r) => setTimeout(r, 5));
+      await flush();
+    },
+  };
+  schedulePump();
+  return task;
+}
+
+/** A failure that no retry can fix: the chain ends here, in the DLQ unless it is a replay. */
+function terminal(row: AttemptRow, error: string, detail: string, target?: { url: string; method: string }): AttemptOutcome {
+  return {
+    attempt: row,
+    status: "failed",
+    requestUrl: target?.url ?? row.requestUrl,
+    requestMethod: target?.method ?? row.requestMethod,
+    requestHeaders: null,
+    requestBodySize: 0,
+    responseStatus: null,
+    responseHeaders: null,
+    responseBody: null,
+    durationMs: null,
+    error,
+    errorDetail: detail,
+    retryAt: null,
+    dlq: row.noRetry !== 1,
+  };
+}
+
+/**
+ * Bounded label values for hookrelay_deliveries_total{outcome}: success,
+ * http_error, timeout, connection_error, transform_error, ssrf_blocked,
+ * destination_disabled, destination_not_found.
+ */
+function outcomeLabel(error: string | null): string {
+  if (!error) return "failed";
+  return error.startsWith("http_") ? "http_error" : error;
+}

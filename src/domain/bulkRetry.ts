@@ -1,0 +1,75 @@
+import { eq, sql } from "drizzle-orm";
+import type { ListEventsQuery } from "../contracts/events";
+import { jobs } from "../db/schema";
+import { writeTransaction } from "../db/transaction";
+import { iso } from "./clock";
+import { connectionsBySource, FilterRuleCache } from "./deliveries";
+import type { Deps, Scope } from "./deps";
+import { listEvents } from "./events";
+import { createJob, newJobRow, type JobRow } from "./jobs";
+import { loadRetryEvents, queueEventRetries } from "./retries";
+
+/**
+ * Bulk retry (POST /v1/events/retry): the events GET /v1/events would list
+ * with the same filters, each retried as POST /events/{id}/retry does, in
+ * the background. The set is fixed when the job starts (events received
+ * later are not included). Walking it reuses the events list itself, so
+ * both always agree on what the filters mean.
+ *
+ * Progress counts events: `succeeded` got at least one delivery queued,
+ * `failed` got none (every connection was disabled or filtered it out).
+ */
+export const BULK_BATCH = 100;
+
+export type EventFilters = Omit<ListEventsQuery, "limit" | "offset" | "cursor" | "direction">;
+
+interface BulkParams {
+  filters: EventFilters;
+}
+
+const jobScope = (job: Pick<JobRow, "orgId" | "envId">): Scope => ({ orgId: job.orgId, envId: job.envId, userId: null, via: "local", scopes: "*" });
+
+export async function startBulkRetry(deps: Deps, scope: Scope, filters: EventFilters): Promise<{ job_id: string; total: number }> {
+  const now = deps.clock.now();
+  // `before` is exclusive: one millisecond on takes in an event received this very instant.
+  const until = iso(new Date(now.getTime() + 1));
+  const before = filters.before && new Date(filters.before).toISOString() < until ? new Date(filters.before).toISOString() : until;
+  const bounded: EventFilters = { ...filters, before };
+  const first = await listEvents(deps, scope, { ...bounded, limit: 1, offset: 0 });
+  const job = newJobRow({ orgId: scope.orgId, envId: scope.envId, kind: "bulk_retry", params: { filters: bounded } satisfies BulkParams, total: first.pagination.total, now });
+  await createJob(deps, job);
+  return { job_id: job.id, total: job.total };
+}
+
+/** Retries the next page of events; returns true when the walk is over. */
+export async function bulkRetryStep(deps: Deps, job: JobRow): Promise<boolean> {
+  const { filters } = JSON.parse(job.params) as BulkParams;
+  const scope = jobScope(job);
+  const page = await listEvents(deps, scope, { ...filters, limit: BULK_BATCH, offset: 0, cursor: job.cursor ?? undefined });
+  const rows = await loadRetryEvents(deps, scope, page.events.map((e) => e.id));
+  const bySource = await connectionsBySource(deps.db, [...new Set(rows.map((r) => r.sourceId))]);
+  const rules = new FilterRuleCache();
+  const now = deps.clock.now();
+  let succeeded = 0;
+  let queued = 0;
+  writeTransaction(deps.db, (tx) => {
+    for (const event of rows) {
+      const r = queueEventRetries(tx, { event, connections: bySource.get(event.sourceId) ?? [], trigger: "bulk_retry", now, jobId: job.id, rules });
+      if (r.retried.length > 0) succeeded++;
+      queued += r.retried.length;
+    }
+    // Progress and cursor move with the retries they describe: a restart neither repeats nor skips a page.
+    tx.update(jobs)
+      .set({
+        processed: sql`${jobs.processed} + ${page.events.length}`,
+        succeeded: sql`${jobs.succeeded} + ${succeeded}`,
+        failed: sql`${jobs.failed} + ${page.events.length - succeeded}`,
+        cursor: page.pagination.next_cursor,
+      })
+      .where(eq(jobs.id, job.id))
+      .run();
+  });
+  if (queued > 0) deps.bus.publish({ type: "delivery.queued" });
+  job.cursor = page.pagination.next_cursor;
+  return page.pagination.next_cursor === null;
+}

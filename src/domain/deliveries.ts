@@ -1,0 +1,175 @@
+import { asc, eq, inArray, sql } from "drizzle-orm";
+import type { FilterRule } from "../contracts/connections";
+import type { TriggerType } from "../contracts/deliveryAttempts";
+import { newId } from "../contracts/ids";
+import type { Db } from "../db/open";
+import { preparedFor } from "../db/prepared";
+import { connections, deliveryAttempts, destinations } from "../db/schema";
+// Pure leaf modules shared with the workers (as in domain/connections.ts).
+import type { FilterRequest } from "../delivery/filter";
+import { matchesFilter, parseFilterRules } from "../delivery/filter";
+import type { Logger } from "../observability/logger";
+import { iso } from "./clock";
+
+/**
+ * What routing and retrying share: which connections an event goes
+ * through, and the queued row that starts a delivery chain.
+ */
+export type AttemptInsert = typeof deliveryAttempts.$inferInsert;
+
+/** A fresh queued row: the first try of a chain. Retries of it count on from attempt_number 1. */
+export function newQueuedAttempt(fields: {
+  orgId: string;
+  envId: string;
+  eventId: string;
+  connectionId: string | null;
+  destinationId: string;
+  requestUrl: string;
+  requestMethod: string;
+  triggerType: Exclude<TriggerType, "retry">;
+  now: Date;
+  jobId?: string | null;
+}): AttemptInsert {
+  const now = iso(fields.now);
+  return {
+    id: newId("attempt"),
+    orgId: fields.orgId,
+    envId: fields.envId,
+    eventId: fields.eventId,
+    connectionId: fields.connectionId,
+    destinationId: fields.destinationId,
+    requestUrl: fields.requestUrl,
+    requestMethod: fields.requestMethod,
+    status: "queued",
+    attemptNumber: 1,
+    triggerType: fields.triggerType,
+    scheduledAt: now,
+    // Replays are recorded but never retried (spec, Replay).
+    noRetry: fields.triggerType === "replay" ? 1 : 0,
+    jobId: fields.jobId ?? null,
+    createdAt: now,
+  };
+}
+
+const attemptInsert = preparedFor((db) =>
+  db
+    .insert(deliveryAttempts)
+    .values({
+      id: sql.placeholder("id"),
+      orgId: sql.placeholder("orgId"),
+      envId: sql.placeholder("envId"),
+      eventId: sql.placeholder("eventId"),
+      connectionId: sql.placeholder("connectionId"),
+      destinationId: sql.placeholder("destinationId"),
+      requestUrl: sql.placeholder("requestUrl"),
+      requestMethod: sql.placeholder("requestMethod"),
+      status: "queued",
+      attemptNumber: sql.placeholder("attemptNumber"),
+      triggerType: sql.placeholder("triggerType"),
+      scheduledAt: sql.placeholder("scheduledAt"),
+      noRetry: sql.placeholder("noRetry"),
+      jobId: sql.placeholder("jobId"),
+      createdAt: sql.placeholder("createdAt"),
+    })
+    .prepare(),
+);
+
+/**
+ * Inserts a queued row with a statement prepared once. Inside a
+ * writeTransaction it runs on the transaction's connection (bun:sqlite has one).
+ */
+export function insertQueuedAttempt(db: Db, row: AttemptInsert): void {
+  attemptInsert(db).run({
+    id: row.id,
+    orgId: row.orgId,
+    envId: row.envId,
+    eventId: row.eventId,
+    connectionId: row.connectionId ?? null,
+    destinationId: row.destinationId,
+    requestUrl: row.requestUrl,
+    requestMethod: row.requestMethod,
+    attemptNumber: row.attemptNumber ?? 1,
+    triggerType: row.triggerType ?? null,
+    scheduledAt: row.scheduledAt,
+    noRetry: row.noRetry ?? 0,
+    jobId: row.jobId ?? null,
+    createdAt: row.createdAt,
+  });
+}
+
+export interface SourceConnection {
+  id: string;
+  name: string;
+  sourceId: string;
+  destinationId: string;
+  enabled: number;
+  filterRules: string | null;
+  updatedAt: string;
+  destinationUrl: string;
+  destinationMethod: string;
+  destinationStatus: string;
+}
+
+/** The connections of these sources with what a queued row needs of their destination, oldest first. */
+export async function connectionsBySource(db: Db, sourceIds: string[]): Promise<Map<string, SourceConnection[]>> {
+  const out = new Map<string, SourceConnection[]>();
+  if (sourceIds.length === 0) return out;
+  const rows = await db
+    .select({
+      id: connections.id,
+      name: connections.name,
+      sourceId: connections.sourceId,
+      destinationId: connections.destinationId,
+      enabled: connections.enabled,
+      filterRules: connections.filterRules,
+      updatedAt: connections.updatedAt,
+      destinationUrl: destinations.url,
+      destinationMethod: destinations.httpMethod,
+      destinationStatus: destinations.status,
+    })
+    .from(connections)
+    .innerJoin(destinations, eq(destinations.id, connections.destinationId))
+    .where(inArray(connections.sourceId, sourceIds))
+    .orderBy(asc(connections.createdAt), asc(connections.id));
+  for (const r of rows) {
+    const list = out.get(r.sourceId) ?? [];
+    list.push(r);
+    out.set(r.sourceId, list);
+  }
+  return out;
+}
+
+/** Parsed filter rules per connection version: parsing validates with zod, too slow to repeat per event. */
+export class FilterRuleCache {
+  private readonly cache = new Map<string, { version: string; rules: FilterRule[] | null }>();
+
+  /** The rules, [] for none, or null when the stored rules no longer parse (the connection then matches nothing). */
+  get(conn: { id: string; filterRules: string | null; updatedAt: string }, logger?: Logger): FilterRule[] | null {
+    const version = `${conn.updatedAt}\u0000${conn.filterRules ?? ""}`;
+    const hit = this.cache.get(conn.id);
+    if (hit && hit.version === version) return hit.rules;
+    let rules: FilterRule[] | null;
+    try {
+      rules = conn.filterRules ? parseFilterRules(conn.filterRules) : [];
+    } catch {
+      logger?.warn("connection filter_rules do not parse; the connection matches nothing", { connection_id: conn.id });
+      rules = null;
+    }
+    if (this.cache.size > 10_000) this.cache.clear();
+    this.cache.set(conn.id, { version, rules });
+    return rules;
+  }
+
+  /** Whether the event passes the connection's filter; `view` is built only when a rule needs it. */
+  matches(conn: SourceConnection, view: () => FilterRequest, logger?: Logger): boolean {
+    const rules = this.get(conn, logger);
+    if (rules === null) return false;
+    if (rules.length === 0) return true;
+    try {
+      return matchesFilter(rules, view());
+    } catch (err) {
+      logger?.warn("filter evaluation failed; treated as no match", { connection_id: conn.id, error: err instanceof Error ? err.message : String(err) });
+      return false;
+    }
+  }
+}

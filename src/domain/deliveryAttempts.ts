@@ -1,0 +1,82 @@
+import { and, count, eq, sql, type SQL } from "drizzle-orm";
+import type { SQLiteColumn } from "drizzle-orm/sqlite-core";
+import type { DeliveryAttempt, ListAttemptsQuery } from "../contracts/deliveryAttempts";
+import { normalizeIdOrNull } from "../contracts/ids";
+import { connections, deliveryAttempts, destinations } from "../db/schema";
+import type { Deps, Scope } from "./deps";
+import { paginate } from "./paging";
+
+type AttemptRow = typeof deliveryAttempts.$inferSelect;
+type JoinedRow = { attempt: AttemptRow; connectionName: string | null; destinationName: string | null };
+
+/** The one API shape of a delivery attempt (spec: Delivery attempt list item). */
+export function serializeAttempt({ attempt: a, connectionName, destinationName }: JoinedRow): DeliveryAttempt {
+  return {
+    id: a.id,
+    org_id: a.orgId,
+    env_id: a.envId,
+    event_id: a.eventId,
+    connection_id: a.connectionId,
+    destination_id: a.destinationId,
+    request_url: a.requestUrl,
+    request_method: a.requestMethod,
+    request_headers: a.requestHeaders,
+    request_body_size: a.requestBodySize,
+    response_status: a.responseStatus,
+    response_headers: a.responseHeaders,
+    response_body: a.responseBody,
+    duration_ms: a.durationMs,
+    status: a.status,
+    error: a.error,
+    error_detail: a.errorDetail,
+    created_at: a.createdAt,
+    attempt_number: a.attemptNumber,
+    next_retry_at: a.nextRetryAt,
+    is_dlq: a.isDlq,
+    dlq_at: a.dlqAt,
+    trigger_type: a.triggerType,
+    connection_name: connectionName,
+    destination_name: destinationName,
+  };
+}
+
+const NOTHING = sql`0`;
+
+function filtersFor(scope: Scope, q: ListAttemptsQuery): SQL | undefined {
+  const conds: (SQL | undefined)[] = [eq(deliveryAttempts.orgId, scope.orgId), eq(deliveryAttempts.envId, scope.envId)];
+  // An id that cannot exist filters to nothing rather than failing the list.
+  const byId = (raw: string | undefined, col: SQLiteColumn, kind?: "event" | "destination") => {
+    if (raw === undefined) return;
+    const id = normalizeIdOrNull(raw, kind);
+    conds.push(id ? eq(col, id) : NOTHING);
+  };
+  byId(q.event_id, deliveryAttempts.eventId, "event");
+  byId(q.destination_id, deliveryAttempts.destinationId, "destination");
+  byId(q.connection_id, deliveryAttempts.connectionId);
+  if (q.status) conds.push(eq(deliveryAttempts.status, q.status));
+  if (q.is_dlq !== undefined) conds.push(eq(deliveryAttempts.isDlq, q.is_dlq));
+  if (q.trigger_type) conds.push(eq(deliveryAttempts.triggerType, q.trigger_type));
+  return and(...conds);
+}
+
+/** Newest first, with offset or cursor pages (as GET /v1/events). */
+export async function listAttempts({ db }: Deps, scope: Scope, query: ListAttemptsQuery) {
+  const { rows, pagination } = await paginate({
+    page: query,
+    cols: { time: deliveryAttempts.createdAt, id: deliveryAttempts.id },
+    filters: filtersFor(scope, query),
+    select: (where, order, limit, offset) =>
+      db
+        .select({ attempt: deliveryAttempts, connectionName: connections.name, destinationName: destinations.name })
+        .from(deliveryAttempts)
+        .leftJoin(connections, eq(connections.id, deliveryAttempts.connectionId))
+        .leftJoin(destinations, eq(destinations.id, deliveryAttempts.destinationId))
+        .where(where)
+        .orderBy(...order)
+        .limit(limit)
+        .offset(offset),
+    total: async (where) => (await db.select({ n: count() }).from(deliveryAttempts).where(where))[0]?.n ?? 0,
+    key: (r) => ({ t: r.attempt.createdAt, id: r.attempt.id }),
+  });
+  return { delivery_attempts: rows.map(serializeAttempt), pagination };
+}

@@ -1,0 +1,138 @@
+import { and, asc, count, eq, gt, inArray, isNull, lte, or, sql, type SQL } from "drizzle-orm";
+import type { RedriveInput } from "../contracts/deliveryAttempts";
+import { notFound } from "../contracts/errors";
+import { normalizeId } from "../contracts/ids";
+import { connections, deliveryAttempts, destinations, jobs } from "../db/schema";
+import { writeTransaction } from "../db/transaction";
+import { iso } from "./clock";
+import { newQueuedAttempt, type AttemptInsert } from "./deliveries";
+import type { Deps, Scope } from "./deps";
+import { findDestinationRow } from "./destinations";
+import { createJob, newJobRow, type JobRow } from "./jobs";
+
+/**
+ * DLQ redrive (POST /v1/delivery-attempts/redrive): every delivery in the
+ * DLQ for a destination and/or connection starts again (trigger `redrive`,
+ * fresh retry budget), in the background. A redriven row leaves the DLQ
+ * (is_dlq 0; dlq_at stays as history), so redriving twice never doubles a
+ * delivery. The set is fixed when the job starts.
+ *
+ * Progress counts DLQ rows: `succeeded` were queued again, `failed` could
+ * not be (their destination was deleted or is disabled) and stay in the DLQ.
+ */
+export const REDRIVE_BATCH = 100;
+
+interface RedriveParams {
+  destination_id: string | null;
+  connection_id: string | null;
+  /** DLQ rows that entered it after the job started are not part of it. */
+  until: string;
+}
+
+function dlqFilter(job: Pick<JobRow, "orgId" | "envId">, p: RedriveParams): SQL {
+  return and(
+    eq(deliveryAttempts.orgId, job.orgId),
+    eq(deliveryAttempts.envId, job.envId),
+    eq(deliveryAttempts.isDlq, 1),
+    lte(deliveryAttempts.dlqAt, p.until),
+    p.destination_id ? eq(deliveryAttempts.destinationId, p.destination_id) : undefined,
+    p.connection_id ? eq(deliveryAttempts.connectionId, p.connection_id) : undefined,
+  )!;
+}
+
+export async function startRedrive(deps: Deps, scope: Scope, input: RedriveInput): Promise<{ job_id: string; total: number }> {
+  const destinationId = input.destination_id ? (await findDestinationRow(deps, scope, input.destination_id)).id : null;
+  let connectionId: string | null = null;
+  if (input.connection_id) {
+    const id = normalizeId(input.connection_id, undefined, "Connection");
+    const [conn] = await deps.db
+      .select({ id: connections.id })
+      .from(connections)
+      .where(and(eq(connections.id, id), eq(connections.orgId, scope.orgId), eq(connections.envId, scope.envId)))
+      .limit(1);
+    if (!conn) throw notFound("Connection");
+    connectionId = conn.id;
+  }
+  const now = deps.clock.now();
+  const params: RedriveParams = { destination_id: destinationId, connection_id: connectionId, until: iso(now) };
+  const [row] = await deps.db.select({ n: count() }).from(deliveryAttempts).where(dlqFilter(scope, params));
+  const job = newJobRow({ orgId: scope.orgId, envId: scope.envId, kind: "redrive", params, total: row?.n ?? 0, now });
+  await createJob(deps, job);
+  return { job_id: job.id, total: job.total };
+}
+
+/** Redrives the next batch of DLQ rows; returns true when none are left. */
+export async function redriveStep(deps: Deps, job: JobRow): Promise<boolean> {
+  const params = JSON.parse(job.params) as RedriveParams;
+  const after = job.cursor ? (JSON.parse(job.cursor) as { t: string; id: string }) : null;
+  const batch = await deps.db
+    .select()
+    .from(deliveryAttempts)
+    .where(
+      and(
+        dlqFilter(job, params),
+        after ? or(gt(deliveryAttempts.createdAt, after.t), and(eq(deliveryAttempts.createdAt, after.t), gt(deliveryAttempts.id, after.id))) : undefined,
+      ),
+    )
+    .orderBy(asc(deliveryAttempts.createdAt), asc(deliveryAttempts.id))
+    .limit(REDRIVE_BATCH);
+  if (batch.length === 0) return true;
+
+  const targets = new Map(
+    (
+      await deps.db
+        .select({ id: destinations.id, url: destinations.url, method: destinations.httpMethod, status: destinations.status })
+        .from(destinations)
+        .where(inArray(destinations.id, [...new Set(batch.map((r) => r.destinationId))]))
+    ).map((d) => [d.id, d]),
+  );
+  const now = deps.clock.now();
+  const last = batch[batch.length - 1]!;
+  let queued = 0;
+  writeTransaction(deps.db, (tx) => {
+    for (const row of batch) {
+      const target = targets.get(row.destinationId);
+      if (!target || target.status === "disabled") continue;
+      const chain = and(
+        eq(deliveryAttempts.eventId, row.eventId),
+        eq(deliveryAttempts.destinationId, row.destinationId),
+        row.connectionId ? eq(deliveryAttempts.connectionId, row.connectionId) : isNull(deliveryAttempts.connectionId),
+      );
+      tx.update(deliveryAttempts).set({ isDlq: 0 }).where(and(chain, eq(deliveryAttempts.isDlq, 1))).run();
+      const outstanding = tx
+        .select({ id: deliveryAttempts.id })
+        .from(deliveryAttempts)
+        .where(and(chain, inArray(deliveryAttempts.status, ["queued", "delivering"])))
+        .limit(1)
+        .get();
+      if (!outstanding) {
+        const next: AttemptInsert = newQueuedAttempt({
+          orgId: row.orgId,
+          envId: row.envId,
+          eventId: row.eventId,
+          connectionId: row.connectionId,
+          destinationId: row.destinationId,
+          requestUrl: target.url,
+          requestMethod: target.method,
+          triggerType: "redrive",
+          now,
+          jobId: job.id,
+        });
+        tx.insert(deliveryAttempts).values(next).run();
+      }
+      queued++;
+    }
+    tx.update(jobs)
+      .set({
+        processed: sql`${jobs.processed} + ${batch.length}`,
+        succeeded: sql`${jobs.succeeded} + ${queued}`,
+        failed: sql`${jobs.failed} + ${batch.length - queued}`,
+        cursor: JSON.stringify({ t: last.createdAt, id: last.id }),
+      })
+      .where(eq(jobs.id, job.id))
+      .run();
+  });
+  if (queued > 0) deps.bus.publish({ type: "delivery.queued" });
+  job.cursor = JSON.stringify({ t: last.createdAt, id: last.id });
+  return batch.length < REDRIVE_BATCH;
+}

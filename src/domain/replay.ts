@@ -1,0 +1,169 @@
+import { and, asc, count, eq, gt, gte, inArray, lte, ne, or, sql, type SQL } from "drizzle-orm";
+import { notFound } from "../contracts/errors";
+import type { JobProgress, ReplayInput } from "../contracts/jobs";
+import { normalizeId } from "../contracts/ids";
+import { connections, deliveryAttempts, destinations, events, jobs, sources } from "../db/schema";
+import { writeTransaction } from "../db/transaction";
+import { newQueuedAttempt } from "./deliveries";
+import type { Deps, Scope } from "./deps";
+import { findDestinationRow } from "./destinations";
+import { createJob, getJob, newJobRow, type JobRow } from "./jobs";
+
+/**
+ * Replay (spec: Replay): events received between `from` and `to` (both
+ * inclusive), optionally of one source, walked in ascending received_at
+ * order and delivered again to one destination, `rate_limit` events at a
+ * time with a one-second pause between batches (the pacing lives in
+ * src/delivery/jobRunner.ts). At most `max_events` events.
+ *
+ * - Rejected events (failed signature, schema reject) and duplicates are
+ *   not replayed: they were never meant to be delivered.
+ * - A replayed event goes through the connection from its source to the
+ *   destination when there is one (its transform applies; its filter does
+ *   not: the replay is an explicit choice), else its body is sent as received.
+ * - Replayed deliveries are recorded (trigger_type `replay`) and never
+ *   retried; they count in the job's succeeded/failed, never enter the DLQ
+ *   and never change the event's status.
+ */
+interface ReplayParams {
+  destination_id: string;
+  source_id: string | null;
+  from: string;
+  to: string;
+  rate_limit: number;
+  max_events: number;
+}
+
+interface Cursor {
+  t: string;
+  id: string;
+}
+
+function replayable(scope: Pick<JobRow, "orgId" | "envId">, p: ReplayParams): SQL {
+  return and(
+    eq(events.orgId, scope.orgId),
+    eq(events.envId, scope.envId),
+    gte(events.receivedAt, p.from),
+    lte(events.receivedAt, p.to),
+    p.source_id ? eq(events.sourceId, p.source_id) : undefined,
+    ne(events.status, "rejected"),
+    ne(events.dedupStatus, "duplicate"),
+  )!;
+}
+
+export async function startReplay(deps: Deps, scope: Scope, input: ReplayInput): Promise<{ job_id: string; status: "running"; total: number }> {
+  const destination = await findDestinationRow(deps, scope, input.destination_id);
+  let sourceId: string | null = null;
+  if (input.source_id) {
+    const id = normalizeId(input.source_id, "source", "Source");
+    const [source] = await deps.db
+      .select({ id: sources.id })
+      .from(sources)
+      .where(and(eq(sources.id, id), eq(sources.orgId, scope.orgId), eq(sources.envId, scope.envId)))
+      .limit(1);
+    if (!source) throw notFound("Source");
+    sourceId = source.id;
+  }
+  const params: ReplayParams = {
+    destination_id: destination.id,
+    source_id: sourceId,
+    from: new Date(input.from).toISOString(),
+    to: new Date(input.to).toISOString(),
+    rate_limit: input.rate_limit,
+    max_events: input.max_events,
+  };
+  const [matching] = await deps.db.select({ n: count() }).from(events).where(replayable(scope, params));
+  const total = Math.min(matching?.n ?? 0, params.max_events);
+  const job = newJobRow({ orgId: scope.orgId, envId: scope.envId, kind: "replay", params, total, now: deps.clock.now() });
+  await createJob(deps, job);
+  return { job_id: job.id, status: "running", total };
+}
+
+export function getReplay(deps: Deps, scope: Scope, rawId: string): Promise<JobProgress> {
+  return getJob(deps, scope, rawId, "replay");
+}
+
+/**
+ * Queues the next batch (up to rate_limit events) of a replay job. The
+ * attempts, the cursor and `processed` move in one transaction, so a
+ * restart resumes exactly after the last queued event.
+ */
+export async function replayStep(deps: Deps, job: JobRow): Promise<{ queued: number; done: boolean }> {
+  const p = JSON.parse(job.params) as ReplayParams;
+  const remaining = job.total - job.processed;
+  if (remaining <= 0) return { queued: 0, done: true };
+  const after = job.cursor ? (JSON.parse(job.cursor) as Cursor) : null;
+  const batch = await deps.db
+    .select({ id: events.id, sourceId: events.sourceId, orgId: events.orgId, envId: events.envId, receivedAt: events.receivedAt })
+    .from(events)
+    .where(and(replayable(job, p), after ? or(gt(events.receivedAt, after.t), and(eq(events.receivedAt, after.t), gt(events.id, after.id))) : undefined))
+    .orderBy(asc(events.receivedAt), asc(events.id))
+    .limit(Math.min(p.rate_limit, remaining));
+  if (batch.length === 0) {
+    // Fewer events than counted at the start (pruned meanwhile): the job is done with what it did.
+    await deps.db.update(jobs).set({ total: sql`${jobs.processed}` }).where(eq(jobs.id, job.id));
+    job.total = job.processed;
+    return { queued: 0, done: true };
+  }
+
+  const [destination] = await deps.db
+    .select({ url: destinations.url, method: destinations.httpMethod })
+    .from(destinations)
+    .where(eq(destinations.id, p.destination_id))
+    .limit(1);
+  if (!destination) {
+    // Deleted while replaying: nothing more can be delivered; what is left is not attempted.
+    await deps.db.update(jobs).set({ total: sql`${jobs.processed}` }).where(eq(jobs.id, job.id));
+    job.total = job.processed;
+    return { queued: 0, done: true };
+  }
+  const viaConnection = new Map(
+    (
+      await deps.db
+        .select({ id: connections.id, sourceId: connections.sourceId })
+        .from(connections)
+        .where(and(eq(connections.destinationId, p.destination_id), inArray(connections.sourceId, [...new Set(batch.map((e) => e.sourceId))])))
+        .orderBy(asc(connections.createdAt))
+    )
+      .reverse() // the oldest connection of a source wins
+      .map((c) => [c.sourceId, c.id]),
+  );
+
+  const now = deps.clock.now();
+  const last = batch[batch.length - 1]!;
+  const cursor = JSON.stringify({ t: last.receivedAt, id: last.id } satisfies Cursor);
+  writeTransaction(deps.db, (tx) => {
+    const rows = batch.map((e) =>
+      newQueuedAttempt({
+        orgId: e.orgId,
+        envId: e.envId,
+        eventId: e.id,
+        connectionId: viaConnection.get(e.sourceId) ?? null,
+        destinationId: p.destination_id,
+        requestUrl: destination.url,
+        requestMethod: destination.method,
+        triggerType: "replay",
+        now,
+        jobId: job.id,
+      }),
+    );
+    tx.insert(deliveryAttempts).values(rows).run();
+    tx.update(jobs)
+      .set({ processed: sql`${jobs.processed} + ${batch.length}`, cursor })
+      .where(eq(jobs.id, job.id))
+      .run();
+  });
+  job.processed += batch.length;
+  job.cursor = cursor;
+  deps.bus.publish({ type: "delivery.queued" });
+  return { queued: batch.length, done: job.processed >= job.total };
+}
+
+/** Replay deliveries of a job not yet settled. */
+export async function outstandingJobDeliveries(deps: Deps, jobId: string): Promise<number> {
+  const [row] = await deps.db
+    .select({ n: count() })
+    .from(deliveryAttempts)
+    .where(and(eq(deliveryAttempts.jobId, jobId), inArray(deliveryAttempts.status, ["queued", "delivering"])));
+  return row?.n ?? 0;
+}

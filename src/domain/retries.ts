@@ -1,0 +1,144 @@
+import { and, eq, inArray, isNull, ne, or } from "drizzle-orm";
+import { notFound } from "../contracts/errors";
+import { normalizeId } from "../contracts/ids";
+import { deliveryAttempts, events } from "../db/schema";
+import { writeTransaction, type Tx } from "../db/transaction";
+import { eventView } from "../delivery/eventView";
+import { iso } from "./clock";
+import { connectionsBySource, FilterRuleCache, newQueuedAttempt, type SourceConnection } from "./deliveries";
+import type { Deps, Scope } from "./deps";
+
+/**
+ * Retrying an event: every connection of its source gets a delivery again
+ * (spec: POST /events/:id/retry). The event's status is left as it is until
+ * those deliveries settle (spec: "unchanged").
+ *
+ * Per connection:
+ * - a delivery already outstanding is not doubled: a queued one waiting for
+ *   its retry time is made due now, and reported as `queued`;
+ * - otherwise the chain leaves the DLQ (is_dlq 0; dlq_at stays as history)
+ *   and a new queued row starts it again, with a fresh retry budget;
+ * - a disabled connection or destination, or a filter the event does not
+ *   pass, is reported in `errors` instead.
+ */
+export type RetryTrigger = "manual" | "bulk_retry";
+
+export interface RetriedItem {
+  destination_id: string;
+  connection_id: string;
+  attempt_id: string;
+  status: "queued";
+}
+
+export interface RetryErrorItem {
+  destination_id: string;
+  connection_id: string;
+  code: "connection_disabled" | "destination_disabled" | "filter_not_matched";
+  message: string;
+}
+
+export interface RetryResult {
+  retried: RetriedItem[];
+  errors: RetryErrorItem[];
+}
+
+export type RetryEventRow = Pick<typeof events.$inferSelect, "id" | "orgId" | "envId" | "sourceId" | "routedAt" | "body" | "headers" | "query" | "method" | "path" | "contentType">;
+
+const notReplay = or(isNull(deliveryAttempts.triggerType), ne(deliveryAttempts.triggerType, "replay"));
+
+/** Queues the retries of one event inside the caller's write transaction. */
+export function queueEventRetries(
+  tx: Tx,
+  args: { event: RetryEventRow; connections: SourceConnection[]; trigger: RetryTrigger; now: Date; jobId?: string; rules: FilterRuleCache },
+): RetryResult {
+  const { event, now } = args;
+  const nowIso = iso(now);
+  const result: RetryResult = { retried: [], errors: [] };
+  let view: ReturnType<typeof eventView> | null = null;
+  for (const c of args.connections) {
+    const ids = { destination_id: c.destinationId, connection_id: c.id };
+    if (c.enabled !== 1) {
+      result.errors.push({ ...ids, code: "connection_disabled", message: `connection ${c.name} is disabled` });
+      continue;
+    }
+    if (c.destinationStatus === "disabled") {
+      result.errors.push({ ...ids, code: "destination_disabled", message: "the destination is disabled" });
+      continue;
+    }
+    if (!args.rules.matches(c, () => (view ??= eventView(event)))) {
+      result.errors.push({ ...ids, code: "filter_not_matched", message: `the event does not pass the filter of connection ${c.name}` });
+      continue;
+    }
+    const chain = and(eq(deliveryAttempts.eventId, event.id), eq(deliveryAttempts.connectionId, c.id), notReplay);
+    const outstanding = tx
+      .select({ id: deliveryAttempts.id, status: deliveryAttempts.status, scheduledAt: deliveryAttempts.scheduledAt })
+      .from(deliveryAttempts)
+      .where(and(chain, inArray(deliveryAttempts.status, ["queued", "delivering"])))
+      .limit(1)
+      .get();
+    if (outstanding) {
+      if (outstanding.status === "queued" && outstanding.scheduledAt > nowIso) {
+        tx.update(deliveryAttempts).set({ scheduledAt: nowIso }).where(eq(deliveryAttempts.id, outstanding.id)).run();
+      }
+      result.retried.push({ ...ids, attempt_id: outstanding.id, status: "queued" });
+      continue;
+    }
+    tx.update(deliveryAttempts)
+      .set({ isDlq: 0 })
+      .where(and(chain, eq(deliveryAttempts.isDlq, 1)))
+      .run();
+    const row = newQueuedAttempt({
+      orgId: event.orgId,
+      envId: event.envId,
+      eventId: event.id,
+      connectionId: c.id,
+      destinationId: c.destinationId,
+      requestUrl: c.destinationUrl,
+      requestMethod: c.destinationMethod,
+      triggerType: args.trigger,
+      now,
+      jobId: args.jobId,
+    });
+    tx.insert(deliveryAttempts).values(row).run();
+    result.retried.push({ ...ids, attempt_id: row.id!, status: "queued" });
+  }
+  // Routed now: the router must not fan out a still-pending event a second time.
+  if (result.retried.length > 0 && event.routedAt === null) {
+    tx.update(events).set({ routedAt: nowIso }).where(and(eq(events.id, event.id), isNull(events.routedAt))).run();
+  }
+  return result;
+}
+
+/** Full event rows (what filters need) for the given ids, within one scope. */
+export async function loadRetryEvents(deps: Deps, scope: Pick<Scope, "orgId" | "envId">, ids: string[]): Promise<RetryEventRow[]> {
+  if (ids.length === 0) return [];
+  return deps.db
+    .select({
+      id: events.id,
+      orgId: events.orgId,
+      envId: events.envId,
+      sourceId: events.sourceId,
+      routedAt: events.routedAt,
+      body: events.body,
+      headers: events.headers,
+      query: events.query,
+      method: events.method,
+      path: events.path,
+      contentType: events.contentType,
+    })
+    .from(events)
+    .where(and(eq(events.orgId, scope.orgId), eq(events.envId, scope.envId), inArray(events.id, ids)));
+}
+
+/** POST /v1/events/{id}/retry. */
+export async function retryEvent(deps: Deps, scope: Scope, rawId: string): Promise<RetryResult> {
+  const id = normalizeId(rawId, "event", "Event");
+  const [event] = await loadRetryEvents(deps, scope, [id]);
+  if (!event) throw notFound("Event");
+  const bySource = await connectionsBySource(deps.db, [event.sourceId]);
+  const result = writeTransaction(deps.db, (tx) =>
+    queueEventRetries(tx, { event, connections: bySource.get(event.sourceId) ?? [], trigger: "manual", now: deps.clock.now(), rules: new FilterRuleCache() }),
+  );
+  if (result.retried.length > 0) deps.bus.publish({ type: "delivery.queued" });
+  return result;
+}

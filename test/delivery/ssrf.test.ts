@@ -1,0 +1,41 @@
+import { describe, expect, it } from "vitest";
+import { DestinationRefused, refusalReason, resolveAllowedTarget } from "../../src/delivery/ssrf";
+
+describe("refusalReason", () => {
+  it("always refuses link-local and cloud metadata addresses, in every spelling", () => {
+    for (const a of ["169.254.169.254", "169.254.0.1", "fe80::1", "febf::1", "::ffff:169.254.169.254", "fd00:ec2::254"]) {
+      expect(refusalReason(a, false), a).not.toBeNull();
+    }
+  });
+
+  it("allows loopback and private ranges by default (homelab destinations), refuses them when asked", () => {
+    for (const a of ["127.0.0.1", "10.1.2.3", "192.168.1.10", "172.16.0.1", "::1", "fd12::1", "100.64.0.1", "0.0.0.0"]) {
+      expect(refusalReason(a, false), a).toBeNull();
+      expect(refusalReason(a, true), a).not.toBeNull();
+    }
+  });
+
+  it("allows public addresses either way", () => {
+    for (const a of ["93.184.216.34", "2606:4700::1111", "8.8.8.8"]) {
+      expect(refusalReason(a, true)).toBeNull();
+    }
+  });
+});
+
+describe("resolveAllowedTarget", () => {
+  it("checks what a name resolves to, every address of it", async () => {
+    const resolve = async () => [
+      { address: "93.184.216.34", family: 4 },
+      { address: "169.254.169.254", family: 4 },
+    ];
+    await expect(resolveAllowedTarget(new URL("http://metadata.example/"), false, resolve)).rejects.toThrow(DestinationRefused);
+    await expect(resolveAllowedTarget(new URL("http://metadata.example/"), false, resolve)).rejects.toThrow(/metadata\.example resolves to 169\.254\.169\.254, a link-local/);
+    const ok = await resolveAllowedTarget(new URL("http://fine.example/"), true, async () => [{ address: "93.184.216.34", family: 4 }]);
+    expect(ok).toEqual({ address: "93.184.216.34", family: 4 });
+  });
+
+  it("takes IP literals as they are, IPv6 in brackets too", async () => {
+    await expect(resolveAllowedTarget(new URL("http://[fe80::1]:8080/"), false)).rejects.toThrow(/fe80::1 is a link-local/);
+    expect(await resolveAllowedTarget(new URL("http://127.0.0.1:1/"), false)).toEqual({ address: "127.0.0.1", family: 4 });
+  });
+});
