@@ -1,0 +1,207 @@
+/** The shell: session check, login, sidebar with every area, routes. */
+import { useCallback, useEffect, useRef, useState, type ReactNode } from "react";
+import { api, ApiError, errorMessage, setUnauthorizedHandler } from "./api";
+import { ErrorAlert, Toasts } from "./components";
+import { shortId } from "./format";
+import { Icon } from "./icons";
+import { Link, match, navigate, useLocation } from "./router";
+import { SessionContext, type Me } from "./session";
+import { ApiKeysPage } from "./pages/ApiKeys";
+import { AttemptsPage } from "./pages/Attempts";
+import { ConnectionEditPage, ConnectionsPage } from "./pages/Connections";
+import { DashboardPage } from "./pages/Dashboard";
+import { DestinationEditPage, DestinationsPage } from "./pages/Destinations";
+import { EventDetailPage, EventsPage } from "./pages/Events";
+import { ReplayPage } from "./pages/Replay";
+import { NewSourcePage, SourceDetailPage, SourcesPage } from "./pages/Sources";
+import { LoginPage } from "./pages/Login";
+import { NotFoundPage } from "./pages/NotFound";
+
+interface Area {
+  path: string;
+  label: string;
+  icon: string;
+}
+
+export const areas: Area[] = [
+  { path: "/", label: "Dashboard", icon: "dashboard" },
+  { path: "/sources", label: "Sources", icon: "sources" },
+  { path: "/events", label: "Events", icon: "events" },
+  { path: "/destinations", label: "Destinations", icon: "destinations" },
+  { path: "/connections", label: "Connections", icon: "connections" },
+  { path: "/attempts", label: "Delivery attempts", icon: "attempts" },
+  { path: "/replay", label: "Replay", icon: "replay" },
+  { path: "/api-keys", label: "API keys", icon: "keys" },
+];
+
+interface Route {
+  pattern: string;
+  title: string;
+  render: (params: Record<string, string>) => ReactNode;
+}
+
+// Fixed paths (".../new") before patterns (".../:id"): the first match wins.
+const routes: Route[] = [
+  { pattern: "/", title: "Dashboard", render: () => <DashboardPage /> },
+  { pattern: "/sources", title: "Sources", render: () => <SourcesPage /> },
+  { pattern: "/sources/new", title: "New source", render: () => <NewSourcePage /> },
+  { pattern: "/sources/:id", title: "Source", render: (p) => <SourceDetailPage key={p.id} id={p.id!} /> },
+  { pattern: "/events", title: "Events", render: () => <EventsPage /> },
+  { pattern: "/events/:id", title: "Event", render: (p) => <EventDetailPage key={p.id} id={p.id!} /> },
+  { pattern: "/destinations", title: "Destinations", render: () => <DestinationsPage /> },
+  { pattern: "/destinations/new", title: "New destination", render: () => <DestinationEditPage /> },
+  { pattern: "/destinations/:id", title: "Destination", render: (p) => <DestinationEditPage key={p.id} id={p.id!} /> },
+  { pattern: "/connections", title: "Connections", render: () => <ConnectionsPage /> },
+  { pattern: "/connections/new", title: "New connection", render: () => <ConnectionEditPage /> },
+  { pattern: "/connections/:id", title: "Connection", render: (p) => <ConnectionEditPage key={p.id} id={p.id!} /> },
+  { pattern: "/attempts", title: "Delivery attempts", render: () => <AttemptsPage /> },
+  { pattern: "/replay", title: "Replay", render: () => <ReplayPage /> },
+  { pattern: "/api-keys", title: "API keys", render: () => <ApiKeysPage /> },
+];
+
+function resolve(path: string): { route: Route | null; params: Record<string, string> } {
+  for (const route of routes) {
+    const params = match(route.pattern, path);
+    if (params) return { route, params };
+  }
+  return { route: null, params: {} };
+}
+
+type AuthState = { kind: "loading" } | { kind: "anonymous" } | { kind: "error"; message: string } | { kind: "in"; me: Me };
+
+export function App() {
+  const [auth, setAuth] = useState<AuthState>({ kind: "loading" });
+
+  const loadMe = useCallback(async () => {
+    try {
+      const me = await api.get<Me>("/auth/me", undefined, { quiet401: true });
+      setAuth({ kind: "in", me });
+    } catch (e) {
+      if (e instanceof ApiError && e.status === 401) setAuth({ kind: "anonymous" });
+      else setAuth({ kind: "error", message: errorMessage(e) });
+    }
+  }, []);
+
+  useEffect(() => {
+    setUnauthorizedHandler(() => setAuth({ kind: "anonymous" }));
+    void loadMe();
+  }, [loadMe]);
+
+  const logout = useCallback(async () => {
+    try {
+      await api.post("/auth/logout", {}, { quiet401: true });
+    } catch {
+      // The session is gone either way.
+    }
+    setAuth({ kind: "anonymous" });
+  }, []);
+
+  if (auth.kind === "loading") return <div className="spinner">Loading hookrelay…</div>;
+  if (auth.kind === "error")
+    return (
+      <main className="login-wrap">
+        <div className="login">
+          <ErrorAlert error={auth.message} onRetry={loadMe} />
+        </div>
+      </main>
+    );
+  if (auth.kind === "anonymous")
+    return (
+      <>
+        <LoginPage onLoggedIn={loadMe} />
+        <Toasts />
+      </>
+    );
+  return (
+    <SessionContext.Provider value={{ me: auth.me, logout }}>
+      <Shell me={auth.me} onLogout={logout} />
+      <Toasts />
+    </SessionContext.Provider>
+  );
+}
+
+function Shell({ me, onLogout }: { me: Me; onLogout: () => void }) {
+  const { path } = useLocation();
+  const [menuOpen, setMenuOpen] = useState(false);
+  const mainRef = useRef<HTMLElement>(null);
+  const { route, params } = resolve(path);
+
+  useEffect(() => {
+    document.title = `${route?.title ?? "Not found"} · hookrelay`;
+  }, [route]);
+
+  // Close the phone menu on navigation.
+  useEffect(() => setMenuOpen(false), [path]);
+
+  const current = areas.filter((a) => (a.path === "/" ? path === "/" : path === a.path || path.startsWith(a.path + "/"))).at(-1);
+  const envLabel = me.env_name ?? shortId(me.env_id);
+
+  const nav = (
+    <nav className="nav" aria-label="Main">
+      {areas.map((a) => (
+        <Link
+          key={a.path}
+          to={a.path}
+          aria-current={current?.path === a.path ? "page" : undefined}
+          onClick={() => {
+            setMenuOpen(false);
+            // Keyboard users land on the page they chose, not back at the top of the sidebar.
+            setTimeout(() => mainRef.current?.focus({ preventScroll: true }), 0);
+          }}
+        >
+          <Icon name={a.icon} />
+          {a.label}
+        </Link>
+      ))}
+    </nav>
+  );
+
+  return (
+    <div className="shell" data-menu={menuOpen ? "open" : "closed"}>
+      <a className="skip-link" href="#main">
+        Skip to content
+      </a>
+      <header className="topbar">
+        <button type="button" className="btn ghost small" aria-label="Open menu" aria-expanded={menuOpen} aria-controls="sidebar" onClick={() => setMenuOpen((o) => !o)}>
+          <Icon name="menu" />
+        </button>
+        <Link to="/" className="brand">
+          <span className="brand-mark" aria-hidden="true">
+            h
+          </span>
+          hookrelay
+        </Link>
+        <span className="badge info" title={`Environment ${me.env_id}`}>
+          {envLabel}
+        </span>
+      </header>
+      <button type="button" className="scrim" aria-label="Close menu" tabIndex={-1} onClick={() => setMenuOpen(false)} />
+      <aside className="sidebar" id="sidebar">
+        <Link to="/" className="brand">
+          <span className="brand-mark" aria-hidden="true">
+            h
+          </span>
+          hookrelay
+        </Link>
+        <div className="env-badge" title={`Organization ${me.org_id}, environment ${me.env_id}`} data-testid="environment">
+          Environment: <strong>{envLabel}</strong>
+        </div>
+        {nav}
+        <div className="sidebar-foot">
+          <div className="user-email" title={me.user?.email}>
+            {me.user?.email ?? "API key"}
+          </div>
+          <button type="button" className="btn small" onClick={onLogout}>
+            <Icon name="logout" size={16} />
+            Log out
+          </button>
+        </div>
+      </aside>
+      <main className="main" id="main" ref={mainRef} tabIndex={-1} style={{ outline: "none" }}>
+        {route ? route.render(params) : <NotFoundPage />}
+      </main>
+    </div>
+  );
+}
+
+export { navigate };

@@ -1,0 +1,120 @@
+import { useCallback, useEffect, useRef, useState } from "react";
+import { ApiError, errorMessage } from "./api";
+
+export interface Loaded<T> {
+  data: T | undefined;
+  error: string | null;
+  loading: boolean;
+  /** Loads again (after a change this page made); keeps showing the old data meanwhile. */
+  reload: () => Promise<void>;
+  setData: (fn: (d: T | undefined) => T | undefined) => void;
+}
+
+/**
+ * Runs a loader when its key changes and on reload(). A late answer for an old
+ * key is dropped, so fast filter changes never show stale rows.
+ */
+export function useLoad<T>(loader: () => Promise<T>, key: unknown[]): Loaded<T> {
+  const [data, setDataState] = useState<T | undefined>(undefined);
+  const [error, setError] = useState<string | null>(null);
+  const [loading, setLoading] = useState(true);
+  const seq = useRef(0);
+  const loaderRef = useRef(loader);
+  loaderRef.current = loader;
+
+  const run = useCallback(async () => {
+    const mine = ++seq.current;
+    setLoading(true);
+    try {
+      const d = await loaderRef.current();
+      if (mine !== seq.current) return;
+      setDataState(d);
+      setError(null);
+    } catch (e) {
+      if (mine !== seq.current) return;
+      // A 401 already sends the app to the login page; no message needed here.
+      if (!(e instanceof ApiError && e.status === 401)) setError(errorMessage(e));
+    } finally {
+      if (mine === seq.current) setLoading(false);
+    }
+  }, []);
+
+  useEffect(() => {
+    void run();
+    // eslint-disable-next-line react-hooks/exhaustive-deps
+  }, key);
+
+  useEffect(
+    () => () => {
+      seq.current++;
+    },
+    [],
+  );
+
+  return { data, error, loading, reload: run, setData: (fn) => setDataState(fn) };
+}
+
+/** Calls fn every ms while enabled. */
+export function useInterval(fn: () => void, ms: number | null) {
+  const ref = useRef(fn);
+  ref.current = fn;
+  useEffect(() => {
+    if (ms === null) return;
+    const t = setInterval(() => ref.current(), ms);
+    return () => clearInterval(t);
+  }, [ms]);
+}
+
+/** Form submission state: busy flag, the error split into per-field messages and a general one. */
+export function useSubmit() {
+  const [busy, setBusy] = useState(false);
+  const [fieldErrors, setFieldErrors] = useState<Record<string, string>>({});
+  const [formError, setFormError] = useState<string | null>(null);
+
+  /**
+   * Runs fn; on failure puts each validation message next to its field when the
+   * form has that field (knownFields), and everything else above the form.
+   */
+  const submit = useCallback(async <T,>(fn: () => Promise<T>, knownFields: string[] = []): Promise<T | undefined> => {
+    setBusy(true);
+    setFieldErrors({});
+    setFormError(null);
+    try {
+      return await fn();
+    } catch (e) {
+      if (e instanceof ApiError) {
+        const fields: Record<string, string> = {};
+        const rest: string[] = [];
+        for (const issue of e.issues) {
+          const known = knownFields.find((f) => issue.field === f || issue.field.startsWith(f + "."));
+          if (known && !(known in fields)) fields[known] = issue.field === known ? issue.message : `${nestedLabel(issue.field.slice(known.length + 1))}: ${issue.message}`;
+          else rest.push(issue.field ? `${issue.field}: ${issue.message}` : issue.message);
+        }
+        setFieldErrors(fields);
+        if (Object.keys(fields).length === 0 || rest.length > 0) {
+          setFormError(rest.length > 0 && e.code === "validation_error" ? `${e.message}: ${rest.join("; ")}` : e.message);
+        }
+      } else {
+        setFormError(errorMessage(e));
+      }
+      return undefined;
+    } finally {
+      setBusy(false);
+    }
+  }, []);
+
+  const reset = useCallback(() => {
+    setFieldErrors({});
+    setFormError(null);
+  }, []);
+
+  return { busy, fieldErrors, formError, submit, reset, setFieldErrors, setFormError };
+}
+
+/** `0.value` → `#1 value`: where inside a list or object field a message points. */
+function nestedLabel(path: string): string {
+  return path
+    .split(".")
+    .map((p) => (/^\d+$/.test(p) ? `#${Number(p) + 1}` : p))
+    .join(" ");
+}

@@ -1,0 +1,21 @@
+/** Inline SVG icons (no icon font, no CDN). */
+const paths: Record<string, string> = {
+  dashboard: "M3 13h8V3H3zm0 8h8v-6H3zm10 0h8V11h-8zm0-18v6h8V3z",
+  sources: "M12 3v12m0 0-4-4m4 4 4-4M4 17v3h16v-3",
+  events: "M4 6h16M4 12h16M4 18h10",
+  destinations: "M5 12h12m0 0-4-4m4 4-4 4M20 4v16",
+  connections: "M7 7a3 3 0 1 0 0 .01M17 17a3 3 0 1 0 0 .01M9 9l6 6",
+  attempts: "M4 12a8 8 0 1 0 3-6.2M4 4v4h4",
+  replay: "M4 4v6h6M5.5 15a8 8 0 1 0 1.8-8.3L4 10",
+  keys: "M11 12a4 4 0 1 1-8 0 4 4 0 0 1 8 0zM11 12h10M17 12v3M20 12v3",
+  menu: "M4 6h16M4 12h16M4 18h16",
+  logout: "M15 4h4v16h-4M10 8l-4 4 4 4M6 12h10",
+};
+
+export function Icon({ name, size = 18 }: { name: keyof typeof paths | string; size?: number }) {
+  return (
+    <svg width={size} height={size} viewBox="0 0 24 24" fill="none" stroke="currentColor" strokeWidth="1.8" strokeLinecap="round" strokeLinejoin="round" aria-hidden="true" focusable="false">
+      <path d={paths[name] ?? ""} />
+    </svg>
+  );
+}

@@ -1,0 +1,203 @@
+import { useRef, useState, type FormEvent, type RefObject } from "react";
+import type { z } from "zod";
+import type { apiKey, createdApiKey } from "../../../src/contracts/apiKeys";
+import { api, errorMessage } from "../api";
+import { ConfirmDialog, CopyField, DataTable, Empty, ErrorAlert, Field, Loading, PageHead, Time, toast } from "../components";
+import { num } from "../format";
+import { useLoad, useSubmit } from "../hooks";
+
+type ApiKey = z.infer<typeof apiKey>;
+type CreatedKey = z.infer<typeof createdApiKey>;
+
+export function ApiKeysPage() {
+  const keys = useLoad(() => api.get<{ api_keys: ApiKey[] }>("/auth/api-keys"), []);
+  const [creating, setCreating] = useState(false);
+  const [created, setCreated] = useState<CreatedKey | null>(null);
+  const [revoking, setRevoking] = useState<ApiKey | null>(null);
+  const [revokeBusy, setRevokeBusy] = useState(false);
+  const [revokeError, setRevokeError] = useState<string | null>(null);
+  const nameRef = useRef<HTMLInputElement>(null);
+
+  const startCreate = () => {
+    setCreated(null);
+    setCreating(true);
+    setTimeout(() => nameRef.current?.focus(), 0);
+  };
+
+  const revoke = async () => {
+    if (!revoking) return;
+    setRevokeBusy(true);
+    setRevokeError(null);
+    try {
+      await api.del(`/auth/api-keys/${encodeURIComponent(revoking.id)}`);
+      toast(`Key “${revoking.name}” revoked`);
+      setRevoking(null);
+      await keys.reload();
+    } catch (e) {
+      setRevokeError(errorMessage(e));
+    } finally {
+      setRevokeBusy(false);
+    }
+  };
+
+  const list = keys.data?.api_keys ?? [];
+
+  return (
+    <>
+      <PageHead
+        title="API keys"
+        sub="Keys let scripts and the CLI call the API (X-API-Key or Authorization: Bearer). A key is shown once, when it is created."
+        actions={
+          !creating && list.length > 0 ? (
+            <button type="button" className="btn primary" onClick={startCreate}>
+              Create key
+            </button>
+          ) : null
+        }
+      />
+
+      {created ? <CreatedKeyBox created={created} onDone={() => setCreated(null)} /> : null}
+
+      {creating ? (
+        <CreateKeyForm
+          nameRef={nameRef}
+          onCancel={() => setCreating(false)}
+          onCreated={async (k) => {
+            setCreating(false);
+            setCreated(k);
+            await keys.reload();
+          }}
+        />
+      ) : null}
+
+      <ErrorAlert error={keys.error} onRetry={keys.reload} />
+
+      <section className="panel flush" aria-label="API keys">
+        {keys.loading && !keys.data ? (
+          <Loading what="Loading keys" />
+        ) : list.length === 0 ? (
+          <Empty
+            title="No API keys yet"
+            action={
+              !creating ? (
+                <button type="button" className="btn primary" onClick={startCreate}>
+                  Create your first key
+                </button>
+              ) : null
+            }
+          >
+            Create a key to use the API from scripts or the CLI: <code>hookrelay --url … --api-key &lt;key&gt; sources list</code>.
+          </Empty>
+        ) : (
+          <DataTable
+            label="API keys"
+            rows={list}
+            rowKey={(k) => k.id}
+            columns={[
+              { label: "Name", render: (k) => k.name },
+              { label: "Key", className: "mono nowrap", render: (k) => `${k.key_prefix}…` },
+              { label: "Scopes", render: (k) => (k.scopes === "read" ? "read only" : "full access") },
+              { label: "Requests", className: "num", render: (k) => num(k.request_count) },
+              { label: "Last used", render: (k) => <Time iso={k.last_used_at} /> },
+              { label: "Created", hideNarrow: true, render: (k) => <Time iso={k.created_at} /> },
+              { label: "Status", render: (k) => (k.revoked ? <span className="badge bad">revoked</span> : <span className="badge ok">active</span>) },
+              {
+                label: "Actions",
+                srOnly: true,
+                className: "actions",
+                render: (k) =>
+                  k.revoked ? null : (
+                    <button
+                      type="button"
+                      className="btn small danger"
+                      onClick={() => {
+                        setRevokeError(null);
+                        setRevoking(k);
+                      }}
+                      aria-label={`Revoke key ${k.name}`}
+                    >
+                      Revoke
+                    </button>
+                  ),
+              },
+            ]}
+          />
+        )}
+      </section>
+
+      <ConfirmDialog
+        open={revoking !== null}
+        title="Revoke this key?"
+        confirmLabel="Revoke key"
+        busy={revokeBusy}
+        error={revokeError}
+        onConfirm={revoke}
+        onCancel={() => setRevoking(null)}
+      >
+        <p>
+          <strong>{revoking?.name}</strong> (<span className="mono">{revoking?.key_prefix}…</span>) stops working at once. Anything using it gets 401. This cannot be undone.
+        </p>
+      </ConfirmDialog>
+    </>
+  );
+}
+
+function CreateKeyForm({ onCreated, onCancel, nameRef }: { onCreated: (k: CreatedKey) => void; onCancel: () => void; nameRef: RefObject<HTMLInputElement | null> }) {
+  const [name, setName] = useState("");
+  const [scopes, setScopes] = useState<"*" | "read">("*");
+  const { busy, fieldErrors, formError, submit, setFieldErrors } = useSubmit();
+
+  const onSubmit = async (e: FormEvent) => {
+    e.preventDefault();
+    if (!name.trim()) {
+      setFieldErrors({ name: "Give the key a name, e.g. the script or machine that uses it" });
+      nameRef.current?.focus();
+      return;
+    }
+    const k = await submit(() => api.post<CreatedKey>("/auth/api-keys", { name: name.trim(), scopes }), ["name", "scopes"]);
+    if (k) onCreated(k);
+  };
+
+  return (
+    <form className="panel form" onSubmit={onSubmit} aria-label="Create API key" noValidate>
+      <h2>New API key</h2>
+      <ErrorAlert error={formError} />
+      <div className="form-grid">
+        <Field label="Name" error={fieldErrors.name} help="What uses this key, e.g. “deploy script”.">
+          {(p) => <input {...p} ref={nameRef} type="text" name="name" value={name} onChange={(e) => setName(e.target.value)} maxLength={200} />}
+        </Field>
+        <Field label="Scopes" error={fieldErrors.scopes} help="Read only keys may only send GET requests.">
+          {(p) => (
+            <select {...p} name="scopes" value={scopes} onChange={(e) => setScopes(e.target.value as "*" | "read")}>
+              <option value="*">Full access (*)</option>
+              <option value="read">Read only (read)</option>
+            </select>
+          )}
+        </Field>
+      </div>
+      <div className="btn-row">
+        <button type="submit" className="btn primary" disabled={busy}>
+          {busy ? "Creating…" : "Create key"}
+        </button>
+        <button type="button" className="btn" onClick={onCancel}>
+          Cancel
+        </button>
+      </div>
+    </form>
+  );
+}
+
+function CreatedKeyBox({ created, onDone }: { created: CreatedKey; onDone: () => void }) {
+  return (
+    <section className="secret-box" aria-label="New API key" role="region">
+      <h2>Key “{created.name}” created</h2>
+      <p>Copy it now: this is the only time the full key is shown. hookrelay keeps only a hash of it.</p>
+      <CopyField value={created.key} label="New API key" />
+      <div className="btn-row" style={{ marginTop: 12 }}>
+        <button type="button" className="btn" onClick={onDone}>
+          I have copied it
+        </button>
+      </div>
+    </section>
+  );
+}

@@ -1,0 +1,358 @@
+import { useEffect, useState } from "react";
+import { api, errorMessage } from "../api";
+import { ConfirmDialog, CopyButton, DataTable, Empty, ErrorAlert, Field, FilterBar, JobBar, Loading, Modal, PageHead, Pager, StatusBadge, Tabs, Time, toast } from "../components";
+import { bytes, fullTime, ms, plural, prettyJson, shortId } from "../format";
+import { useInterval, useLoad } from "../hooks";
+import { useJob } from "../jobs";
+import { useDebounced, useEventStream } from "../live";
+import { Link, setQuery, useLocation } from "../router";
+import { ATTEMPT_STATUSES, TRIGGER_TYPES, type Connection, type DeliveryAttempt, type Destination, type Pagination } from "../types";
+
+const LIMIT = 50;
+const FILTERS = ["status", "destination_id", "connection_id", "trigger_type", "event_id", "is_dlq"] as const;
+type Filters = Partial<Record<(typeof FILTERS)[number], string>>;
+
+export function AttemptsPage() {
+  const { search } = useLocation();
+  const filters: Filters = {};
+  for (const k of FILTERS) {
+    const v = search.get(k);
+    if (v) filters[k] = v;
+  }
+  const offset = Number(search.get("offset") ?? 0) || 0;
+  const dlq = filters.is_dlq === "1";
+  const key = JSON.stringify([filters, offset]);
+  const attempts = useLoad(() => api.get<{ delivery_attempts: DeliveryAttempt[]; pagination: Pagination }>("/delivery-attempts", { ...filters, limit: LIMIT, offset }), [key]);
+  const dests = useLoad(() => api.get<{ destinations: Destination[] }>("/destinations"), []);
+  const conns = useLoad(() => api.get<{ connections: Connection[] }>("/connections"), []);
+  const [open, setOpen] = useState<DeliveryAttempt | null>(null);
+  const list = attempts.data?.delivery_attempts ?? [];
+  const pg = attempts.data?.pagination;
+  const set = (patch: Filters & { offset?: string }) => setQuery({ ...filters, offset: undefined, ...patch });
+  const anyFilter = Object.keys(filters).some((k) => k !== "is_dlq");
+
+  // Deliveries in flight change by themselves: refresh while any is queued or delivering.
+  const inFlight = list.some((a) => a.status === "queued" || a.status === "delivering");
+  useInterval(() => void attempts.reload(), inFlight ? 2000 : null);
+  // An event's status changes when its deliveries do: then the list has news (new attempts, DLQ entries).
+  const refresh = useDebounced(() => {
+    void attempts.reload();
+    // New deliveries may name destinations and connections created since this page loaded.
+    void dests.reload();
+    void conns.reload();
+  }, 700);
+  useEventStream({ updated: refresh });
+
+  return (
+    <>
+      <PageHead title="Delivery attempts" sub="Every request hookrelay made to a destination, with its response. Attempts out of retries land in the dead-letter queue (DLQ)." />
+      <Tabs
+        label="Attempts or dead-letter queue"
+        tabs={[
+          { id: "all", label: "All attempts" },
+          { id: "dlq", label: "Dead-letter queue" },
+        ]}
+        value={dlq ? "dlq" : "all"}
+        onChange={(v) => set({ is_dlq: v === "dlq" ? "1" : undefined })}
+      />
+      {dlq ? <RedrivePanel destinations={dests.data?.destinations ?? []} initial={filters.destination_id} onDone={attempts.reload} /> : null}
+      <FilterBar label="Filter attempts" active={Object.keys(filters).filter((k) => k !== "is_dlq").length}>
+        <Field label="Status">
+          {(p) => (
+            <select {...p} value={filters.status ?? ""} onChange={(e) => set({ status: e.target.value || undefined })}>
+              <option value="">Any</option>
+              {ATTEMPT_STATUSES.map((s) => (
+                <option key={s}>{s}</option>
+              ))}
+            </select>
+          )}
+        </Field>
+        <Field label="Destination">
+          {(p) => (
+            <select {...p} value={filters.destination_id ?? ""} onChange={(e) => set({ destination_id: e.target.value || undefined })}>
+              <option value="">All destinations</option>
+              {dests.data?.destinations.map((d) => (
+                <option key={d.id} value={d.id}>
+                  {d.name}
+                </option>
+              ))}
+            </select>
+          )}
+        </Field>
+        <Field label="Connection">
+          {(p) => (
+            <select {...p} value={filters.connection_id ?? ""} onChange={(e) => set({ connection_id: e.target.value || undefined })}>
+              <option value="">All connections</option>
+              {conns.data?.connections.map((c) => (
+                <option key={c.id} value={c.id}>
+                  {c.name}
+                </option>
+              ))}
+            </select>
+          )}
+        </Field>
+        <Field label="Trigger">
+          {(p) => (
+            <select {...p} value={filters.trigger_type ?? ""} onChange={(e) => set({ trigger_type: e.target.value || undefined })}>
+              <option value="">Any</option>
+              {TRIGGER_TYPES.map((s) => (
+                <option key={s}>{s}</option>
+              ))}
+            </select>
+          )}
+        </Field>
+        <EventFilter value={filters.event_id ?? ""} onChange={(v) => set({ event_id: v })} />
+        {anyFilter ? (
+          <button type="button" className="btn" onClick={() => setQuery(dlq ? { is_dlq: "1" } : {})}>
+            Clear filters
+          </button>
+        ) : null}
+      </FilterBar>
+      <ErrorAlert error={attempts.error} onRetry={attempts.reload} />
+      <section className="panel flush" aria-label={dlq ? "Dead-letter queue" : "Delivery attempts"}>
+        {attempts.loading && !attempts.data ? (
+          <Loading what="Loading attempts" />
+        ) : list.length === 0 ? (
+          dlq ? (
+            <Empty title="The dead-letter queue is empty">Deliveries that run out of retries land here, ready to be redriven once the destination is fixed.</Empty>
+          ) : anyFilter ? (
+            <Empty title="No attempts match these filters" />
+          ) : (
+            <Empty title="No deliveries yet" action={<Link to="/connections/new" className="btn primary">Create a connection</Link>}>
+              Deliveries start once a connection links a source to a destination and an event arrives.
+            </Empty>
+          )
+        ) : (
+          <>
+            <DataTable
+              label={dlq ? "Dead-letter queue" : "Delivery attempts"}
+              rows={list}
+              rowKey={(a) => a.id}
+              onRowClick={setOpen}
+              columns={[
+                { label: "When", render: (a) => <Time iso={a.created_at} /> },
+                {
+                  label: "Event",
+                  render: (a) => (
+                    <Link to={`/events/${a.event_id}`} className="mono">
+                      {shortId(a.event_id)}
+                    </Link>
+                  ),
+                },
+                { label: "Destination", render: (a) => a.destination_name ?? <span className="muted">deleted</span> },
+                { label: "Connection", hideNarrow: true, render: (a) => a.connection_name ?? <span className="muted">–</span> },
+                { label: "Status", render: (a) => (a.is_dlq ? <span className="badge bad">DLQ</span> : <StatusBadge status={a.status} />) },
+                { label: "Response", render: (a) => (a.response_status ? <span className="mono">{a.response_status}</span> : <span className="muted">{a.error ?? "–"}</span>) },
+                { label: "Duration", className: "num", render: (a) => ms(a.duration_ms) },
+                { label: "#", hideNarrow: true, render: (a) => a.attempt_number ?? "–" },
+                { label: "Trigger", hideNarrow: true, render: (a) => a.trigger_type ?? "–" },
+                {
+                  label: "Details",
+                  srOnly: true,
+                  className: "actions",
+                  render: (a) => (
+                    <button type="button" className="btn small" onClick={() => setOpen(a)} aria-label={`Details of attempt ${a.id}`}>
+                      Details
+                    </button>
+                  ),
+                },
+              ]}
+            />
+            {pg ? <Pager offset={offset} limit={LIMIT} count={list.length} total={pg.total} hasMore={pg.has_more} onPage={(o) => set({ offset: o ? String(o) : undefined })} /> : null}
+          </>
+        )}
+      </section>
+      <AttemptDetail attempt={open} onClose={() => setOpen(null)} onRetried={attempts.reload} />
+    </>
+  );
+}
+
+function EventFilter({ value, onChange }: { value: string; onChange: (v: string | undefined) => void }) {
+  const [text, setText] = useState(value);
+  useEffect(() => setText(value), [value]);
+  return (
+    <Field label="Event id">
+      {(p) => (
+        <input
+          {...p}
+          type="search"
+          value={text}
+          onChange={(e) => setText(e.target.value)}
+          onBlur={() => text.trim() !== value && onChange(text.trim() || undefined)}
+          onKeyDown={(e) => e.key === "Enter" && onChange(text.trim() || undefined)}
+          placeholder="evt_…, then Enter"
+        />
+      )}
+    </Field>
+  );
+}
+
+function Pre({ text, label }: { text: string | null; label: string }) {
+  if (!text) return <p className="muted">None.</p>;
+  const pretty = prettyJson(text);
+  return (
+    <div>
+      <pre className="code" aria-label={label}>
+        {pretty.text}
+      </pre>
+      <div style={{ marginTop: 6 }}>
+        <CopyButton text={pretty.text} label={`Copy ${label.toLowerCase()}`} />
+      </div>
+    </div>
+  );
+}
+
+/** One attempt: the request sent and the response received; retry its event. */
+function AttemptDetail({ attempt: a, onClose, onRetried }: { attempt: DeliveryAttempt | null; onClose: () => void; onRetried: () => void }) {
+  const [busy, setBusy] = useState(false);
+  const [error, setError] = useState<string | null>(null);
+  useEffect(() => setError(null), [a]);
+  const retry = async () => {
+    if (!a) return;
+    setBusy(true);
+    setError(null);
+    try {
+      const r = await api.post<{ retried: unknown[]; errors: { message: string }[] }>(`/events/${encodeURIComponent(a.event_id)}/retry`, {});
+      if (r.errors.length > 0 && r.retried.length === 0) setError(r.errors.map((e) => e.message).join("; "));
+      else {
+        toast(`Queued ${plural(r.retried.length, "delivery", "deliveries")}`);
+        onRetried();
+        onClose();
+      }
+    } catch (e) {
+      setError(errorMessage(e));
+    } finally {
+      setBusy(false);
+    }
+  };
+  return (
+    <Modal open={a !== null} onClose={onClose} title="Delivery attempt" wide>
+      {a ? (
+        <div style={{ display: "grid", gap: 14 }}>
+          <dl className="kv">
+            <dt>Status</dt>
+            <dd>
+              <StatusBadge status={a.status} /> {a.is_dlq ? <span className="badge bad">DLQ since {fullTime(a.dlq_at)}</span> : null}
+            </dd>
+            <dt>Attempt</dt>
+            <dd>
+              #{a.attempt_number ?? "–"} ({a.trigger_type ?? "–"}) at {fullTime(a.created_at)}
+            </dd>
+            {a.next_retry_at ? (
+              <>
+                <dt>Next retry</dt>
+                <dd>{fullTime(a.next_retry_at)}</dd>
+              </>
+            ) : null}
+            <dt>Event</dt>
+            <dd>
+              <Link to={`/events/${a.event_id}`} className="mono" onClick={onClose}>
+                {a.event_id}
+              </Link>
+            </dd>
+            <dt>Destination</dt>
+            <dd>
+              <Link to={`/destinations/${a.destination_id}`} onClick={onClose}>
+                {a.destination_name ?? a.destination_id}
+              </Link>
+              {a.connection_name ? ` via ${a.connection_name}` : ""}
+            </dd>
+            {a.error ? (
+              <>
+                <dt>Error</dt>
+                <dd>
+                  <span className="mono">{a.error}</span> {a.error_detail ? <span>{a.error_detail}</span> : null}
+                </dd>
+              </>
+            ) : null}
+          </dl>
+          <section aria-label="Request">
+            <h3>
+              Request · <span className="mono">{a.request_method}</span> <span className="mono" style={{ overflowWrap: "anywhere" }}>{a.request_url}</span> · {bytes(a.request_body_size)}
+            </h3>
+            <Pre text={a.request_headers} label="Request headers" />
+          </section>
+          <section aria-label="Response">
+            <h3>
+              Response · {a.response_status ?? "none"} · {ms(a.duration_ms)}
+            </h3>
+            <Pre text={a.response_headers} label="Response headers" />
+            <div style={{ height: 8 }} />
+            <Pre text={a.response_body} label="Response body" />
+          </section>
+          <ErrorAlert error={error} />
+          <div className="btn-row" style={{ justifyContent: "flex-end" }}>
+            <button type="button" className="btn" onClick={onClose}>
+              Close
+            </button>
+            <button type="button" className="btn primary" onClick={retry} disabled={busy}>
+              {busy ? "Retrying…" : "Retry event"}
+            </button>
+          </div>
+        </div>
+      ) : null}
+    </Modal>
+  );
+}
+
+/** Re-queue the DLQ of a destination once it is fixed; shows the job's progress. */
+function RedrivePanel({ destinations, initial, onDone }: { destinations: Destination[]; initial?: string; onDone: () => void }) {
+  const [destinationId, setDestinationId] = useState(initial ?? "");
+  const [confirm, setConfirm] = useState(false);
+  const [busy, setBusy] = useState(false);
+  const [error, setError] = useState<string | null>(null);
+  const [jobId, setJobId] = useState<string | null>(null);
+  const { job, error: jobError } = useJob(jobId ? `/jobs/${jobId}` : null);
+  const chosen = destinationId || destinations[0]?.id || "";
+  const name = destinations.find((d) => d.id === chosen)?.name;
+
+  useEffect(() => {
+    if (job?.status === "completed") onDone();
+    // eslint-disable-next-line react-hooks/exhaustive-deps
+  }, [job?.status]);
+
+  const start = async () => {
+    setBusy(true);
+    setError(null);
+    try {
+      const r = await api.post<{ job_id: string; total: number }>("/delivery-attempts/redrive", { destination_id: chosen });
+      setJobId(r.job_id);
+      setConfirm(false);
+      toast(`Redriving ${plural(r.total, "delivery", "deliveries")} to ${name}`);
+    } catch (e) {
+      setError(errorMessage(e));
+    } finally {
+      setBusy(false);
+    }
+  };
+
+  if (destinations.length === 0) return null;
+  return (
+    <section className="panel" aria-label="Redrive">
+      <h2>Redrive the DLQ</h2>
+      <div className="filters" style={{ marginBottom: 0 }}>
+        <Field label="Destination">
+          {(p) => (
+            <select {...p} value={chosen} onChange={(e) => setDestinationId(e.target.value)}>
+              {destinations.map((d) => (
+                <option key={d.id} value={d.id}>
+                  {d.name}
+                </option>
+              ))}
+            </select>
+          )}
+        </Field>
+        <button type="button" className="btn primary" onClick={() => setConfirm(true)}>
+          Redrive…
+        </button>
+      </div>
+      {jobId ? <div style={{ marginTop: 12 }}>{job ? <JobBar job={job} /> : <Loading what="Starting" />}</div> : null}
+      <ErrorAlert error={jobError} />
+      <ConfirmDialog open={confirm} title="Redrive the dead-letter queue?" confirmLabel="Redrive" danger={false} busy={busy} error={error} onConfirm={start} onCancel={() => setConfirm(false)}>
+        <p>
+          Every delivery to <strong>{name}</strong> in the DLQ is queued again with a fresh retry budget. Make sure the destination works again first.
+        </p>
+      </ConfirmDialog>
+    </section>
+  );
+}

@@ -1,0 +1,416 @@
+import { useRef, useState, type FormEvent } from "react";
+import { api, ApiError, errorMessage } from "../api";
+import { Check, ConfirmDialog, DataTable, Empty, ErrorAlert, Field, Loading, PageHead, StatusBadge, Time, toast } from "../components";
+import { num, parseJsonField, plural, shortId } from "../format";
+import { useLoad, useSubmit } from "../hooks";
+import { Link, navigate, useLocation } from "../router";
+import { FILTER_OPERATORS, type Connection, type Destination, type EventListItem, type FilterRule, type Source } from "../types";
+
+export function ConnectionsPage() {
+  const conns = useLoad(() => api.get<{ connections: Connection[] }>("/connections"), []);
+  const list = conns.data?.connections ?? [];
+  return (
+    <>
+      <PageHead
+        title="Connections"
+        sub="A connection routes a source's events to a destination, optionally filtered and reshaped by a JSONata transform."
+        actions={
+          <Link to="/connections/new" className="btn primary">
+            New connection
+          </Link>
+        }
+      />
+      <ErrorAlert error={conns.error} onRetry={conns.reload} />
+      <section className="panel flush" aria-label="Connections">
+        {conns.loading && !conns.data ? (
+          <Loading what="Loading connections" />
+        ) : list.length === 0 ? (
+          <Empty
+            title="No connections yet"
+            action={
+              <Link to="/connections/new" className="btn primary">
+                Create your first connection
+              </Link>
+            }
+          >
+            Events are stored but not delivered until a connection links their source to a destination.
+          </Empty>
+        ) : (
+          <DataTable
+            label="Connections"
+            rows={list}
+            rowKey={(c) => c.id}
+            onRowClick={(c) => navigate(`/connections/${c.id}`)}
+            columns={[
+              { label: "Name", render: (c) => <Link to={`/connections/${c.id}`}>{c.name}</Link> },
+              {
+                label: "Route",
+                render: (c) => (
+                  <span>
+                    <Link to={`/sources/${c.source_id}`}>{c.source_name ?? "source"}</Link> → <Link to={`/destinations/${c.destination_id}`}>{c.destination_name ?? "destination"}</Link>
+                  </span>
+                ),
+              },
+              { label: "Enabled", render: (c) => (c.enabled ? <span className="badge ok">enabled</span> : <span className="badge">disabled</span>) },
+              { label: "Filters", hideNarrow: true, render: (c) => parseJsonField<unknown[]>(c.filter_rules, []).length || <span className="muted">none</span> },
+              { label: "Transform", hideNarrow: true, render: (c) => (c.transform_enabled && c.transform_expression ? "JSONata" : <span className="muted">none</span>) },
+              { label: "Events", className: "num", render: (c) => num(c.event_count) },
+              { label: "Last event", hideNarrow: true, render: (c) => <Time iso={c.last_event_at} /> },
+            ]}
+          />
+        )}
+      </section>
+    </>
+  );
+}
+
+export function ConnectionEditPage({ id }: { id?: string }) {
+  const existing = useLoad(() => (id ? api.get<{ connection: Connection | null }>(`/connections/${encodeURIComponent(id)}`) : Promise.resolve(null)), [id]);
+  const sources = useLoad(() => api.get<{ sources: Source[] }>("/sources"), []);
+  const dests = useLoad(() => api.get<{ destinations: Destination[] }>("/destinations"), []);
+  const c = existing.data?.connection ?? null;
+  const title = id ? (c?.name ?? "Connection") : "New connection";
+  const error = existing.error ?? sources.error ?? dests.error;
+  if ((id && !c) || !sources.data || !dests.data) {
+    return (
+      <>
+        <PageHead title={title} sub={<Link to="/connections">← All connections</Link>} />
+        {error ? <ErrorAlert error={error} /> : <Loading />}
+      </>
+    );
+  }
+  return <ConnectionForm key={c?.updated_at ?? "new"} connection={c} sources={sources.data.sources} destinations={dests.data.destinations} onSaved={(saved) => existing.setData(() => ({ connection: saved }))} />;
+}
+
+interface RuleRow {
+  key: number;
+  field: string;
+  operator: string;
+  value: string;
+}
+
+let ruleSeq = 0;
+
+function ruleToRow(r: FilterRule): RuleRow {
+  const v = r.value;
+  return { key: ++ruleSeq, field: r.field, operator: r.operator, value: v === undefined ? "" : typeof v === "string" ? v : JSON.stringify(v) };
+}
+
+/** The value as typed, turned into what the operator expects: numbers, booleans and JSON arrays where they make sense. */
+function parseValue(op: string, raw: string): unknown {
+  const t = raw.trim();
+  if (op === "exists") return t === "" ? undefined : t !== "false";
+  if (op === "in") {
+    if (t.startsWith("[")) {
+      try {
+        return JSON.parse(t) as unknown;
+      } catch {
+        return t;
+      }
+    }
+    return t
+      .split(",")
+      .map((x) => x.trim())
+      .filter(Boolean)
+      .map((x) => scalar(x));
+  }
+  if (op === "regex" || op === "contains") return raw;
+  return scalar(t);
+}
+
+function scalar(t: string): unknown {
+  if (t === "true") return true;
+  if (t === "false") return false;
+  if (t === "null") return null;
+  if (t !== "" && /^-?\d+(\.\d+)?$/.test(t)) return Number(t);
+  return t;
+}
+
+const FIELD_HINTS = ["body.type", "body.data.id", "headers.x-github-event", "query.", "method", "path"];
+
+function ConnectionForm({ connection, sources, destinations, onSaved }: { connection: Connection | null; sources: Source[]; destinations: Destination[]; onSaved: (c: Connection) => void }) {
+  const { search } = useLocation();
+  const editing = connection !== null;
+  const [name, setName] = useState(connection?.name ?? "");
+  const [description, setDescription] = useState(connection?.description ?? "");
+  const [sourceId, setSourceId] = useState(connection?.source_id ?? search.get("source_id") ?? sources[0]?.id ?? "");
+  const [destinationId, setDestinationId] = useState(connection?.destination_id ?? search.get("destination_id") ?? destinations[0]?.id ?? "");
+  const [enabled, setEnabled] = useState(connection ? connection.enabled === 1 : true);
+  const [rules, setRules] = useState<RuleRow[]>(parseJsonField<FilterRule[]>(connection?.filter_rules, []).map(ruleToRow));
+  const [transformEnabled, setTransformEnabled] = useState(connection ? connection.transform_enabled === 1 : false);
+  const [expression, setExpression] = useState(connection?.transform_expression ?? "");
+  const { busy, fieldErrors, formError, submit, setFieldErrors } = useSubmit();
+  const [confirmDelete, setConfirmDelete] = useState(false);
+  const [deleteBusy, setDeleteBusy] = useState(false);
+  const [deleteError, setDeleteError] = useState<string | null>(null);
+  const nameRef = useRef<HTMLInputElement>(null);
+
+  const setRule = (key: number, patch: Partial<RuleRow>) => setRules((rs) => rs.map((r) => (r.key === key ? { ...r, ...patch } : r)));
+
+  const onSubmit = async (e: FormEvent) => {
+    e.preventDefault();
+    const errors: Record<string, string> = {};
+    if (!name.trim()) errors.name = "Give the connection a name, e.g. “GitHub → CI”";
+    if (!sourceId) errors.source_id = "Pick the source whose events to deliver";
+    if (!destinationId) errors.destination_id = "Pick where to deliver them";
+    if (transformEnabled && !expression.trim()) errors.transform_expression = "Write a JSONata expression, or turn the transform off";
+    if (Object.keys(errors).length > 0) {
+      setFieldErrors(errors);
+      if (errors.name) nameRef.current?.focus();
+      return;
+    }
+    const filter_rules = rules
+      .filter((r) => r.field.trim())
+      .map((r) => {
+        const value = parseValue(r.operator, r.value);
+        return value === undefined ? { field: r.field.trim(), operator: r.operator } : { field: r.field.trim(), operator: r.operator, value };
+      });
+    const body = {
+      name: name.trim(),
+      description: description.trim() || null,
+      source_id: sourceId,
+      destination_id: destinationId,
+      enabled,
+      filter_rules: filter_rules.length ? filter_rules : null,
+      transform_enabled: transformEnabled,
+      transform_expression: expression.trim() ? expression : null,
+    };
+    const res = await submit(
+      () => (editing ? api.patch<{ connection: Connection }>(`/connections/${encodeURIComponent(connection.id)}`, body) : api.post<{ connection: Connection }>("/connections", body)),
+      ["name", "description", "source_id", "destination_id", "enabled", "filter_rules", "transform_enabled", "transform_expression"],
+    );
+    if (!res?.connection) return;
+    toast(editing ? "Connection saved" : `Connection “${res.connection.name}” created`);
+    if (editing) onSaved(res.connection);
+    else navigate(`/connections/${res.connection.id}`);
+  };
+
+  const remove = async () => {
+    if (!connection) return;
+    setDeleteBusy(true);
+    setDeleteError(null);
+    try {
+      await api.del(`/connections/${encodeURIComponent(connection.id)}`);
+      toast(`Connection “${connection.name}” deleted`);
+      navigate("/connections");
+    } catch (e) {
+      setDeleteError(errorMessage(e));
+      setDeleteBusy(false);
+    }
+  };
+
+  if (sources.length === 0 || destinations.length === 0) {
+    return (
+      <>
+        <PageHead title="New connection" sub={<Link to="/connections">← All connections</Link>} />
+        <div className="panel">
+          <Empty
+            title={sources.length === 0 ? "Create a source first" : "Create a destination first"}
+            action={
+              <Link to={sources.length === 0 ? "/sources/new" : "/destinations/new"} className="btn primary">
+                {sources.length === 0 ? "New source" : "New destination"}
+              </Link>
+            }
+          >
+            A connection links a source to a destination.
+          </Empty>
+        </div>
+      </>
+    );
+  }
+
+  return (
+    <>
+      <PageHead
+        title={editing ? connection.name : "New connection"}
+        sub={<Link to="/connections">← All connections</Link>}
+        actions={
+          editing ? (
+            <>
+              <Link to={`/attempts?connection_id=${connection.id}`} className="btn">
+                Deliveries
+              </Link>
+              <button type="button" className="btn danger" onClick={() => setConfirmDelete(true)}>
+                Delete
+              </button>
+            </>
+          ) : null
+        }
+      />
+      <form className="panel form" onSubmit={onSubmit} aria-label={editing ? "Connection settings" : "New connection"} noValidate>
+        <ErrorAlert error={formError} />
+        {editing ? (
+          <p className="muted" style={{ margin: 0 }}>
+            <StatusBadge status={connection.status} /> {plural(connection.event_count, "event")} routed, last <Time iso={connection.last_event_at} />.
+          </p>
+        ) : null}
+        <div className="form-grid">
+          <Field label="Name" error={fieldErrors.name}>
+            {(p) => <input {...p} ref={nameRef} type="text" name="name" value={name} onChange={(e) => setName(e.target.value)} />}
+          </Field>
+          <Field label="Source" error={fieldErrors.source_id}>
+            {(p) => (
+              <select {...p} name="source_id" value={sourceId} onChange={(e) => setSourceId(e.target.value)}>
+                {sources.map((s) => (
+                  <option key={s.id} value={s.id}>
+                    {s.name}
+                  </option>
+                ))}
+              </select>
+            )}
+          </Field>
+          <Field label="Destination" error={fieldErrors.destination_id}>
+            {(p) => (
+              <select {...p} name="destination_id" value={destinationId} onChange={(e) => setDestinationId(e.target.value)}>
+                {destinations.map((d) => (
+                  <option key={d.id} value={d.id}>
+                    {d.name}
+                  </option>
+                ))}
+              </select>
+            )}
+          </Field>
+        </div>
+        <Field label="Description (optional)" error={fieldErrors.description}>
+          {(p) => <input {...p} type="text" value={description} onChange={(e) => setDescription(e.target.value)} />}
+        </Field>
+        <Check label="Enabled" checked={enabled} onChange={setEnabled} help="A disabled connection routes nothing." />
+
+        <fieldset>
+          <legend>Filter rules</legend>
+          <p className="muted" style={{ margin: 0 }}>
+            Only events matching <strong>every</strong> rule are delivered. Fields: <code>body.&lt;path&gt;</code>, <code>headers.&lt;name&gt;</code>, <code>query.&lt;name&gt;</code>, <code>method</code>, <code>path</code>. No rules: every event.
+          </p>
+          {fieldErrors.filter_rules ? (
+            <div className="field-error" role="alert">
+              {fieldErrors.filter_rules}
+            </div>
+          ) : null}
+          <datalist id="rule-fields">
+            {FIELD_HINTS.map((h) => (
+              <option key={h} value={h} />
+            ))}
+          </datalist>
+          {rules.map((r, i) => (
+            <div className="rule-row" key={r.key} role="group" aria-label={`Rule ${i + 1}`}>
+              <Field label="Field">{(p) => <input {...p} type="text" list="rule-fields" value={r.field} onChange={(e) => setRule(r.key, { field: e.target.value })} placeholder="body.type" />}</Field>
+              <Field label="Operator">
+                {(p) => (
+                  <select {...p} value={r.operator} onChange={(e) => setRule(r.key, { operator: e.target.value })}>
+                    {FILTER_OPERATORS.map((o) => (
+                      <option key={o}>{o}</option>
+                    ))}
+                  </select>
+                )}
+              </Field>
+              <Field label="Value" help={r.operator === "in" ? "Comma list or JSON array" : r.operator === "exists" ? "true or false" : undefined}>
+                {(p) => <input {...p} type="text" value={r.value} onChange={(e) => setRule(r.key, { value: e.target.value })} placeholder={r.operator === "exists" ? "true" : "order.created"} />}
+              </Field>
+              <div className="field">
+                <span className="label" aria-hidden="true">
+                  &nbsp;
+                </span>
+                <button type="button" className="btn" onClick={() => setRules((rs) => rs.filter((x) => x.key !== r.key))} aria-label={`Remove rule ${i + 1}`}>
+                  Remove
+                </button>
+              </div>
+            </div>
+          ))}
+          <div>
+            <button type="button" className="btn small" onClick={() => setRules((rs) => [...rs, { key: ++ruleSeq, field: "", operator: "eq", value: "" }])}>
+              Add rule
+            </button>
+          </div>
+        </fieldset>
+
+        <fieldset>
+          <legend>Transform</legend>
+          <Check label="Reshape the body with JSONata before delivery" checked={transformEnabled} onChange={setTransformEnabled} />
+          <TransformEditor sourceId={sourceId} expression={expression} onChange={setExpression} error={fieldErrors.transform_expression} />
+        </fieldset>
+
+        <div className="btn-row">
+          <button type="submit" className="btn primary" disabled={busy}>
+            {busy ? "Saving…" : editing ? "Save connection" : "Create connection"}
+          </button>
+          <Link to="/connections" className="btn">
+            Cancel
+          </Link>
+        </div>
+      </form>
+
+      <ConfirmDialog open={confirmDelete} title="Delete this connection?" confirmLabel="Delete connection" busy={deleteBusy} error={deleteError} onConfirm={remove} onCancel={() => setConfirmDelete(false)}>
+        <p>
+          Events from <strong>{connection?.source_name}</strong> stop going to <strong>{connection?.destination_name}</strong>. Past deliveries stay recorded.
+        </p>
+      </ConfirmDialog>
+    </>
+  );
+}
+
+/** The JSONata expression with a preview of its result on a stored event of the chosen source. */
+function TransformEditor({ sourceId, expression, onChange, error }: { sourceId: string; expression: string; onChange: (v: string) => void; error?: string }) {
+  const events = useLoad(() => (sourceId ? api.get<{ events: EventListItem[] }>("/events", { source_id: sourceId, limit: 20 }) : Promise.resolve({ events: [] })), [sourceId]);
+  const [eventId, setEventId] = useState("");
+  const [result, setResult] = useState<string | null>(null);
+  const [previewError, setPreviewError] = useState<string | null>(null);
+  const [busy, setBusy] = useState(false);
+  const list = events.data?.events ?? [];
+  // By default the newest event that passed verification: forged requests are rarely what you want to shape.
+  const chosen = eventId || (list.find((e) => e.verification_status !== "failed") ?? list[0])?.id || "";
+
+  const preview = async () => {
+    setPreviewError(null);
+    setResult(null);
+    if (!expression.trim()) return setPreviewError("Write an expression to preview");
+    if (!chosen) return setPreviewError("This source has no stored events yet: send one to its ingest URL first");
+    setBusy(true);
+    try {
+      const r = await api.post<{ result: unknown }>("/connections/test-transform", { transform_expression: expression, event_id: chosen });
+      setResult(r.result === undefined ? "undefined (nothing would be sent)" : JSON.stringify(r.result, null, 2));
+    } catch (e) {
+      setPreviewError(e instanceof ApiError ? (e.fieldErrors().transform_expression ?? e.message) : errorMessage(e));
+    } finally {
+      setBusy(false);
+    }
+  };
+
+  const shownError = previewError ?? error;
+  return (
+    <div className="grid-2" style={{ alignItems: "start" }}>
+      <Field label="JSONata expression" error={shownError ?? undefined} help={<>The parsed body is the input; <code>$headers</code>, <code>$query</code>, <code>$method</code> are bound. The result is the delivered body.</>}>
+        {(p) => <textarea {...p} name="transform_expression" rows={8} value={expression} onChange={(e) => onChange(e.target.value)} placeholder={'{\n  "kind": type,\n  "id": data.id\n}'} spellCheck={false} />}
+      </Field>
+      <div className="field">
+        <Field label="Preview on event">
+          {(p) => (
+            <select {...p} value={chosen} onChange={(e) => setEventId(e.target.value)} disabled={list.length === 0}>
+              {list.length === 0 ? <option value="">No stored events for this source yet</option> : null}
+              {list.map((e) => (
+                <option key={e.id} value={e.id}>
+                  {shortId(e.id)} · {e.event_type ?? e.method} · {new Date(e.received_at).toLocaleString()}
+                  {e.verification_status === "failed" ? " · signature failed" : ""}
+                </option>
+              ))}
+            </select>
+          )}
+        </Field>
+        <div>
+          <button type="button" className="btn" onClick={preview} disabled={busy}>
+            {busy ? "Running…" : "Preview transform"}
+          </button>
+        </div>
+        {result !== null ? (
+          <div aria-live="polite">
+            <div className="label" style={{ fontWeight: 600, fontSize: 13, margin: "8px 0 4px" }}>
+              Result
+            </div>
+            <pre className="code" data-testid="transform-result">
+              {result}
+            </pre>
+          </div>
+        ) : null}
+      </div>
+    </div>
+  );
+}

@@ -1,0 +1,169 @@
+import { useRef, useState, type FormEvent } from "react";
+import { api } from "../api";
+import { Empty, ErrorAlert, Field, JobBar, Loading, PageHead } from "../components";
+import { fromLocalInput, fullTime, toLocalInput } from "../format";
+import { useLoad, useSubmit } from "../hooks";
+import { useJob } from "../jobs";
+import { Link } from "../router";
+import type { Destination, Source } from "../types";
+
+interface StartedReplay {
+  job_id: string;
+  destination: string;
+  source: string | null;
+  from: string;
+  to: string;
+  started: number;
+}
+
+const STORE = "hookrelay.replays";
+/** The server keeps job progress 24 hours; forget ours a little earlier. */
+const KEEP_MS = 23 * 3600 * 1000;
+
+function loadStarted(): StartedReplay[] {
+  try {
+    const all = JSON.parse(localStorage.getItem(STORE) ?? "[]") as StartedReplay[];
+    return all.filter((r) => Date.now() - r.started < KEEP_MS);
+  } catch {
+    return [];
+  }
+}
+
+export function ReplayPage() {
+  const dests = useLoad(() => api.get<{ destinations: Destination[] }>("/destinations"), []);
+  const sources = useLoad(() => api.get<{ sources: Source[] }>("/sources"), []);
+  const [started, setStarted] = useState<StartedReplay[]>(loadStarted);
+  const now = useRef(new Date());
+  const [destinationId, setDestinationId] = useState("");
+  const [sourceId, setSourceId] = useState("");
+  const [from, setFrom] = useState(toLocalInput(new Date(now.current.getTime() - 24 * 3600 * 1000)));
+  const [to, setTo] = useState(toLocalInput(new Date(now.current.getTime() + 60_000)));
+  const [rate, setRate] = useState("10");
+  const [max, setMax] = useState("1000");
+  const { busy, fieldErrors, formError, submit, setFieldErrors } = useSubmit();
+  const destList = dests.data?.destinations ?? [];
+  const chosenDest = destinationId || destList[0]?.id || "";
+
+  const onSubmit = async (e: FormEvent) => {
+    e.preventDefault();
+    const errors: Record<string, string> = {};
+    const fromIso = fromLocalInput(from);
+    const toIso = fromLocalInput(to);
+    if (!chosenDest) errors.destination_id = "Pick the destination to re-deliver to";
+    if (!fromIso) errors.from = "Pick the start of the time range";
+    if (!toIso) errors.to = "Pick the end of the time range";
+    if (fromIso && toIso && fromIso > toIso) errors.from = "must not be after the end";
+    if (Object.keys(errors).length > 0) return setFieldErrors(errors);
+    const body = {
+      destination_id: chosenDest,
+      from: fromIso,
+      to: toIso,
+      ...(sourceId ? { source_id: sourceId } : {}),
+      rate_limit: Number(rate),
+      max_events: Number(max),
+    };
+    const r = await submit(() => api.post<{ job_id: string; total: number }>("/replay", body), ["destination_id", "from", "to", "source_id", "rate_limit", "max_events"]);
+    if (!r) return;
+    const entry: StartedReplay = {
+      job_id: r.job_id,
+      destination: destList.find((d) => d.id === chosenDest)?.name ?? chosenDest,
+      source: sources.data?.sources.find((s) => s.id === sourceId)?.name ?? null,
+      from: fromIso!,
+      to: toIso!,
+      started: Date.now(),
+    };
+    const next = [entry, ...started].slice(0, 10);
+    setStarted(next);
+    localStorage.setItem(STORE, JSON.stringify(next));
+  };
+
+  return (
+    <>
+      <PageHead title="Replay" sub="Re-deliver the events received in a time range to one destination, oldest first, at a set pace. Failures are recorded, not retried." />
+      {dests.loading && !dests.data ? (
+        <Loading />
+      ) : destList.length === 0 ? (
+        <div className="panel">
+          <Empty title="No destination to replay to" action={<Link to="/destinations/new" className="btn primary">Create a destination</Link>}>
+            A replay sends stored events to a destination again.
+          </Empty>
+        </div>
+      ) : (
+        <form className="panel form" onSubmit={onSubmit} aria-label="Start a replay" noValidate>
+          <h2>Start a replay</h2>
+          <ErrorAlert error={formError ?? dests.error ?? sources.error} />
+          <div className="form-grid">
+            <Field label="Destination" error={fieldErrors.destination_id}>
+              {(p) => (
+                <select {...p} value={chosenDest} onChange={(e) => setDestinationId(e.target.value)}>
+                  {destList.map((d) => (
+                    <option key={d.id} value={d.id}>
+                      {d.name}
+                    </option>
+                  ))}
+                </select>
+              )}
+            </Field>
+            <Field label="Only events from" error={fieldErrors.source_id}>
+              {(p) => (
+                <select {...p} value={sourceId} onChange={(e) => setSourceId(e.target.value)}>
+                  <option value="">Every source</option>
+                  {sources.data?.sources.map((s) => (
+                    <option key={s.id} value={s.id}>
+                      {s.name}
+                    </option>
+                  ))}
+                </select>
+              )}
+            </Field>
+            <Field label="From" error={fieldErrors.from}>
+              {(p) => <input {...p} type="datetime-local" value={from} onChange={(e) => setFrom(e.target.value)} />}
+            </Field>
+            <Field label="To" error={fieldErrors.to}>
+              {(p) => <input {...p} type="datetime-local" value={to} onChange={(e) => setTo(e.target.value)} />}
+            </Field>
+            <Field label="Events per second" error={fieldErrors.rate_limit} help="1 to 100">
+              {(p) => <input {...p} type="number" min={1} max={100} value={rate} onChange={(e) => setRate(e.target.value)} />}
+            </Field>
+            <Field label="At most" error={fieldErrors.max_events} help="events, 1 to 10,000">
+              {(p) => <input {...p} type="number" min={1} max={10000} value={max} onChange={(e) => setMax(e.target.value)} />}
+            </Field>
+          </div>
+          <div className="btn-row">
+            <button type="submit" className="btn primary" disabled={busy}>
+              {busy ? "Starting…" : "Start replay"}
+            </button>
+          </div>
+        </form>
+      )}
+
+      {started.length > 0 ? (
+        <section className="panel" aria-label="Replays">
+          <h2>Replays</h2>
+          <div style={{ display: "grid", gap: 16 }}>
+            {started.map((r) => (
+              <ReplayProgress key={r.job_id} replay={r} />
+            ))}
+          </div>
+        </section>
+      ) : null}
+    </>
+  );
+}
+
+function ReplayProgress({ replay }: { replay: StartedReplay }) {
+  const { job, error } = useJob(`/replay/${replay.job_id}`);
+  return (
+    <div data-job-id={replay.job_id} aria-label={`Replay to ${replay.destination}`} role="group">
+      <div style={{ marginBottom: 6 }}>
+        <strong>{replay.destination}</strong>
+        <span className="muted">
+          {" "}
+          · {replay.source ?? "every source"} · {fullTime(replay.from)} → {fullTime(replay.to)}
+        </span>
+      </div>
+      <ErrorAlert error={error} />
+      {job ? <JobBar job={job} /> : error ? null : <Loading what="Loading progress" />}
+    </div>
+  );
+}

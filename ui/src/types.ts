@@ -1,0 +1,30 @@
+/** API shapes, taken from src/contracts (types only: nothing of the server is bundled). */
+import type { z } from "zod";
+import type { sourceTemplate } from "../../src/contracts/sources";
+import type { eventAttemptSummary, eventList } from "../../src/contracts/events";
+
+export type { SourceDto as Source, CreateSourceInput, UpdateSourceInput } from "../../src/contracts/sources";
+export type { EventListItem, EventDetail } from "../../src/contracts/events";
+export type { Destination, CreateDestinationInput } from "../../src/contracts/destinations";
+export type { Connection, FilterRule, FilterOperator } from "../../src/contracts/connections";
+export type { DeliveryAttempt } from "../../src/contracts/deliveryAttempts";
+export type { JobProgress } from "../../src/contracts/jobs";
+
+export type SourceTemplate = z.infer<typeof sourceTemplate>;
+export type EventAttemptSummary = z.infer<typeof eventAttemptSummary>;
+export type Pagination = z.infer<typeof eventList>["pagination"];
+
+/** Enum values the UI offers in selects (mirrors of the contracts' lists; importing the values would bundle zod). */
+export const EVENT_STATUSES = ["pending", "delivered", "failed", "held", "rejected", "ignored"] as const;
+export const VERIFICATION_STATUSES = ["verified", "failed", "skipped"] as const;
+export const DEDUP_STATUSES = ["unique", "duplicate", "skipped"] as const;
+export const METHODS = ["GET", "POST", "PUT", "PATCH", "DELETE"] as const;
+export const SOURCE_STATUSES = ["active", "paused", "disabled"] as const;
+export const VERIFICATION_TYPES = ["hmac-sha256", "hmac-sha1", "standard-webhooks", "twilio", "token"] as const;
+export const DEDUP_STRATEGIES = ["body_hash", "header", "field"] as const;
+export const AUTH_TYPES = ["none", "basic", "bearer", "api_key"] as const;
+export const RETRY_STRATEGIES = ["exponential", "linear"] as const;
+export const DESTINATION_STATUSES = ["active", "paused", "disabled"] as const;
+export const FILTER_OPERATORS = ["eq", "neq", "gt", "gte", "lt", "lte", "contains", "in", "exists", "regex"] as const;
+export const ATTEMPT_STATUSES = ["queued", "delivering", "success", "failed"] as const;
+export const TRIGGER_TYPES = ["initial", "retry", "manual", "bulk_retry", "replay", "redrive"] as const;
