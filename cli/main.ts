@@ -1,27 +1,47 @@
 #!/usr/bin/env bun
-import { CommanderError } from "commander";
+import { type Command, CommanderError } from "commander";
 import { ConfigError } from "../src/config/options";
 import { buildProgram } from "./program";
 import { CliError, EXIT } from "./errors";
 
 const program = buildProgram();
+if (wantsJson(process.argv)) jsonUsageErrors(program);
 try {
   await program.parseAsync(process.argv);
 } catch (err) {
-  process.exitCode = reportError(err, program.opts().json === true);
+  process.exitCode = reportError(err, program.opts().json === true || wantsJson(process.argv));
 }
 
+/** With --json, commander's own usage errors are JSON on stderr too, without the help hint. */
+function jsonUsageErrors(cmd: Command) {
+  cmd.showHelpAfterError(false).configureOutput({
+    outputError: (text, write) => write(JSON.stringify({ error: { code: "usage", message: text.replace(/^error: /, "").trim() } }) + "\n"),
+  });
+  for (const sub of cmd.commands) jsonUsageErrors(sub);
+}
+
+/** --json may follow the verb (`keys list --json`), where the program's own options never see it. */
+function wantsJson(argv: string[]) {
+  const end = argv.indexOf("--");
+  return (end === -1 ? argv : argv.slice(0, end)).includes("--json");
+}
+
+/** One line on stderr (the error body in --json mode) and a stable exit code: see `hookrelay help exit-codes`. */
 function reportError(err: unknown, json: boolean): number {
   if (err instanceof CommanderError) return err.exitCode === 0 ? EXIT.ok : EXIT.usage;
   if (err instanceof ConfigError) {
-    process.stderr.write(`error: ${err.message}\n`);
+    process.stderr.write(json ? JSON.stringify({ error: { code: "config_error", message: err.message } }) + "\n" : `error: ${err.message}\n`);
     return EXIT.error;
   }
   if (err instanceof CliError) {
-    const prefix = err.code ? `error (${err.code})` : "error";
-    process.stderr.write(json && err.body ? JSON.stringify(err.body) + "\n" : `${prefix}: ${err.message}\n`);
+    if (json) {
+      process.stderr.write(JSON.stringify(err.body ?? { error: { code: err.code ?? "error", message: err.message } }) + "\n");
+    } else {
+      process.stderr.write(`${err.code ? `error (${err.code})` : "error"}: ${err.message}\n`);
+    }
     return err.exitCode;
   }
-  process.stderr.write(`error: ${err instanceof Error ? err.message : String(err)}\n`);
+  const message = err instanceof Error ? err.message : String(err);
+  process.stderr.write(json ? JSON.stringify({ error: { code: "internal", message } }) + "\n" : `error: ${message}\n`);
   return EXIT.error;
 }

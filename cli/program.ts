@@ -1,6 +1,19 @@
 import { Command } from "commander";
 import pkg from "../package.json" with { type: "json" };
+import { registerCompletion } from "./commands/completion";
+import { registerConnections } from "./commands/connections";
+import { registerDestinations } from "./commands/destinations";
+import { registerAttempts } from "./commands/attempts";
+import { registerEvents } from "./commands/events";
+import { registerJobs } from "./commands/jobs";
+import { registerReplay } from "./commands/replay";
+import { registerSources } from "./commands/sources";
+import { registerHelp } from "./commands/help";
+import { registerKeys } from "./commands/keys";
+import { registerListen } from "./commands/listen";
+import { registerLogin } from "./commands/login";
 import { registerServe } from "./commands/serve";
+import { finishGlobalOptions } from "./command";
 
 /** Global flags and every command. Client commands read the globals through cli/context.ts. */
 export function buildProgram() {
@@ -13,10 +26,36 @@ export function buildProgram() {
     .option("--data-dir <dir>", "work directly on a local data dir (local mode) [HOOKRELAY_DATA_DIR]")
     .option("--json", "print the API's JSON response and nothing else")
     .exitOverride()
-    .showHelpAfterError()
+    .showHelpAfterError("(add --help for usage)")
     .enablePositionalOptions();
   program.commandsGroup("Server:");
   registerServe(program);
   program.commandsGroup("Client:");
+  registerLogin(program);
+  registerKeys(program);
+  registerSources(program);
+  registerDestinations(program);
+  registerConnections(program);
+  registerEvents(program);
+  registerAttempts(program);
+  registerReplay(program);
+  registerJobs(program);
+  registerListen(program);
+  program.commandsGroup("Help:");
+  registerCompletion(program);
+  registerHelp(program);
+  finishGlobalOptions(program);
+  program.addHelpText(
+    "after",
+    `
+Client commands work on a server (remote mode: --url with --api-key, or a profile saved by
+\`hookrelay login\`) or straight on a data dir (local mode: --data-dir), with the same output.
+Global flags go before or after the command. \`hookrelay help exit-codes\` lists the exit codes.
+
+Examples:
+  $ hookrelay serve --data-dir ./data
+  $ hookrelay login --url http://localhost:8080 --email admin@localhost
+  $ hookrelay keys create --name ci --data-dir ./data --json`,
+  );
   return program;
 }

@@ -7,12 +7,14 @@ export function registerServe(program: Command) {
   const cmd = program
     .command("serve")
     .description("Run the relay: API, ingest, delivery workers, schedulers and the admin UI")
-    .addHelpText("after", "\nEvery option can also be set with its HOOKRELAY_* variable; flags win.\n\nExample:\n  hookrelay serve --port 8080 --data-dir /var/lib/hookrelay");
+    .addHelpText("after", "\nEvery option can also be set with its HOOKRELAY_* variable; flags win.\n\nExamples:\n  $ hookrelay serve --port 8080 --data-dir /var/lib/hookrelay\n  $ HOOKRELAY_ADMIN_PASSWORD=… hookrelay serve --base-url https://hooks.example.com");
   for (const spec of Object.values(serverOptions)) {
     const def = spec.defaultLabel ?? String(spec.default);
     cmd.option(spec.flag, `${spec.description} [${spec.env}] (default: ${def})`);
   }
   cmd.action(async (flags: Record<string, string | undefined>) => {
+    // `hookrelay --data-dir X serve`: the global flag before the command means the same.
+    flags.dataDir ??= program.opts().dataDir;
     const config = loadConfig(flags);
     const { startServer } = await import("../../src/server");
     const server = await startServer(config);

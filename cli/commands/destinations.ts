@@ -1,0 +1,57 @@
+import type { Command } from "commander";
+import { createDestinationInput, listDestinationsQuery, updateDestinationInput } from "../../src/contracts/destinations";
+import { path } from "../context";
+import { Resource } from "../resource";
+
+const ID = "dst_0123456789abcdef0123456789abcdef";
+
+/** `hookrelay destinations list|get|create|update|delete|secret`. */
+export function registerDestinations(program: Command) {
+  const r = new Resource(program, {
+    noun: "destinations",
+    singular: "destination",
+    description: "Where events are delivered: URL, method, auth, retry policy, signing secret",
+    path: "/destinations",
+    listKey: "destinations",
+    itemKey: "destination",
+    columns: ["id", "name", "url", "http_method", "status", "max_retries", "retry_strategy", "created_at"],
+    exampleId: ID,
+    domain: () => import("../../src/domain/destinations"),
+  });
+  const help = {
+    url: "where to deliver (http:// or https://)",
+    headers: "extra request headers: JSON object, or @file.json",
+    auth_config: 'auth settings: {"username","password"} (basic), {"token"} (bearer), {"key","api_key"} (api_key)',
+    signing_secret: "Standard Webhooks secret whsec_… (generated when absent)",
+  };
+  r.list({ query: listDestinationsQuery, local: (m, deps, scope, q) => m.listDestinations(deps, scope, q), examples: ["hookrelay destinations list", "hookrelay destinations list --status paused --json"] });
+  r.get({ local: (m, deps, scope, id) => m.getDestination(deps, scope, id) });
+  r.create({
+    input: createDestinationInput,
+    help,
+    local: (m, deps, scope, body) => m.createDestination(deps, scope, body),
+    examples: [
+      "hookrelay destinations create --name api --url https://api.example.com/webhooks",
+      `hookrelay destinations create --name billing --url https://billing.internal/hook --auth-type bearer --auth-config '{"token":"s3cret"}' --max-retries 5`,
+      "hookrelay destinations create --data @destination.json --json",
+    ],
+  });
+  r.update({
+    input: updateDestinationInput,
+    help,
+    local: (m, deps, scope, id, body) => m.updateDestination(deps, scope, id, body),
+    examples: [`hookrelay destinations update ${ID} --status paused`, `hookrelay destinations update ${ID} --rate-limit-per-second null --timeout-ms 10000`],
+  });
+  r.delete({ local: (m, deps, scope, id) => m.deleteDestination(deps, scope, id), description: "Delete a destination (and its connections)" });
+  r.verb(
+    "secret <id>",
+    "Print the destination's signing secret (whsec_…), to verify deliveries",
+    [`hookrelay destinations secret ${ID}`, `export WEBHOOK_SECRET=$(hookrelay destinations secret ${ID})`],
+    () => {},
+    async (ctx, _o, [id], domain) => {
+      const res = await ctx.run({ method: "GET", path: path`/destinations/${id!}/secret`, local: async (deps, scope) => (await domain()).getDestinationSecret(deps, scope, id!) });
+      ctx.out.result(res, { text: (r) => r.secret });
+    },
+  );
+  return r;
+}

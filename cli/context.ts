@@ -1,0 +1,307 @@
+/**
+ * One code path for two modes. A command describes an operation once: its
+ * remote form (method, path, query, body of the /v1 API) and its local form
+ * (the domain call the route makes). Remote mode sends the request; local
+ * mode opens the data dir's SQLite file and calls the same domain code in the
+ * default scope. Both return the object the API returns; errors of either
+ * become a CliError with the API's error body and a stable exit code.
+ */
+import { existsSync } from "node:fs";
+import { join } from "node:path";
+import type { z } from "zod";
+import { loadConfig } from "../src/config/config";
+import { AppError, type ErrorBody } from "../src/contracts/errors";
+import type { Bus, Deps, Scope } from "../src/domain/deps";
+import { CliError, EXIT, usageError } from "./errors";
+import { Output } from "./output";
+import { profileName, readProfiles, type Profile } from "./profiles";
+
+export type Method = "GET" | "POST" | "PUT" | "PATCH" | "DELETE";
+export type QueryValue = string | number | boolean | null | undefined;
+
+export interface Operation<T> {
+  method: Method;
+  /** Path under /v1, ids already in it (use `path` to encode them). */
+  path: string;
+  query?: Record<string, QueryValue>;
+  body?: unknown;
+  /** The same operation without HTTP: the domain function the route calls. */
+  local: (deps: Deps, scope: Scope) => Promise<T>;
+}
+
+/** Global flags, from the command or any ancestor (the nearest wins). */
+export interface GlobalFlags {
+  url?: string;
+  apiKey?: string;
+  profile?: string;
+  dataDir?: string;
+  json?: boolean;
+}
+
+export interface Context {
+  readonly mode: "remote" | "local";
+  readonly out: Output;
+  readonly json: boolean;
+  run<T>(op: Operation<T>): Promise<T>;
+  /** Remote mode only: the HTTP client (streams, login). */
+  readonly remote?: RemoteClient;
+  /** Local mode only: deps and scope for domain calls outside an Operation. */
+  readonly local?: LocalStore;
+  close(): Promise<void>;
+}
+
+/** Builds `/sources/<id>/…` with every id segment URL-encoded. */
+export function path(strings: TemplateStringsArray, ...ids: (string | number)[]) {
+  return strings.reduce((acc, s, i) => acc + s + (i < ids.length ? encodeURIComponent(String(ids[i])) : ""), "");
+}
+
+// ---------------------------------------------------------------- errors
+
+const STATUS_CODE: Record<number, string> = { 400: "validation_error", 401: "unauthorized", 403: "forbidden", 404: "not_found", 409: "conflict", 410: "source_expired", 413: "payload_too_large", 422: "schema_violation", 429: "rate_limited" };
+
+/** 401/403 → exit 4 (auth), any other API error → exit 1. */
+export function exitCodeForStatus(status: number) {
+  return status === 401 || status === 403 ? EXIT.auth : EXIT.error;
+}
+
+/** An API error body (from HTTP or from an AppError) as a CliError: one line, the code, the body for --json. */
+export function apiErrorToCli(status: number, body: ErrorBody, hint?: string) {
+  const { code, message, details } = body.error;
+  let line = message;
+  if (Array.isArray(details) && details.length > 0) {
+    const parts = details.slice(0, 5).map((d: { field?: string; path?: string; message?: string }) => [d.field ?? d.path, d.message].filter(Boolean).join(": "));
+    line += ` (${parts.join("; ")}${details.length > 5 ? "; …" : ""})`;
+  }
+  if (hint) line += `; ${hint}`;
+  return new CliError(line, exitCodeForStatus(status), code, body);
+}
+
+function appErrorToCli(err: unknown): unknown {
+  if (err instanceof AppError) return apiErrorToCli(err.status, err.toBody());
+  return err;
+}
+
+/**
+ * Local mode validates input with the same contracts schema the route uses,
+ * and reports problems in the same shape (`details: [{field, message}]`).
+ */
+export function parseInput<S extends z.ZodType>(schema: S, value: unknown, target: "body" | "query" = "body"): z.output<S> {
+  const result = schema.safeParse(value);
+  if (result.success) return result.data;
+  const details = result.error.issues.map((i) => ({ field: [target, ...i.path].join("."), message: i.message }));
+  throw new AppError("validation_error", "Request validation failed", details);
+}
+
+// ---------------------------------------------------------------- remote
+
+type Auth = { kind: "api_key"; key: string } | { kind: "session"; cookie: string; profile: string } | { kind: "none" };
+
+export class RemoteClient {
+  constructor(
+    readonly url: string,
+    readonly auth: Auth,
+  ) {}
+
+  /** Credentials, plus Origin on session mutations (the server's CSRF same-origin check). */
+  headers(method: Method | "GET" = "GET"): Record<string, string> {
+    const h: Record<string, string> = { accept: "application/json", "user-agent": "hookrelay-cli" };
+    if (this.auth.kind === "api_key") h["x-api-key"] = this.auth.key;
+    if (this.auth.kind === "session") {
+      h.cookie = this.auth.cookie;
+      if (method !== "GET") h.origin = new URL(this.url).origin;
+    }
+    return h;
+  }
+
+  endpoint(p: string, query?: Record<string, QueryValue>) {
+    const u = new URL(this.url + "/v1" + p);
+    for (const [k, v] of Object.entries(query ?? {})) if (v !== undefined && v !== null) u.searchParams.set(k, String(v));
+    return u.toString();
+  }
+
+  async fetch(method: Method, p: string, opts: { query?: Record<string, QueryValue>; body?: unknown; headers?: Record<string, string>; signal?: AbortSignal } = {}) {
+    const headers = { ...this.headers(method), ...opts.headers };
+    if (opts.body !== undefined) headers["content-type"] = "application/json";
+    try {
+      return await fetch(this.endpoint(p, opts.query), { method, headers, body: opts.body === undefined ? undefined : JSON.stringify(opts.body), signal: opts.signal, redirect: "manual" });
+    } catch (err) {
+      if ((err as Error)?.name === "AbortError") throw err;
+      throw new CliError(`cannot reach ${this.url}: ${(err as Error)?.message ?? String(err)}`, EXIT.error, "connection_failed");
+    }
+  }
+
+  async request<T>(method: Method, p: string, opts: { query?: Record<string, QueryValue>; body?: unknown } = {}): Promise<T> {
+    const res = await this.fetch(method, p, opts);
+    const text = await res.text();
+    let parsed: unknown;
+    try {
+      parsed = text === "" ? undefined : JSON.parse(text);
+    } catch {
+      parsed = undefined;
+    }
+    if (res.ok && parsed !== undefined) return parsed as T;
+    if (res.ok) throw new CliError(`unexpected response from ${this.url} (${res.status}, not JSON): is this a hookrelay server?`, EXIT.error, "bad_response");
+    const body = isErrorBody(parsed) ? parsed : { error: { code: STATUS_CODE[res.status] ?? (res.status >= 500 ? "internal" : "error"), message: `HTTP ${res.status} from ${this.url}` } };
+    throw apiErrorToCli(res.status, body as ErrorBody, this.hint(res.status, (body as ErrorBody).error.code));
+  }
+
+  private hint(status: number, code: string) {
+    if (status === 401 && this.auth.kind === "session") return `the saved session of profile "${this.auth.profile}" is no longer valid: run \`hookrelay login\``;
+    if (status === 401 && this.auth.kind === "none") return "log in with `hookrelay login`, or pass --api-key / HOOKRELAY_API_KEY";
+    if (code === "session_required") return "this needs a logged-in session: run `hookrelay login` (an API key cannot manage keys)";
+    return undefined;
+  }
+}
+
+const isErrorBody = (v: unknown): v is ErrorBody =>
+  typeof v === "object" && v !== null && typeof (v as ErrorBody).error === "object" && typeof (v as ErrorBody).error?.code === "string";
+
+/** Accepts `http://host:8080`, with or without a trailing slash or `/v1`. */
+export function normalizeUrl(raw: string) {
+  let u: URL;
+  try {
+    u = new URL(raw);
+  } catch {
+    throw usageError(`--url must be an http(s) URL, got "${raw}"`);
+  }
+  if (u.protocol !== "http:" && u.protocol !== "https:") throw usageError(`--url must be an http(s) URL, got "${raw}"`);
+  return (u.origin + u.pathname).replace(/\/+$/, "").replace(/\/v1$/, "");
+}
+
+// ---------------------------------------------------------------- local
+
+export interface LocalStore {
+  deps: Deps;
+  scope: Scope;
+  dataDir: string;
+}
+
+/** Nothing listens in this process: the running server's workers poll the tables as their safety net. */
+const quietBus: Bus = { publish() {}, subscribe: () => () => {} };
+
+async function openLocal(dataDir: string, out: Output): Promise<LocalStore & { close(): void }> {
+  const config = loadConfig({ dataDir });
+  const [{ openDatabase }, { loadSecretBox }, { bootstrap, defaultScope }, { systemClock }] = await Promise.all([
+    import("../src/db/open"),
+    import("../src/domain/secrets"),
+    import("../src/domain/bootstrap"),
+    import("../src/domain/clock"),
+  ]);
+  let store;
+  try {
+    store = openDatabase(config.dataDir, { sync: config.sync });
+  } catch (err) {
+    throw new CliError(`cannot open the database in ${config.dataDir}: ${(err as Error).message}`, EXIT.error, "database_unavailable");
+  }
+  try {
+    let scope = await defaultScope(store.db);
+    const fresh = !scope;
+    if (!scope) {
+      // An empty data dir: the same first-start bootstrap `serve` does.
+      const boot = await bootstrap(store.db, systemClock, { email: config.adminEmail, password: config.adminPassword });
+      out.note(`initialised a new data dir in ${config.dataDir}: org default, env production, admin ${boot.email}`);
+      if (boot.generatedPassword) process.stderr.write(`admin password (shown once): ${boot.generatedPassword}\n`);
+      scope = await defaultScope(store.db);
+    }
+    if (!scope) throw new CliError(`no organization in ${config.dataDir}`, EXIT.error);
+    if (!fresh && !config.secretKey && !existsSync(join(config.dataDir, "secret.key"))) {
+      // The server encrypts secrets with HOOKRELAY_SECRET_KEY: a new key file here would seal them with another key.
+      throw new CliError(`${config.dataDir} has no secret.key: its server uses HOOKRELAY_SECRET_KEY; set the same variable for local mode`, EXIT.error, "secret_key_required");
+    }
+    const deps: Deps = {
+      db: store.db,
+      clock: systemClock,
+      secrets: loadSecretBox(config.dataDir, config.secretKey),
+      bus: quietBus,
+      settings: {
+        baseUrl: config.baseUrl,
+        retentionDays: config.retentionDays,
+        maxBodyBytes: config.maxBodyBytes,
+        blockPrivateDestinations: config.blockPrivateDestinations,
+        trustProxy: config.trustProxy,
+      },
+    };
+    return { deps, scope: { orgId: scope.orgId, envId: scope.envId, userId: null, via: "local", scopes: "*" }, dataDir: config.dataDir, close: () => store.close() };
+  } catch (err) {
+    store.close();
+    throw err;
+  }
+}
+
+// ---------------------------------------------------------------- choosing the mode
+
+type Env = Record<string, string | undefined>;
+
+/**
+ * Flags win over env vars. Local mode: --data-dir / HOOKRELAY_DATA_DIR.
+ * Remote: --url / HOOKRELAY_URL with --api-key / HOOKRELAY_API_KEY, or a
+ * saved profile (--profile / HOOKRELAY_PROFILE / the last login).
+ */
+export function resolveTarget(flags: GlobalFlags, env: Env = process.env):
+  | { mode: "local"; dataDir: string }
+  | { mode: "remote"; url: string; auth: Auth }
+  | { mode: "none" } {
+  const remoteFlag = flags.url ?? flags.apiKey ?? flags.profile;
+  if (flags.dataDir !== undefined && remoteFlag !== undefined) throw usageError("choose one mode: --data-dir (local) or --url/--api-key/--profile (remote), not both");
+  let dataDir = flags.dataDir;
+  if (dataDir === undefined && remoteFlag === undefined) {
+    const envRemote = env.HOOKRELAY_URL || env.HOOKRELAY_API_KEY || env.HOOKRELAY_PROFILE;
+    if (env.HOOKRELAY_DATA_DIR && envRemote) throw usageError("both HOOKRELAY_DATA_DIR and HOOKRELAY_URL/HOOKRELAY_API_KEY/HOOKRELAY_PROFILE are set: pass --data-dir or --url to choose the mode");
+    dataDir = env.HOOKRELAY_DATA_DIR || undefined;
+  }
+  if (dataDir !== undefined) {
+    if (dataDir === "") throw usageError("--data-dir needs a directory");
+    return { mode: "local", dataDir };
+  }
+
+  const rawUrl = flags.url ?? (env.HOOKRELAY_URL || undefined);
+  const apiKey = flags.apiKey ?? (env.HOOKRELAY_API_KEY || undefined);
+  const name = profileName(flags.profile, env);
+  const profile: Profile | undefined = readProfiles(env).profiles[name];
+  if (flags.profile && !profile) throw new CliError(`no saved profile "${flags.profile}": run \`hookrelay login --profile ${flags.profile}\``, EXIT.auth, "unauthorized");
+  const url = rawUrl ? normalizeUrl(rawUrl) : profile?.url;
+  if (!url && apiKey) throw usageError("--api-key needs a server: pass --url (or HOOKRELAY_URL)");
+  if (!url) return { mode: "none" };
+  if (apiKey) return { mode: "remote", url, auth: { kind: "api_key", key: apiKey } };
+  if (profile && profile.url === url) return { mode: "remote", url, auth: { kind: "session", cookie: profile.cookie, profile: name } };
+  return { mode: "remote", url, auth: { kind: "none" } };
+}
+
+const NO_TARGET =
+  "not logged in and no server chosen: run `hookrelay login --url URL`, pass --url with --api-key (or HOOKRELAY_URL/HOOKRELAY_API_KEY), or work on a local data dir with --data-dir";
+
+export async function createContext(flags: GlobalFlags, opts: { out?: Output; env?: Env } = {}): Promise<Context> {
+  const json = flags.json === true;
+  const out = opts.out ?? new Output(json);
+  const target = resolveTarget(flags, opts.env);
+  if (target.mode === "none") throw new CliError(NO_TARGET, EXIT.auth, "unauthorized");
+
+  if (target.mode === "remote") {
+    const remote = new RemoteClient(target.url, target.auth);
+    return {
+      mode: "remote",
+      out,
+      json,
+      remote,
+      run: (op) => remote.request(op.method, op.path, { query: op.query, body: op.body }),
+      close: async () => {},
+    };
+  }
+
+  const local = await openLocal(target.dataDir, out);
+  return {
+    mode: "local",
+    out,
+    json,
+    local,
+    async run(op) {
+      try {
+        // Round-trip through JSON so local output is byte-for-byte what the API would send.
+        return JSON.parse(JSON.stringify(await op.local(local.deps, local.scope)));
+      } catch (err) {
+        throw appErrorToCli(err);
+      }
+    },
+    close: async () => local.close(),
+  };
+}

@@ -1,0 +1,345 @@
+/**
+ * The resource command factory: `hookrelay <noun> list|get|create|update|delete`
+ * (and any extra verb) from the route's path, the contracts schemas and the
+ * domain functions. Create/update flags are derived from the input schema, so
+ * they mirror the API fields (`--name`, `--filter-rules '<json>'`,
+ * `--ip-allowlist a,b`, `--enabled` / `--no-enabled`, …); `--data` takes a
+ * whole JSON body. A noun file is then a few declarations.
+ */
+import { InvalidArgumentError, Option, type Command } from "commander";
+import { readFileSync } from "node:fs";
+import type { z } from "zod";
+import type { Deps, Scope } from "../src/domain/deps";
+import { act, bodyFrom, dataOption, noun, parseIntArg, verb, type Opts } from "./command";
+import { parseInput, path as encodePath, type Context, type QueryValue } from "./context";
+import { CliError, EXIT, usageError } from "./errors";
+import type { ColumnSpec, View } from "./output";
+import { ask, canPrompt } from "./prompt";
+
+type Local<M, A extends unknown[], T = unknown> = (m: M, deps: Deps, scope: Scope, ...args: A) => Promise<T>;
+
+export interface ResourceSpec<M> {
+  /** Plural noun and API path segment owner: `destinations`. */
+  noun: string;
+  /** For messages: `destination`. */
+  singular: string;
+  description: string;
+  /** `/destinations` */
+  path: string;
+  /** Response keys: `{destinations: [...]}` and `{destination: {...}}`. */
+  listKey: string;
+  itemKey: string;
+  /** Table columns of `list`. */
+  columns: ColumnSpec[];
+  /** Record fields of `get`/`create`/`update` on a terminal (default: all). */
+  detail?: ColumnSpec[];
+  /** An id for examples: `dst_0123…`. */
+  exampleId: string;
+  /** The domain module, loaded only when local mode runs. */
+  domain: () => Promise<M>;
+}
+
+// ---------------------------------------------------------------- flags from zod schemas
+
+type Kind = { kind: "string" | "number" | "boolean" | "enum" | "list" | "json"; values?: string[]; nullable: boolean; optional: boolean };
+
+type Def = { type: string; innerType?: ZodLike; in?: ZodLike; out?: ZodLike; options?: ZodLike[]; element?: ZodLike; entries?: Record<string, string> };
+type ZodLike = { _zod: { def: Def }; description?: string };
+
+/** What a field accepts, read from its zod schema (the CLI-friendliest member of a union). */
+export function fieldKind(schema: ZodLike): Kind {
+  let nullable = false;
+  let optional = false;
+  const walk = (s: ZodLike): Omit<Kind, "nullable" | "optional"> => {
+    const def = s._zod.def;
+    switch (def.type) {
+      case "optional":
+      case "default":
+      case "prefault":
+        optional = true;
+        return walk(def.innerType!);
+      case "nullable":
+        nullable = true;
+        return walk(def.innerType!);
+      case "readonly":
+      case "catch":
+        return walk(def.innerType!);
+      case "pipe":
+        return walk(def.in!._zod.def.type === "transform" ? def.out! : def.in!);
+      case "string":
+        return { kind: "string" };
+      case "number":
+      case "int":
+      case "bigint":
+        return { kind: "number" };
+      case "boolean":
+        return { kind: "boolean" };
+      case "enum":
+        return { kind: "enum", values: Object.values(def.entries ?? {}).map(String) };
+      case "array":
+        return walk(def.element!).kind === "string" ? { kind: "list" } : { kind: "json" };
+      case "union": {
+        const kinds = def.options!.map(walk);
+        for (const want of ["boolean", "list", "json", "enum", "number", "string"] as const) {
+          const hit = kinds.find((k) => k.kind === want);
+          if (hit) return hit;
+        }
+        return { kind: "json" };
+      }
+      default:
+        return { kind: "json" };
+    }
+  };
+  const k = walk(schema);
+  return { ...k, nullable, optional };
+}
+
+const flagName = (field: string) => "--" + field.replace(/_/g, "-");
+
+function describe(field: string, k: Kind, forUpdate: boolean, help?: string) {
+  const what =
+    help ??
+    (k.kind === "enum"
+      ? field.replace(/_/g, " ")
+      : k.kind === "list"
+        ? `${field.replace(/_/g, " ")}: comma-separated, or a JSON array`
+        : k.kind === "json"
+          ? `${field.replace(/_/g, " ")}: JSON, or @file.json`
+          : field.replace(/_/g, " "));
+  return what + (forUpdate && k.nullable ? " ('null' clears it)" : "");
+}
+
+/** commander turns a parsed `null` into "": a nullable field's `null` travels as this marker instead. */
+const NULL = Symbol("null");
+
+function parserFor(field: string, k: Kind) {
+  const flag = flagName(field);
+  return (raw: string): unknown => {
+    if (k.nullable && raw === "null") return NULL;
+    switch (k.kind) {
+      case "number": {
+        const n = Number(raw);
+        if (raw.trim() === "" || !Number.isFinite(n)) throw new InvalidArgumentError(`${flag} must be a number.`);
+        return n;
+      }
+      case "enum":
+        if (!k.values!.includes(raw)) throw new InvalidArgumentError(`${flag} must be one of ${k.values!.join(", ")}.`);
+        return raw;
+      case "list":
+        if (raw.trim().startsWith("[")) return parseJson(flag, raw);
+        return raw
+          .split(",")
+          .map((s) => s.trim())
+          .filter(Boolean);
+      case "json":
+        return parseJson(flag, raw.startsWith("@") ? readFile(flag, raw.slice(1)) : raw);
+      default:
+        return raw;
+    }
+  };
+}
+
+function parseJson(flag: string, text: string) {
+  try {
+    return JSON.parse(text) as unknown;
+  } catch (err) {
+    throw new InvalidArgumentError(`${flag} must be JSON (${(err as Error).message}).`);
+  }
+}
+
+function readFile(flag: string, file: string) {
+  try {
+    return readFileSync(file === "-" ? 0 : file, "utf8");
+  } catch (err) {
+    throw new InvalidArgumentError(`${flag}: cannot read ${file} (${(err as NodeJS.ErrnoException).code ?? (err as Error).message}).`);
+  }
+}
+
+interface FieldOptions {
+  /** Better help text for a field than its name. */
+  help?: Record<string, string>;
+  /** Fields to leave out of the flags (still settable through --data). */
+  skip?: string[];
+  /** Extra flags that read a file into a field: `{ "--transform-file": "transform_expression" }`. */
+  files?: Record<string, string>;
+}
+
+type FieldBinding = { field: string; attr: string; kind: Kind };
+
+/** Adds one flag per schema field to the command; returns how to read them back into a body. */
+export function addFieldOptions(cmd: Command, schema: z.ZodObject, forUpdate: boolean, o: FieldOptions = {}): FieldBinding[] {
+  const bindings: FieldBinding[] = [];
+  for (const [field, s] of Object.entries(schema.shape)) {
+    if (o.skip?.includes(field)) continue;
+    const k = fieldKind(s as unknown as ZodLike);
+    const flag = flagName(field);
+    const help = describe(field, k, forUpdate, o.help?.[field] ?? (s as unknown as ZodLike).description);
+    if (k.kind === "boolean") {
+      const opt = new Option(flag, help);
+      cmd.addOption(opt);
+      cmd.addOption(new Option(`--no-${flag.slice(2)}`, `set ${field} to false`));
+      bindings.push({ field, attr: opt.attributeName(), kind: k });
+      continue;
+    }
+    const placeholder = k.kind === "number" ? "n" : k.kind === "json" ? "json" : k.kind === "list" ? "list" : "value";
+    const opt = new Option(`${flag} <${placeholder}>`, help);
+    if (k.kind === "enum") opt.choices(k.nullable && forUpdate ? [...k.values!, "null"] : k.values!);
+    opt.argParser(parserFor(field, k));
+    cmd.addOption(opt);
+    bindings.push({ field, attr: opt.attributeName(), kind: k });
+  }
+  for (const [flag, field] of Object.entries(o.files ?? {})) {
+    const opt = new Option(`${flag} <file>`, `read ${field} from a file (- for stdin)`).argParser((f: string) => readFile(flag, f));
+    cmd.addOption(opt);
+    bindings.push({ field, attr: opt.attributeName(), kind: { kind: "string", nullable: false, optional: true } });
+  }
+  return bindings;
+}
+
+/** The body from `--data` and the field flags; create also checks the required fields are there. */
+function bodyOf(opts: Opts, bindings: FieldBinding[], required: string[]) {
+  const fields: Record<string, unknown> = {};
+  for (const b of bindings) if (opts[b.attr] !== undefined) fields[b.field] = opts[b.attr] === NULL ? null : opts[b.attr];
+  const body = bodyFrom(opts.data, fields);
+  const missing = required.filter((f) => body[f] === undefined);
+  if (missing.length > 0) throw usageError(`missing ${missing.map(flagName).join(", ")} (or give them in --data)`);
+  return body;
+}
+
+// ---------------------------------------------------------------- the factory
+
+export interface VerbOptions {
+  examples?: string[];
+  description?: string;
+}
+
+export class Resource<M> {
+  readonly cmd: Command;
+
+  constructor(
+    program: Command,
+    readonly spec: ResourceSpec<M>,
+    examples: string[] = [`hookrelay ${spec.noun} list`, `hookrelay ${spec.noun} get ${spec.exampleId} --json`],
+  ) {
+    this.cmd = noun(program, spec.noun, spec.description, examples);
+  }
+
+  private itemPath(id: string) {
+    return this.spec.path + encodePath`/${id}`;
+  }
+
+  private get itemView(): View {
+    return { item: this.spec.itemKey, columns: this.spec.detail };
+  }
+
+  /** `list`: query flags from the list query schema (values passed as text, as in a URL). */
+  list(o: VerbOptions & { query?: z.ZodObject; help?: Record<string, string>; skip?: string[]; local: Local<M, [query: any]>; extraFlags?: (cmd: Command) => void; mapQuery?: (opts: Opts, q: Record<string, QueryValue>) => void; paged?: boolean }) {
+    const cmd = verb(this.cmd, "list", o.description ?? `List ${this.spec.noun}`, o.examples ?? [`hookrelay ${this.spec.noun} list`, `hookrelay ${this.spec.noun} list --json`]);
+    const bindings: { field: string; attr: string }[] = [];
+    for (const [field, s] of Object.entries(o.query?.shape ?? {})) {
+      if (o.skip?.includes(field) || (o.paged && ["limit", "offset", "cursor", "direction"].includes(field))) continue;
+      const k = fieldKind(s as unknown as ZodLike);
+      const opt = new Option(`${flagName(field)} <value>`, o.help?.[field] ?? `only these: ${field.replace(/_/g, " ")}`);
+      if (k.kind === "enum") opt.choices(k.values!);
+      cmd.addOption(opt);
+      bindings.push({ field, attr: opt.attributeName() });
+    }
+    if (o.paged) {
+      cmd.option("--limit <n>", "page size, 1 to 100 (default 50)", parseIntArg("--limit", 1));
+      cmd.option("--offset <n>", "skip this many", parseIntArg("--offset", 0));
+      cmd.option("--cursor <cursor>", "continue from a page's next_cursor");
+    }
+    o.extraFlags?.(cmd);
+    act(cmd, async (ctx, opts) => {
+      const query: Record<string, QueryValue> = {};
+      for (const b of bindings) if (opts[b.attr] !== undefined) query[b.field] = opts[b.attr];
+      if (o.paged) for (const k of ["limit", "offset", "cursor"]) if (opts[k] !== undefined) query[k] = opts[k];
+      o.mapQuery?.(opts, query);
+      const res = await ctx.run({
+        method: "GET",
+        path: this.spec.path,
+        query,
+        local: async (deps, scope) => o.local(await this.spec.domain(), deps, scope, o.query ? parseInput(o.query, textQuery(query), "query") : {}),
+      });
+      ctx.out.result(res, { list: this.spec.listKey, columns: this.spec.columns, empty: `No ${this.spec.noun}.` });
+    });
+    return cmd;
+  }
+
+  get(o: VerbOptions & { local: Local<M, [id: string]>; view?: (ctx: Context) => View }) {
+    const cmd = verb(this.cmd, "get <id>", o.description ?? `Show one ${this.spec.singular}`, o.examples ?? [`hookrelay ${this.spec.noun} get ${this.spec.exampleId}`]);
+    act(cmd, async (ctx, _opts, [id]) => {
+      const res = await ctx.run({ method: "GET", path: this.itemPath(id!), local: async (deps, scope) => o.local(await this.spec.domain(), deps, scope, id!) });
+      ctx.out.result(res, o.view?.(ctx) ?? this.itemView);
+    });
+    return cmd;
+  }
+
+  create(o: VerbOptions & FieldOptions & { input: z.ZodObject; local: Local<M, [body: any]> }) {
+    const required = Object.entries(o.input.shape)
+      .filter(([, s]) => !fieldKind(s as unknown as ZodLike).optional)
+      .map(([f]) => f);
+    const cmd = verb(
+      this.cmd,
+      "create",
+      o.description ?? `Create a ${this.spec.singular}`,
+      o.examples ?? [`hookrelay ${this.spec.noun} create ${required.map((f) => `${flagName(f)} …`).join(" ")}`, `hookrelay ${this.spec.noun} create --data @${this.spec.singular}.json --json`],
+    );
+    const bindings = addFieldOptions(cmd, o.input, false, o);
+    cmd.addOption(dataOption());
+    act(cmd, async (ctx, opts) => {
+      const body = bodyOf(opts, bindings, opts.data === undefined ? required : []);
+      const res = await ctx.run({ method: "POST", path: this.spec.path, body, local: async (deps, scope) => o.local(await this.spec.domain(), deps, scope, parseInput(o.input, body)) });
+      ctx.out.result(res, this.itemView);
+    });
+    return cmd;
+  }
+
+  update(o: VerbOptions & FieldOptions & { input: z.ZodObject; local: Local<M, [id: string, body: any]> }) {
+    const cmd = verb(
+      this.cmd,
+      "update <id>",
+      o.description ?? `Change fields of a ${this.spec.singular} (only the flags given)`,
+      o.examples ?? [`hookrelay ${this.spec.noun} update ${this.spec.exampleId} --name renamed`, `hookrelay ${this.spec.noun} update ${this.spec.exampleId} --data - < patch.json`],
+    );
+    const bindings = addFieldOptions(cmd, o.input, true, o);
+    cmd.addOption(dataOption());
+    act(cmd, async (ctx, opts, [id]) => {
+      const body = bodyOf(opts, bindings, []);
+      if (Object.keys(body).length === 0) throw usageError(`nothing to update: give at least one field flag or --data (see \`hookrelay ${this.spec.noun} update --help\`)`);
+      const res = await ctx.run({ method: "PATCH", path: this.itemPath(id!), body, local: async (deps, scope) => o.local(await this.spec.domain(), deps, scope, id!, parseInput(o.input, body)) });
+      ctx.out.result(res, this.itemView);
+    });
+    return cmd;
+  }
+
+  delete(o: VerbOptions & { local: Local<M, [id: string]> }) {
+    const cmd = verb(this.cmd, "delete <id>", o.description ?? `Delete a ${this.spec.singular}`, o.examples ?? [`hookrelay ${this.spec.noun} delete ${this.spec.exampleId} --yes`]).option("-y, --yes", "do not ask for confirmation");
+    act(cmd, async (ctx, opts, [id]) => {
+      await confirm(opts, `Delete ${this.spec.singular} ${id}?`);
+      const res = await ctx.run({ method: "DELETE", path: this.itemPath(id!), local: async (deps, scope) => o.local(await this.spec.domain(), deps, scope, id!) });
+      ctx.out.result(res, { text: (_r, c) => `${c.green("✓")} Deleted ${this.spec.singular} ${c.cyan(id!)}` });
+    });
+    return cmd;
+  }
+
+  /** Any other verb: the command builds its operation from flags and arguments. */
+  verb(nameAndArgs: string, description: string, examples: string[], setup: (cmd: Command) => void, run: (ctx: Context, opts: Opts, args: string[], domain: () => Promise<M>) => Promise<void>) {
+    const cmd = verb(this.cmd, nameAndArgs, description, examples);
+    setup(cmd);
+    act(cmd, (ctx, opts, args) => run(ctx, opts, args, this.spec.domain));
+    return cmd;
+  }
+}
+
+/** Query values as the route sees them: text. */
+function textQuery(q: Record<string, QueryValue>) {
+  return Object.fromEntries(Object.entries(q).flatMap(([k, v]) => (v === undefined || v === null ? [] : [[k, String(v)]])));
+}
+
+/** Asks before destroying something, but only in a terminal and without --yes. */
+export async function confirm(opts: Opts, question: string) {
+  if (opts.yes || !canPrompt()) return;
+  const answer = (await ask(`${question} [y/N] `)).trim().toLowerCase();
+  if (answer !== "y" && answer !== "yes") throw new CliError("cancelled", EXIT.error, "cancelled");
+}

@@ -1,0 +1,104 @@
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { startTestServer, type TestServer } from "../helpers/server";
+import { startSink, type Sink } from "../helpers/sink";
+import { cli, cliEnv, type CliResult } from "./helpers";
+
+/**
+ * events retry, attempts list [--dlq], attempts redrive, replay start --wait /
+ * status and jobs get, remote and local, against deliveries to a real sink.
+ * Jobs are started remotely (the server's workers are woken at once); local
+ * mode reads them back and starts one to show the same answer.
+ */
+let server: TestServer;
+let sink: Sink;
+let remoteEnv: Record<string, string>;
+let localEnv: Record<string, string>;
+
+beforeAll(async () => {
+  server = await startTestServer();
+  sink = startSink();
+  sink.respond = (req) => new Response(req.path.startsWith("/broken") ? "down" : "ok", { status: req.path.startsWith("/broken") ? 500 : 200 });
+  const base = cliEnv();
+  remoteEnv = { ...base, HOOKRELAY_URL: server.url, HOOKRELAY_API_KEY: await server.apiKey() };
+  localEnv = { ...base, HOOKRELAY_DATA_DIR: server.dataDir, HOOKRELAY_BASE_URL: server.deps.settings.baseUrl };
+});
+afterAll(async () => {
+  sink.close();
+  await server.close();
+});
+
+const remote = (args: string[]) => cli([...args, "--json"], { env: remoteEnv });
+const local = (args: string[]) => cli([...args, "--json"], { env: localEnv });
+function ok(r: CliResult) {
+  if (r.code !== 0) throw new Error(`exit ${r.code}\nstdout: ${r.stdout}\nstderr: ${r.stderr}`);
+  return r.json();
+}
+async function until<T>(fn: () => Promise<T>, good: (v: T) => boolean, ms = 10_000): Promise<T> {
+  const end = Date.now() + ms;
+  for (;;) {
+    const v = await fn();
+    if (good(v) || Date.now() > end) return v;
+    await Bun.sleep(100);
+  }
+}
+const ingest = async (url: string, body: unknown) => ((await (await fetch(url, { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify(body) })).json()) as { event_id: string }).event_id;
+
+describe("retry, attempts, replay, jobs", () => {
+  let source: any;
+  let good: any;
+  let broken: any;
+  let eventId: string;
+  const from = new Date(Date.now() - 60_000).toISOString();
+
+  it("delivers, retries one event, lists attempts the same in both modes", async () => {
+    source = ok(await remote(["sources", "create", "--name", "orders"])).source;
+    [good, broken] = await Promise.all([
+      remote(["destinations", "create", "--name", "good", "--url", `${sink.url}/ok`]).then((r) => ok(r).destination),
+      remote(["destinations", "create", "--name", "broken", "--url", `${sink.url}/broken`, "--max-retries", "0"]).then((r) => ok(r).destination),
+    ]);
+    await Promise.all([
+      remote(["connections", "create", "--name", "to-good", "--source-id", source.id, "--destination-id", good.id]),
+      remote(["connections", "create", "--name", "to-broken", "--source-id", source.id, "--destination-id", broken.id]),
+    ]);
+    eventId = await ingest(source.ingest_url, { type: "order.created" });
+    const settled = await until(
+      () => remote(["attempts", "list", "--event-id", eventId]).then(ok),
+      (r: any) => r.delivery_attempts.length === 2 && r.delivery_attempts.every((a: any) => a.status === "success" || a.status === "failed"),
+    );
+    expect(settled.delivery_attempts.map((a: any) => a.status).sort()).toEqual(["failed", "success"]);
+
+    const [dlqRemote, dlqLocal] = await Promise.all([remote(["attempts", "list", "--dlq"]), local(["attempts", "list", "--dlq"])]);
+    expect(ok(dlqRemote)).toEqual(ok(dlqLocal));
+    expect(ok(dlqRemote).delivery_attempts).toHaveLength(1);
+    expect(ok(dlqRemote).delivery_attempts[0]).toMatchObject({ destination_id: broken.id, is_dlq: 1 });
+
+    const retried = ok(await local(["events", "retry", eventId]));
+    expect(retried.retried.map((r: any) => r.destination_id).sort()).toEqual([good.id, broken.id].sort());
+    expect(retried.retried.every((r: any) => r.status === "queued")).toBe(true);
+  });
+
+  it("redrives the DLQ and replays a window with --wait; status and jobs get agree in both modes", async () => {
+    const redrive = ok(await remote(["attempts", "redrive", "--destination-id", broken.id, "--wait"]));
+    expect(redrive).toMatchObject({ kind: "redrive", status: "completed" });
+
+    const replay = ok(await remote(["replay", "start", "--destination-id", good.id, "--from", from, "--to", new Date(Date.now() + 1000).toISOString(), "--wait", "--timeout", "20"]));
+    expect(replay).toMatchObject({ kind: "replay", status: "completed", total: 1, processed: 1 });
+    const [statusRemote, statusLocal, jobLocal] = await Promise.all([remote(["replay", "status", replay.job_id]), local(["replay", "status", replay.job_id]), local(["jobs", "get", replay.job_id])]);
+    expect(ok(statusRemote)).toEqual(ok(statusLocal));
+    expect(ok(jobLocal)).toEqual(ok(statusRemote));
+
+    const started = ok(await local(["replay", "start", "--destination-id", good.id, "--from", from, "--to", new Date().toISOString()]));
+    expect(started).toEqual({ job_id: expect.stringMatching(/^[0-9a-f]{32}$/), status: "running", total: 1 });
+  });
+
+  it("bulk retry needs filters or --all; an unknown job exits 1", async () => {
+    const refused = await remote(["events", "retry"]);
+    expect(refused.code).toBe(2);
+    expect(refused.stderr).toContain("--all");
+    const bulk = ok(await remote(["events", "retry", "--source-id", source.id, "--status", "delivered,failed,pending", "--wait"]));
+    expect(bulk).toMatchObject({ kind: "bulk_retry", status: "completed", total: 1 });
+    const missing = await local(["replay", "status", "0".repeat(32)]);
+    expect(missing.code).toBe(1);
+    expect(missing.errorJson().error.code).toBe("not_found");
+  });
+});

@@ -1,0 +1,104 @@
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { call, startTestServer, type TestServer } from "../helpers/server";
+import { startSink, type Sink } from "../helpers/sink";
+import { BINARY, cliEnv, ensureBinary, startCli } from "./helpers";
+
+/** `listen` (forwarding to a local sink, --since) and `events tail` (JSON lines when piped; the TUI in tmux). */
+let server: TestServer;
+let sink: Sink;
+let env: Record<string, string>;
+let source: { id: string; ingest_url: string };
+
+beforeAll(async () => {
+  [server] = await Promise.all([startTestServer(), ensureBinary()]);
+  sink = startSink();
+  const key = await server.apiKey();
+  env = cliEnv({ HOOKRELAY_URL: server.url, HOOKRELAY_API_KEY: key });
+  source = (await call(server, "POST", "/v1/sources", { key, body: { name: "Local dev" } })).body.source;
+});
+afterAll(async () => {
+  sink.close();
+  await server.close();
+});
+
+async function ingest(body: string, init: { method?: string; headers?: Record<string, string> } = {}) {
+  const res = await fetch(source.ingest_url, { method: init.method ?? "POST", headers: init.headers, body });
+  expect(res.status).toBe(200);
+  return ((await res.json()) as { event_id: string }).event_id;
+}
+
+describe("listen", () => {
+  it("forwards events as received, including those from --since and those that arrived while it was stopped (--since last)", async () => {
+    const before = new Date(Date.now() - 1000).toISOString();
+    const early = await ingest('{"n":1}', { headers: { "content-type": "application/json", "x-custom": "kept" } });
+
+    const first = startCli(["listen", "local-dev", "--forward", `${sink.url}/hooks?from=cli`, "--since", before, "--json"], { env });
+    await first.waitForLine((l) => l.includes(early));
+    const live = await ingest("name=two", { method: "PUT", headers: { "content-type": "application/x-www-form-urlencoded" } });
+    const line = JSON.parse(await first.waitForLine((l) => l.includes(live)));
+    expect(line).toMatchObject({ event_id: live, method: "PUT", status: 200, error: null, source_id: source.id });
+    expect(await first.stop()).toBe(0);
+
+    const [a, b] = await sink.waitFor(2);
+    expect(a).toMatchObject({ method: "POST", path: "/hooks?from=cli", body: '{"n":1}' });
+    expect(a!.headers).toMatchObject({ "content-type": "application/json", "x-custom": "kept", "x-hookrelay-event-id": early, "x-hookrelay-source-id": source.id });
+    expect(b).toMatchObject({ method: "PUT", body: "name=two" });
+
+    // The laptop was closed: this one arrives while nothing listens.
+    const missed = await ingest("while away");
+    const second = startCli(["listen", source.id, "--forward", `${sink.url}/hooks?from=cli`, "--since", "last", "--json"], { env });
+    await second.waitForLine((l) => l.includes(missed));
+    expect(await second.stop()).toBe(0);
+    expect(sink.requests.map((r) => r.headers["x-hookrelay-event-id"])).toEqual([early, live, missed]);
+  });
+});
+
+describe("events tail", () => {
+  it("prints one JSON line per arriving event when piped", async () => {
+    const tail = startCli(["events", "tail"], { env });
+    const ids: string[] = [];
+    let line: string | undefined;
+    for (let i = 0; i < 6 && !line; i++) {
+      ids.push(await ingest(`{"tail":${i}}`));
+      line = await tail.waitForLine((l) => ids.some((id) => l.includes(id)), 1500).catch(() => undefined);
+    }
+    expect(await tail.stop()).toBe(0);
+    const item = JSON.parse(line!);
+    expect(ids).toContain(item.id);
+    expect(item).toMatchObject({ source_id: source.id, method: "POST" });
+  });
+
+  const hasTmux = Bun.which("tmux") !== null;
+  it.skipIf(!hasTmux)("shows an event that arrives after it started, and its detail view (compiled binary in tmux)", async () => {
+    const session = `hookrelay-tail-${process.pid}`;
+    const tmux = (...args: string[]) => Bun.spawnSync(["tmux", ...args], { stdout: "pipe", stderr: "pipe" });
+    const screen = () => tmux("capture-pane", "-p", "-t", session).stdout.toString();
+    const waitScreen = async (match: (s: string) => boolean, what: string) => {
+      const until = Date.now() + 10_000;
+      while (!match(screen())) {
+        if (Date.now() > until) throw new Error(`tmux screen never showed ${what}:\n${screen()}`);
+        await Bun.sleep(50);
+      }
+    };
+    const vars = ["XDG_CONFIG_HOME", "HOOKRELAY_URL", "HOOKRELAY_API_KEY"].map((k) => `${k}='${env[k]}'`).join(" ");
+    expect(tmux("new-session", "-d", "-s", session, "-x", "120", "-y", "40", `env TERM=xterm-256color ${vars} ${BINARY} events tail`).exitCode).toBe(0);
+    try {
+      await waitScreen((s) => s.includes("● live"), "the live marker");
+      const id = await ingest('{"hello":"tmux"}', { headers: { "content-type": "application/json" } });
+      await waitScreen((s) => s.includes(id), "the new event");
+      expect(screen()).toMatch(/Local dev\s+POST/);
+      tmux("send-keys", "-t", session, "Enter");
+      await waitScreen((s) => s.includes('"hello": "tmux"'), "the event body in the detail view");
+      const detail = screen();
+      expect(detail).toContain("Headers");
+      expect(detail).toContain("content-type: application/json");
+      expect(detail).toContain("Delivery attempts");
+      tmux("send-keys", "-t", session, "q");
+      const until = Date.now() + 5000;
+      while (tmux("has-session", "-t", session).exitCode === 0 && Date.now() < until) await Bun.sleep(50);
+      expect(tmux("has-session", "-t", session).exitCode).not.toBe(0);
+    } finally {
+      tmux("kill-session", "-t", session);
+    }
+  });
+});
