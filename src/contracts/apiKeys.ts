@@ -34,4 +34,11 @@ export const apiKeyList = z.object({ api_keys: z.array(apiKey) });
 
 export const loginInput = z.object({ email: z.string().min(1).max(320), password: z.string().min(1).max(1000) });
 export const userBody = z.object({ user: z.object({ id: z.string(), email: z.string() }) });
-export const meBody = z.object({ user: z.object({ id: z.string(), email: z.string() }).nullable(), org_id: z.string(), env_id: z.string() });
+export const meBody = z.object({
+  user: z.object({ id: z.string(), email: z.string() }).nullable(),
+  org_id: z.string(),
+  env_id: z.string(),
+  org_name: z.string(),
+  env_name: z.string(),
+});
+export type MeBody = z.infer<typeof meBody>;

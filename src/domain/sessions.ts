@@ -1,6 +1,7 @@
 import { and, eq, gt, lt } from "drizzle-orm";
-import { sessions, users } from "../db/schema";
-import { AppError } from "../contracts/errors";
+import { environments, organizations, sessions, users } from "../db/schema";
+import type { MeBody } from "../contracts/apiKeys";
+import { AppError, notFound } from "../contracts/errors";
 import { iso } from "./clock";
 import { randomToken, sha256Hex } from "./hash";
 import type { Deps, Scope } from "./deps";
@@ -53,7 +54,16 @@ export async function pruneExpiredSessions({ db, clock }: Deps) {
 
 export const sessionScope = (u: SessionUser): Scope => ({ orgId: u.orgId, envId: u.envId, userId: u.id, via: "session", scopes: "*" });
 
-export async function whoAmI({ db }: Deps, scope: Scope) {
+/** The caller's user (none for an API key without one) and the organization and environment it acts in. */
+export async function whoAmI({ db }: Deps, scope: Scope): Promise<MeBody> {
   const [user] = scope.userId ? await db.select({ id: users.id, email: users.email }).from(users).where(eq(users.id, scope.userId)).limit(1) : [];
-  return { user: user ?? null, org_id: scope.orgId, env_id: scope.envId };
+  const [where] = await db
+    .select({ orgName: organizations.name, envName: environments.name })
+    .from(environments)
+    .innerJoin(organizations, eq(organizations.id, environments.orgId))
+    .where(and(eq(environments.id, scope.envId), eq(environments.orgId, scope.orgId)))
+    .limit(1);
+  // Keys and users are deleted with their environment, so a scope always names one that exists.
+  if (!where) throw notFound("Environment");
+  return { user: user ?? null, org_id: scope.orgId, env_id: scope.envId, org_name: where.orgName, env_name: where.envName };
 }

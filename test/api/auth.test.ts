@@ -53,6 +53,15 @@ describe("GET /v1/auth/me and POST /v1/auth/logout", () => {
     expect(me.body.user.email).toBe(ADMIN.email);
     expect(me.body.org_id).toMatch(/^[0-9a-f]{32}$/);
     expect(me.body.env_id).toMatch(/^[0-9a-f]{32}$/);
+    // The first start creates org "default" with env "production"; the ids stay as they were.
+    expect(me.body).toMatchObject({ org_name: "default", env_name: "production" });
+    expect(Object.keys(me.body).sort()).toEqual(["env_id", "env_name", "org_id", "org_name", "user"]);
+
+    // An API key acts in the same environment and gets the same names.
+    const key = await server.apiKey("read");
+    const viaKey = await call(server, "GET", "/v1/auth/me", { key });
+    expect(viaKey.status).toBe(200);
+    expect(viaKey.body).toMatchObject({ org_id: me.body.org_id, env_id: me.body.env_id, org_name: "default", env_name: "production" });
 
     const out = await call(server, "POST", "/v1/auth/logout", { headers });
     expect(out).toMatchObject({ status: 200, body: { success: true } });

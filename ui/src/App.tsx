@@ -134,7 +134,7 @@ function Shell({ me, onLogout }: { me: Me; onLogout: () => void }) {
   useEffect(() => setMenuOpen(false), [path]);
 
   const current = areas.filter((a) => (a.path === "/" ? path === "/" : path === a.path || path.startsWith(a.path + "/"))).at(-1);
-  const envLabel = me.env_name ?? shortId(me.env_id);
+  const envLabel = me.env_name || shortId(me.env_id);
 
   const nav = (
     <nav className="nav" aria-label="Main">
@@ -183,7 +183,7 @@ function Shell({ me, onLogout }: { me: Me; onLogout: () => void }) {
           </span>
           hookrelay
         </Link>
-        <div className="env-badge" title={`Organization ${me.org_id}, environment ${me.env_id}`} data-testid="environment">
+        <div className="env-badge" title={`Organization ${me.org_name} (${me.org_id}), environment ${me.env_name} (${me.env_id})`} data-testid="environment">
           Environment: <strong>{envLabel}</strong>
         </div>
         {nav}

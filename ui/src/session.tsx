@@ -1,14 +1,9 @@
 /** Who is logged in (GET /v1/auth/me), shared by the shell and pages. */
 import { createContext, useContext } from "react";
+import type { MeBody } from "../../src/contracts/apiKeys";
 
-export interface Me {
-  user: { id: string; email: string } | null;
-  org_id: string;
-  env_id: string;
-  /** Shown instead of the ids when the server sends them. */
-  org_name?: string;
-  env_name?: string;
-}
+/** The names are shown; the ids stay in the tooltips. */
+export type Me = MeBody;
 
 export interface Session {
   me: Me;

@@ -12,6 +12,7 @@ import { registerIngestRoutes } from "./ingest";
 import { registerJobRoutes } from "./jobs";
 import { registerReplayRoutes } from "./replay";
 import { registerSourceRoutes } from "./sources";
+import { registerStatsRoutes } from "./stats";
 
 /**
  * The /v1 API. Public routes are registered before the auth middleware
@@ -43,5 +44,6 @@ export function createV1(deps: Deps): Api {
   registerDeliveryAttemptRoutes(v1);
   registerReplayRoutes(v1);
   registerJobRoutes(v1);
+  registerStatsRoutes(v1);
   return v1;
 }

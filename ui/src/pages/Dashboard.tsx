@@ -1,11 +1,11 @@
 import { useEffect, useRef, useState } from "react";
+import type { StatsBody } from "../../../src/contracts/stats";
 import { api } from "../api";
 import { DataTable, Empty, ErrorAlert, Loading, PageHead } from "../components";
 import { ms, num, pct } from "../format";
 import { useInterval, useLoad } from "../hooks";
 import { useDebounced, useEventStream } from "../live";
 import { Link } from "../router";
-import type { Connection, DeliveryAttempt, Destination, Pagination, Source } from "../types";
 
 const HOUR = 3600 * 1000;
 
@@ -13,101 +13,50 @@ interface Bucket {
   start: number;
   received: number;
   delivered: number;
+  failed: number;
 }
 
 interface Stats {
   buckets: Bucket[];
   received: number;
+  /** Events received in the window that are now delivered (what the chart and the card's link show). */
   delivered: number;
-  failed: number;
+  successRate: number | null;
+  failedAttempts: number;
   dlq: number;
   queued: number;
-  openIssues: number | null;
-  slowest: { id: string; name: string; avg: number; max: number; count: number }[];
+  oldestPendingSeconds: number;
+  slowest: StatsBody["slowest_destinations"];
   sources: number;
   destinations: number;
   connections: number;
 }
 
-/** Runs the tasks with at most `n` in flight (a dashboard makes many small count queries). */
-async function pool<T>(tasks: (() => Promise<T>)[], n: number): Promise<T[]> {
-  const out: T[] = new Array(tasks.length);
-  let next = 0;
-  await Promise.all(
-    Array.from({ length: Math.min(n, tasks.length) }, async () => {
-      while (next < tasks.length) {
-        const i = next++;
-        out[i] = await tasks[i]!();
-      }
-    }),
-  );
-  return out;
-}
-
-const total = (path: string, query: Record<string, string>) => async () => (await api.get<{ pagination: Pagination }>(path, { ...query, limit: 1 })).pagination.total;
-
-let issuesRoute: Promise<boolean> | null = null;
-/** The issues API arrives in a later version: ask the OpenAPI document instead of provoking a 404. */
-function hasIssuesRoute() {
-  issuesRoute ??= api
-    .get<{ paths?: Record<string, unknown> }>("/openapi.json")
-    .then((doc) => Object.keys(doc.paths ?? {}).some((p) => p === "/issues" || p === "/v1/issues"))
-    .catch(() => false);
-  return issuesRoute;
-}
-
+/** The whole dashboard is one request: GET /v1/stats. */
 async function loadStats(): Promise<Stats> {
-  const end = Math.ceil(Date.now() / HOUR) * HOUR;
-  const starts = Array.from({ length: 24 }, (_, i) => end - (24 - i) * HOUR);
-  const iso = (t: number) => new Date(t).toISOString();
-  const since = iso(starts[0]!);
-
-  const [counts, [failed, dlq, queued, delivering], attempts, sources, dests, conns, openIssues] = await Promise.all([
-    pool(
-      starts.flatMap((s) => [total("/events", { after: iso(s), before: iso(s + HOUR) }), total("/events", { after: iso(s), before: iso(s + HOUR), status: "delivered" })]),
-      6,
-    ),
-    Promise.all([
-      total("/events", { after: since, status: "failed" })(),
-      total("/delivery-attempts", { is_dlq: "1" })(),
-      total("/delivery-attempts", { status: "queued" })(),
-      total("/delivery-attempts", { status: "delivering" })(),
-    ]),
-    api.get<{ delivery_attempts: DeliveryAttempt[] }>("/delivery-attempts", { limit: 100 }),
-    api.get<{ sources: Source[] }>("/sources"),
-    api.get<{ destinations: Destination[] }>("/destinations"),
-    api.get<{ connections: Connection[] }>("/connections"),
-    hasIssuesRoute().then(async (has) => (has ? (await api.get<{ issues: unknown[] }>("/issues", { status: "open" })).issues.length : null)),
-  ]);
-
-  const buckets = starts.map((start, i) => ({ start, received: counts[2 * i]!, delivered: counts[2 * i + 1]! }));
-  const byDest = new Map<string, { id: string; name: string; sum: number; max: number; count: number }>();
-  for (const a of attempts.delivery_attempts) {
-    if (a.duration_ms === null) continue;
-    const d = byDest.get(a.destination_id) ?? { id: a.destination_id, name: a.destination_name ?? a.destination_id, sum: 0, max: 0, count: 0 };
-    d.sum += a.duration_ms;
-    d.max = Math.max(d.max, a.duration_ms);
-    d.count++;
-    byDest.set(a.destination_id, d);
-  }
-  const slowest = [...byDest.values()]
-    .map((d) => ({ id: d.id, name: d.name, avg: d.sum / d.count, max: d.max, count: d.count }))
-    .sort((a, b) => b.avg - a.avg)
-    .slice(0, 5);
-
+  const s = await api.get<StatsBody>("/stats");
+  const buckets = s.buckets.map((b) => ({ start: Date.parse(b.start), received: b.received, delivered: b.delivered, failed: b.failed }));
   return {
     buckets,
-    received: buckets.reduce((n, b) => n + b.received, 0),
+    received: s.events_received_24h,
     delivered: buckets.reduce((n, b) => n + b.delivered, 0),
-    failed,
-    dlq,
-    queued: queued + delivering,
-    openIssues,
-    slowest,
-    sources: sources.sources.length,
-    destinations: dests.destinations.length,
-    connections: conns.connections.length,
+    successRate: s.success_rate,
+    failedAttempts: s.deliveries_failed_24h,
+    dlq: s.dlq_size,
+    queued: s.queue_depth,
+    oldestPendingSeconds: s.oldest_pending_seconds,
+    slowest: s.slowest_destinations,
+    sources: s.counts.sources,
+    destinations: s.counts.destinations,
+    connections: s.counts.connections,
   };
+}
+
+/** A wait in words: "45 s", "12 min", "3 h". */
+function waited(seconds: number) {
+  if (seconds < 60) return `${seconds} s`;
+  if (seconds < 3600) return `${Math.floor(seconds / 60)} min`;
+  return `${Math.floor(seconds / 3600)} h`;
 }
 
 export function DashboardPage() {
@@ -127,7 +76,6 @@ export function DashboardPage() {
     );
   }
 
-  const finished = s.delivered + s.failed;
   const setupDone = s.sources > 0 && s.destinations > 0 && s.connections > 0;
 
   return (
@@ -138,10 +86,14 @@ export function DashboardPage() {
       <div className="cards">
         <Card label="Events received" value={num(s.received)} hint="last 24 h" to="/events" />
         <Card label="Delivered" value={num(s.delivered)} hint="last 24 h" to="/events?status=delivered" />
-        <Card label="Success rate" value={finished > 0 ? pct((s.delivered / finished) * 100) : "–"} hint={finished > 0 ? `${num(s.failed)} failed` : "nothing delivered yet"} />
-        <Card label="Open issues" value={s.openIssues === null ? "–" : num(s.openIssues)} hint={s.openIssues === null ? "issues arrive in a later version" : "failure groups"} />
+        <Card
+          label="Success rate"
+          value={s.successRate === null ? "–" : pct(s.successRate * 100)}
+          hint={s.successRate === null ? "nothing delivered yet" : `${num(s.failedAttempts)} failed ${s.failedAttempts === 1 ? "attempt" : "attempts"}`}
+        />
+        <Card label="Open issues" value="–" hint="issues arrive in a later version" />
         <Card label="Dead-letter queue" value={num(s.dlq)} hint="deliveries out of retries" to="/attempts?is_dlq=1" />
-        <Card label="Queue depth" value={num(s.queued)} hint="queued or in flight" to="/attempts?status=queued" />
+        <Card label="Queue depth" value={num(s.queued)} hint={s.oldestPendingSeconds > 0 ? `oldest due ${waited(s.oldestPendingSeconds)} ago` : "queued or in flight"} to="/attempts?status=queued" />
       </div>
       <section className="panel chart" aria-label="Events over 24 hours">
         <div className="panel-head">
@@ -157,7 +109,7 @@ export function DashboardPage() {
         <div className="panel-head" style={{ padding: "14px 16px 0" }}>
           <h2>Slowest destinations</h2>
           <span className="muted" style={{ fontSize: 12 }}>
-            over the latest 100 attempts
+            average over the last 24 hours
           </span>
         </div>
         {s.slowest.length === 0 ? (
@@ -166,12 +118,16 @@ export function DashboardPage() {
           <DataTable
             label="Slowest destinations"
             rows={s.slowest}
-            rowKey={(d) => d.id}
+            rowKey={(d) => d.destination_id}
             columns={[
-              { label: "Destination", render: (d) => <Link to={`/destinations/${d.id}`}>{d.name}</Link> },
-              { label: "Average", className: "num", render: (d) => ms(d.avg) },
-              { label: "Slowest", className: "num", render: (d) => ms(d.max) },
-              { label: "Attempts", className: "num", render: (d) => num(d.count) },
+              {
+                label: "Destination",
+                render: (d) => (d.destination_name === null ? <span className="muted">{d.destination_id} (deleted)</span> : <Link to={`/destinations/${d.destination_id}`}>{d.destination_name}</Link>),
+              },
+              { label: "Average", className: "num", render: (d) => ms(d.avg_ms) },
+              { label: "Median", className: "num", render: (d) => ms(d.p50_ms) },
+              { label: "Slowest", className: "num", render: (d) => ms(d.max_ms) },
+              { label: "Attempts", className: "num", render: (d) => num(d.attempts) },
             ]}
           />
         )}
@@ -271,7 +227,7 @@ function BarChart({ buckets }: { buckets: Bucket[] }) {
             const x = pad.l + i * slot + gap / 2;
             return (
               <g key={b.start}>
-                <title>{`${hour(b.start)}–${hour(b.start + HOUR)}: ${b.received} received, ${b.delivered} delivered`}</title>
+                <title>{`${hour(b.start)}–${hour(b.start + HOUR)}: ${b.received} received, ${b.delivered} delivered, ${b.failed} failed`}</title>
                 <rect x={x} y={y(b.received)} width={bw} height={y(0) - y(b.received)} fill="var(--chart-received)" rx={1.5} />
                 <rect x={x + bw} y={y(b.delivered)} width={bw} height={y(0) - y(b.delivered)} fill="var(--chart-delivered)" rx={1.5} />
                 {(buckets.length - 1 - i) % every === 0 ? (
