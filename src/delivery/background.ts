@@ -1,5 +1,6 @@
 import type { Gauge } from "prom-client";
 import { FilterRuleCache } from "../domain/deliveries";
+import type { BusMessage, Deps } from "../domain/deps";
 import { pruneExpiredJobs } from "../domain/jobs";
 import type { BackgroundContext } from "../runtime/background";
 import { every, type BackgroundTask } from "../runtime/tasks";
@@ -23,9 +24,29 @@ export interface DeliveryWorkOptions {
   replayPauseMs?: number;
 }
 
+/**
+ * Wakes from the bus arrive once per ingested event; waiting this long turns
+ * a burst into one routing transaction and one claim. A few ms of lag out of
+ * the 20 ms p50 budget, for several times fewer write transactions under load.
+ */
+const COALESCE_MS = 2;
+
 export function startDeliveryWork(ctx: BackgroundContext, opts: DeliveryWorkOptions = {}): BackgroundTask[] {
-  const { deps, config, logger, metrics } = ctx;
+  const { config, logger, metrics } = ctx;
   const pollMs = opts.pollMs ?? 5000;
+  // Messages the delivery parts publish themselves (an event delivered, ignored or released) are
+  // for the UI and the CLI; the router must not wake for them: it has already done that work.
+  const own = new WeakSet<BusMessage>();
+  const deps: Deps = {
+    ...ctx.deps,
+    bus: {
+      publish: (m) => {
+        own.add(m);
+        ctx.deps.bus.publish(m);
+      },
+      subscribe: (listener) => ctx.deps.bus.subscribe(listener),
+    },
+  };
 
   const rules = new FilterRuleCache();
   let releaseHeld = true; // at start-up: sources may have been resumed while the process was down
@@ -38,7 +59,7 @@ export function startDeliveryWork(ctx: BackgroundContext, opts: DeliveryWorkOpti
       }
       return (await routePendingEvents(deps, { rules, logger })) === ROUTE_BATCH;
     },
-    { pollMs, logger },
+    { pollMs, logger, coalesceMs: COALESCE_MS },
   );
   const routerPoll = setInterval(() => {
     releaseHeld = true;
@@ -52,14 +73,17 @@ export function startDeliveryWork(ctx: BackgroundContext, opts: DeliveryWorkOpti
     logger,
     metrics,
     pollMs,
+    coalesceMs: COALESCE_MS,
     onJobsSettled: (ids) => jobsRunner.settled(ids),
   });
 
   const unsubscribe = deps.bus.subscribe((m) => {
     switch (m.type) {
       case "event.created":
-      case "event.updated":
         router.wake();
+        break;
+      case "event.updated":
+        if (!own.has(m)) router.wake();
         break;
       case "source.updated":
         releaseHeld = true;

@@ -132,13 +132,18 @@ export function claimDue(db: Db, opts: { now: Date; limit: number; exclude: stri
   });
 }
 
-/** Hands claimed rows back untouched (no slot for their destination, or shutting down). */
-export async function releaseClaims(db: Db, rows: Pick<AttemptRow, "id" | "leaseUntil">[]): Promise<void> {
-  if (rows.length === 0) return;
-  await db
-    .update(deliveryAttempts)
+const releaseStatement = preparedFor((db) =>
+  db
+    .update(a)
     .set({ status: "queued", leaseUntil: null })
-    .where(and(inArray(deliveryAttempts.id, rows.map((r) => r.id)), eq(deliveryAttempts.status, "delivering")));
+    .where(and(eq(a.id, sql.placeholder("id")), eq(a.status, "delivering"), eq(a.leaseUntil, sql.placeholder("lease"))))
+    .prepare(),
+);
+
+/** Hands claimed rows back untouched (no slot for their destination, or shutting down). Runs inside the caller's transaction. */
+export function releaseClaims(db: Db, rows: Pick<AttemptRow, "id" | "leaseUntil">[]): void {
+  const release = releaseStatement(db);
+  for (const r of rows) release.run({ id: r.id, lease: r.leaseUntil });
 }
 
 /**

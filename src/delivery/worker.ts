@@ -7,6 +7,7 @@ import type { Logger } from "../observability/logger";
 import type { Metrics } from "../observability/metrics";
 import type { BackgroundTask } from "../runtime/tasks";
 import { eventView } from "./eventView";
+import { writeTransaction } from "../db/transaction";
 import { claimDue, nextDueAt, recordOutcomes, releaseClaims, releaseOrphanedClaims, type AttemptOutcome, type AttemptRow } from "./queue";
 import { DestinationPacer } from "./rateLimiter";
 import { decideRetry } from "./retryPolicy";
@@ -32,6 +33,8 @@ export interface DeliveryWorkerOptions {
   pollMs?: number;
   /** How long edits to a destination or connection may take to reach deliveries. */
   cacheMs?: number;
+  /** A wake from the bus claims this much later, so a burst of wakes becomes one claim over a batch. */
+  coalesceMs?: number;
   /** Told which replay jobs had a delivery settle, after it is recorded. */
   onJobsSettled?: (jobIds: string[]) => void;
 }
@@ -84,7 +87,7 @@ export function startDeliveryWorker(deps: Deps, opts: DeliveryWorkerOptions): De
     (err) => logger.error("re-queueing interrupted deliveries failed", { error: err instanceof Error ? err.message : String(err) }),
   );
 
-  function schedulePump() {
+  function schedulePump(delayMs = 0) {
     if (stopped && active === 0 && outcomes.length === 0 && releases.length === 0) return;
     if (pumping) {
       pumpAgain = true;
@@ -92,10 +95,12 @@ export function startDeliveryWorker(deps: Deps, opts: DeliveryWorkerOptions): De
     }
     if (pumpScheduled) return;
     pumpScheduled = true;
-    setImmediate(() => {
+    const go = () => {
       pumpScheduled = false;
       void pump();
-    });
+    };
+    if (delayMs > 0) setTimeout(go, delayMs);
+    else setImmediate(go);
   }
 
   function armTimer(at: number) {
@@ -119,23 +124,29 @@ export function startDeliveryWorker(deps: Deps, opts: DeliveryWorkerOptions): De
       await ready;
       do {
         pumpAgain = false;
-        await flush();
-        if (stopped) break;
-        const free = opts.concurrency - active;
-        if (free <= 0) break;
+        const free = stopped ? 0 : opts.concurrency - active;
         const now = clock.now();
         const exclude = pacer.blocked(now.getTime());
-        const rows = await claimDue(db, { now, limit: free, exclude });
+        // One write transaction records what finished and claims what comes next: one commit, not two.
+        let afterCommit: () => void = () => {};
+        const rows = writeTransaction(db, () => {
+          afterCommit = recordFinished();
+          return free > 0 ? claimDue(db, { now, limit: free, exclude }) : [];
+        });
+        afterCommit();
         for (const row of rows) start(row);
+        if (stopped || free <= 0) break;
         if (rows.length < free) {
           // Drained what is due: sleep until the next scheduled row or rate-limit slot.
-          const next = await nextDueAt(db, pacer.blocked(clock.now().getTime()));
+          const next = nextDueAt(db, pacer.blocked(clock.now().getTime()));
           const unblock = pacer.nextUnblockAt(clock.now().getTime());
           const candidates = [next?.getTime(), unblock ?? undefined, clock.now().getTime() + pollMs].filter((t): t is number => t !== undefined);
           armTimer(Math.min(...candidates));
         }
       } while (pumpAgain && !stopped);
     } catch (err) {
+      // Outcomes in that transaction are lost with it: their rows stay `delivering` and are
+      // delivered again once their lease runs out or after a restart (at least once).
       logger.error("delivery pump failed", { error: err instanceof Error ? err.message : String(err) });
       armTimer(clock.now().getTime() + 1000);
     } finally {
@@ -160,29 +171,23 @@ export function startDeliveryWorker(deps: Deps, opts: DeliveryWorkerOptions): De
     inFlight.add(p);
   }
 
-  async function flush() {
-    if (outcomes.length > 0) {
-      const batch = outcomes;
-      outcomes = [];
-      try {
-        const recorded = recordOutcomes(db, batch, clock.now());
-        for (const e of recorded.changedEvents) deps.bus.publish({ type: "event.updated", orgId: e.orgId, envId: e.envId, eventId: e.id, sourceId: e.sourceId });
-        if (recorded.settledJobIds.length > 0) opts.onJobsSettled?.(recorded.settledJobIds);
-        if (recorded.stale > 0) logger.warn("delivery outcomes arrived after their lease was lost", { count: recorded.stale });
-      } catch (err) {
-        // The rows stay `delivering` and are delivered again after a restart (at least once).
-        logger.error("recording delivery outcomes failed", { count: batch.length, error: err instanceof Error ? err.message : String(err) });
-      }
-    }
-    if (releases.length > 0) {
-      const batch = releases;
-      releases = [];
-      try {
-        await releaseClaims(db, batch);
-      } catch (err) {
-        logger.error("releasing claimed deliveries failed", { count: batch.length, error: err instanceof Error ? err.message : String(err) });
-      }
-    }
+  /**
+   * Writes finished outcomes and hand-backs; inside the caller's write
+   * transaction. Returns what to announce once it has committed.
+   */
+  function recordFinished(): () => void {
+    const batch = outcomes;
+    const handBack = releases;
+    outcomes = [];
+    releases = [];
+    if (handBack.length > 0) releaseClaims(db, handBack);
+    if (batch.length === 0) return () => {};
+    const recorded = recordOutcomes(db, batch, clock.now());
+    return () => {
+      for (const e of recorded.changedEvents) deps.bus.publish({ type: "event.updated", orgId: e.orgId, envId: e.envId, eventId: e.id, sourceId: e.sourceId });
+      if (recorded.settledJobIds.length > 0) opts.onJobsSettled?.(recorded.settledJobIds);
+      if (recorded.stale > 0) logger.warn("delivery outcomes arrived after their lease was lost", { count: recorded.stale });
+    };
   }
 
   async function deliver(row: AttemptRow) {
@@ -258,14 +263,18 @@ export function startDeliveryWorker(deps: Deps, opts: DeliveryWorkerOptions): De
   const task: DeliveryWorker = {
     name: "delivery-worker",
     running: () => !stopped,
-    wake: schedulePump,
+    wake: () => schedulePump(opts.coalesceMs ?? 0),
     active: () => active,
     async stop() {
       stopped = true;
       if (timer) clearTimeout(timer);
       while (inFlight.size > 0) await Promise.allSettled([...inFlight]);
       while (pumping) await new Promise((r) => setTimeout(r, 5));
-      await flush();
+      try {
+        writeTransaction(db, recordFinished)();
+      } catch (err) {
+        logger.error("recording the last delivery outcomes failed; they are delivered again after the restart", { error: err instanceof Error ? err.message : String(err) });
+      }
     },
   };
   schedulePump();

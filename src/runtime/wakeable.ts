@@ -10,14 +10,19 @@ export interface WakeableTask extends BackgroundTask {
  * A loop that sleeps until woken (by the bus) and polls slowly as a safety
  * net. `work` returns true when it left work behind (a full batch), so the
  * loop runs again at once instead of waiting for the next wake.
+ *
+ * `coalesceMs`: a wake runs the work that much later, so a burst of wakes
+ * (one per ingested event) becomes one run over a batch: fewer, larger
+ * write transactions, for a few milliseconds of latency.
  */
-export function wakeable(name: string, work: () => Promise<boolean>, opts: { pollMs: number; logger: Logger }): WakeableTask {
+export function wakeable(name: string, work: () => Promise<boolean>, opts: { pollMs: number; logger: Logger; coalesceMs?: number }): WakeableTask {
   let stopped = false;
   let current: Promise<void> | null = null;
   let again = false;
   let timer: ReturnType<typeof setTimeout> | null = null;
   let scheduled = true; // the first run below
 
+  const soon = () => (opts.coalesceMs ? setTimeout(run, opts.coalesceMs) : setImmediate(run));
   const arm = (ms: number) => {
     if (timer) clearTimeout(timer);
     timer = stopped ? null : setTimeout(run, ms);
@@ -41,7 +46,7 @@ export function wakeable(name: string, work: () => Promise<boolean>, opts: { pol
       }
     })().finally(() => {
       current = null;
-      if (again && !stopped) setImmediate(run);
+      if (again && !stopped) soon();
       else arm(opts.pollMs);
     });
   }
@@ -57,7 +62,7 @@ export function wakeable(name: string, work: () => Promise<boolean>, opts: { pol
         scheduled = true;
         if (timer) clearTimeout(timer);
         timer = null;
-        setImmediate(run);
+        soon();
       }
     },
     async stop() {

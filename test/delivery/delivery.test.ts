@@ -119,6 +119,19 @@ describe("routing", () => {
   });
 });
 
+describe("a paused destination", () => {
+  it("keeps its deliveries queued without holding up other destinations, and delivers them when resumed", async () => {
+    const paused = await pipeline(server, key, { url: `${sink.url}/paused`, destination: { status: "paused" } });
+    const other = await pipeline(server, key, { url: `${sink.url}/other` });
+    const backlog = await Promise.all(Array.from({ length: 20 }, (_, i) => sendEvent(server, paused.sourceId, { i })));
+    const otherId = await sendEvent(server, other.sourceId, { other: true });
+    await waitForEventStatus(server, key, otherId, ["delivered"]);
+    expect(await listAttempts(server, key, { destination_id: paused.destinationId, status: "queued" })).toHaveLength(20);
+    expect((await call(server, "PATCH", `/v1/destinations/${paused.destinationId}`, { key, body: { status: "active" } })).status).toBe(200);
+    for (const id of backlog) await waitForEventStatus(server, key, id, ["delivered"]);
+  });
+});
+
 describe("a paused source", () => {
   it("holds its events and delivers them when it becomes active again", async () => {
     const p = await pipeline(server, key, { url: `${sink.url}/held` });
@@ -170,9 +183,8 @@ describe("retries", () => {
       [3, "retry", "failed", "http_500", 1],
     ]);
     expect(attempts[0].response_body).toBe("nope");
-    // The retry came no earlier than the interval after the failure.
-    const gap = Date.parse(attempts[1].created_at) - Date.parse(attempts[0].created_at);
-    expect(gap).toBeLessThan(100); // the next row is queued when the failure is recorded
+    // The next try is queued when the failure is recorded, due one interval later.
+    expect(Date.parse(attempts[1].created_at)).toBeLessThanOrEqual(Date.parse(attempts[0].next_retry_at) - 1000);
     expect(Date.parse(attempts[0].next_retry_at) - Date.parse(attempts[0].created_at)).toBeGreaterThanOrEqual(1000);
     expect(received(eventId).map((r) => r.headers["x-hookrelay-attempt"])).toEqual(["1", "2", "3"]);
     const times = received(eventId).map((r) => r.receivedAt);
@@ -216,8 +228,9 @@ describe("rate limit", () => {
     const ids = await Promise.all(Array.from({ length: 11 }, (_, i) => sendEvent(server, p.sourceId, { i })));
     await waitFor(async () => sink.requests.filter((r) => r.path === "/paced").length >= ids.length, { timeoutMs: 10_000, what: "paced deliveries" });
     const times = sink.requests.filter((r) => r.path === "/paced").map((r) => r.receivedAt);
-    // 11 sends at 5/s: at least 2 s from first to last, and never more than 5 in any one-second window.
-    expect(times[times.length - 1]! - times[0]!).toBeGreaterThanOrEqual(1900);
-    for (let i = 5; i < times.length; i++) expect(times[i]! - times[i - 5]!).toBeGreaterThanOrEqual(950);
+    // 11 sends at 5/s start 200 ms apart: 2 s from first to last, never more than 5 in one second
+    // (arrival times carry some scheduling noise, hence the margins).
+    expect(times[times.length - 1]! - times[0]!).toBeGreaterThanOrEqual(1800);
+    for (let i = 5; i < times.length; i++) expect(times[i]! - times[i - 5]!).toBeGreaterThanOrEqual(850);
   });
 });
