@@ -1,0 +1,175 @@
+/**
+ * Delivery throughput and lag of the compiled binary against a bare fetch
+ * loop to the same receiver, same machine, same concurrency.
+ * `npm run bench:delivery [-- --backlog 100000 --seconds 10 --concurrency 32 --steady-rate 0]`
+ *
+ * 1. bare: a loop of fetch POSTs from Bun to the sink, `concurrency` at once:
+ *    the physical limit of this machine for these requests.
+ * 2. drain: N events stored while the destination is paused, then resumed:
+ *    deliveries/s draining the backlog, and the server's RSS with it queued.
+ * 3. steady: events sent at half of the ingest rate measured in 2 while
+ *    deliveries run: lag from the sender's timestamp to arrival at the sink
+ *    (p50/p99), and whether the queue stays flat.
+ * Goals (issue 4, Speed): drain ≥ 50% of bare; at half ingest peak the
+ * backlog does not grow, lag p50 < 20 ms and p99 < 100 ms; RSS < 200 MB.
+ */
+import { spawn } from "node:child_process";
+import { join } from "node:path";
+import { adminKey, api, ensureBinary, machine, peakRssMiB, root, startHookrelay, type Proc } from "./bench/lib";
+
+const arg = (name: string, def: number) => {
+  const i = process.argv.indexOf(`--${name}`);
+  return i > 0 ? Number(process.argv[i + 1]) : def;
+};
+const backlog = arg("backlog", 100_000);
+const seconds = arg("seconds", 10);
+const concurrency = arg("concurrency", 32);
+const ingestConnections = arg("connections", 64);
+/** Steady-phase ingest rate; 0 (default): half the ingest peak measured in phase 2. */
+const steadyRate = arg("steady-rate", 0);
+
+ensureBinary();
+console.log(`machine: ${machine()}; delivery concurrency ${concurrency}; backlog ${backlog}; ${seconds} s runs\n`);
+
+const sink = await startSink();
+const results: [string, string][] = [];
+
+// 1. The bare loop.
+const bareRate = await bareLoop(`${sink.url}/bare`, concurrency, seconds);
+results.push(["bare fetch loop (deliveries/s)", String(bareRate)]);
+console.log(`bare fetch loop: ${bareRate}/s`);
+
+// 2. Drain a backlog.
+const hr = await startHookrelay({ HOOKRELAY_DELIVERY_CONCURRENCY: String(concurrency) });
+const key = await adminKey(hr.url);
+const source = (await api(hr.url, key, "POST", "/sources", { name: "bench" })).source;
+const destination = (await api(hr.url, key, "POST", "/destinations", { name: "sink", url: `${sink.url}/hook`, status: "paused" })).destination;
+await api(hr.url, key, "POST", "/connections", { name: "bench", source_id: source.id, destination_id: destination.id });
+const ingestUrl = `${hr.url}/v1/ingest/${source.id}`;
+
+const preload = await paced(ingestUrl, { total: backlog, rate: Infinity, connections: ingestConnections, stamp: false });
+console.log(`preloaded ${preload.ok} events at ${preload.rate}/s (ingest peak with delivery paused)`);
+await until(async () => (await metric(hr.url, "hookrelay_delivery_queue_depth")) >= preload.ok, 120_000, "every event routed");
+const rssQueued = peakRssMiB(hr.pid);
+await resetSink();
+const drainStart = performance.now();
+await api(hr.url, key, "PATCH", `/destinations/${destination.id}`, { status: "active" });
+await until(async () => (await sinkStats()).count >= preload.ok, 600_000, "backlog drained");
+const drainSeconds = (performance.now() - drainStart) / 1000;
+const drainRate = Math.round(preload.ok / drainSeconds);
+const rssDrained = peakRssMiB(hr.pid);
+console.log(`drained ${preload.ok} in ${drainSeconds.toFixed(1)} s: ${drainRate}/s (${Math.round((drainRate / bareRate) * 100)}% of bare)`);
+results.push(["ingest peak while paused (events/s)", String(preload.rate)]);
+results.push([`drain ${preload.ok} backlog (deliveries/s)`, `${drainRate} (${Math.round((drainRate / bareRate) * 100)}% of bare), ${drainSeconds.toFixed(1)} s`]);
+results.push(["peak RSS with the backlog queued / after draining (MiB)", `${rssQueued} / ${rssDrained}`]);
+
+// 3. Steady state at half of the ingest peak.
+const half = steadyRate || Math.round(preload.rate / 2);
+await resetSink();
+const depthBefore = await metric(hr.url, "hookrelay_delivery_queue_depth");
+const steady = await paced(ingestUrl, { total: half * seconds, rate: half, connections: ingestConnections, stamp: true });
+const depthAtEnd = await metric(hr.url, "hookrelay_delivery_queue_depth");
+await until(async () => (await sinkStats()).count >= steady.ok, 120_000, "steady-state deliveries");
+const lag = await sinkStats();
+console.log(`steady: sent ${steady.ok} at ${steady.rate}/s; queue depth ${depthBefore} → ${depthAtEnd}; lag p50 ${lag.p50} ms, p99 ${lag.p99} ms, max ${lag.max} ms`);
+results.push([`steady ingest at ${steadyRate ? "" : "½ peak, "}${steady.rate}/s: queue depth before → at end`, `${depthBefore} → ${depthAtEnd}`]);
+results.push(["receive → delivery lag p50 / p99 / max (ms)", `${lag.p50} / ${lag.p99} / ${lag.max}`]);
+results.push(["peak RSS over the whole run (MiB)", String(peakRssMiB(hr.pid))]);
+
+await hr.stop();
+await sink.stop();
+
+console.log("");
+const w = Math.max(...results.map(([k]) => k.length));
+console.log(`| ${"measure".padEnd(w)} | value |`);
+console.log(`|${"-".repeat(w + 2)}|-------|`);
+for (const [k, v] of results) console.log(`| ${k.padEnd(w)} | ${v} |`);
+
+async function startSink(): Promise<Proc> {
+  const child = spawn("bun", [join(root, "scripts/bench/sink.ts")], { stdio: ["ignore", "ignore", "pipe"] });
+  const url = await new Promise<string>((resolve, reject) => {
+    let text = "";
+    child.stderr!.on("data", (d) => {
+      text += d;
+      const m = /listening on (http:\/\/\S+)/.exec(text);
+      if (m) resolve(m[1]!);
+    });
+    child.once("exit", (code) => reject(new Error(`sink exited ${code}: ${text}`)));
+  });
+  return {
+    child,
+    url,
+    pid: child.pid!,
+    async stop() {
+      child.kill("SIGTERM");
+      await new Promise((r) => child.once("exit", r));
+    },
+  };
+}
+
+async function sinkStats(): Promise<{ count: number; p50: number; p99: number; max: number }> {
+  return (await fetch(`${sink.url}/stats`)).json() as never;
+}
+async function resetSink() {
+  await fetch(`${sink.url}/reset`, { method: "POST" });
+}
+
+/** `concurrency` fetch loops POSTing to the sink for `secs` seconds: requests/s. */
+async function bareLoop(url: string, conc: number, secs: number): Promise<number> {
+  const body = JSON.stringify({ type: "order.created", data: { id: "ord_123", amount: 4200 } });
+  const end = performance.now() + secs * 1000;
+  let n = 0;
+  await Promise.all(
+    Array.from({ length: conc }, async () => {
+      while (performance.now() < end) {
+        const res = await fetch(url, { method: "POST", headers: { "content-type": "application/json" }, body });
+        await res.arrayBuffer();
+        n++;
+      }
+    }),
+  );
+  return Math.round(n / secs);
+}
+
+/**
+ * Sends `total` events to the ingest URL with up to `connections` in flight,
+ * at most `rate` per second (Infinity: as fast as it goes). With `stamp`,
+ * each body carries its send time for the sink's lag measure.
+ */
+async function paced(url: string, opts: { total: number; rate: number; connections: number; stamp: boolean }) {
+  let next = 0;
+  let ok = 0;
+  const started = performance.now();
+  await Promise.all(
+    Array.from({ length: opts.connections }, async () => {
+      for (;;) {
+        const i = next++;
+        if (i >= opts.total) return;
+        if (opts.rate !== Infinity) {
+          const due = started + (i / opts.rate) * 1000;
+          const wait = due - performance.now();
+          if (wait > 0) await Bun.sleep(wait);
+        }
+        const body = opts.stamp ? `{"type":"order.created","n":${i},"sent_at":${Date.now()}}` : `{"type":"order.created","n":${i}}`;
+        const res = await fetch(url, { method: "POST", headers: { "content-type": "application/json" }, body });
+        await res.arrayBuffer();
+        if (res.status === 200) ok++;
+      }
+    }),
+  );
+  return { ok, rate: Math.round(ok / ((performance.now() - started) / 1000)) };
+}
+
+async function metric(base: string, name: string): Promise<number> {
+  const text = await (await fetch(`${base}/metrics`)).text();
+  const m = new RegExp(`^${name} (\\S+)$`, "m").exec(text);
+  return m ? Number(m[1]) : NaN;
+}
+
+async function until(check: () => Promise<boolean>, timeoutMs: number, what: string) {
+  const end = Date.now() + timeoutMs;
+  while (!(await check())) {
+    if (Date.now() > end) throw new Error(`timed out: ${what}`);
+    await Bun.sleep(50);
+  }
+}

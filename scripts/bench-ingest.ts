@@ -1,0 +1,67 @@
+/**
+ * Ingest throughput against a bare Bun server, same load, same machine.
+ * `npm run bench:ingest [-- --seconds 10 --connections 64]`
+ * Goals (docs/performance.md): NORMAL ≥ 50% of bare req/s, FULL ≥ 30%, with
+ * hmac-sha256 verification on and every 200 on disk; p99 at half of peak load
+ * within 2× bare p99 + 10 ms.
+ */
+import { createHmac } from "node:crypto";
+import { adminKey, api, ensureBinary, load, machine, peakRssMiB, startBareServer, startHookrelay, type LoadResult } from "./bench/lib";
+
+const arg = (name: string, def: number) => {
+  const i = process.argv.indexOf(`--${name}`);
+  return i > 0 ? Number(process.argv[i + 1]) : def;
+};
+const seconds = arg("seconds", 10);
+const connections = arg("connections", 64);
+
+const secret = "bench-secret";
+const body = JSON.stringify({ type: "order.created", data: { id: "ord_123", amount: 4200, currency: "eur", items: [{ sku: "a", qty: 1 }] } });
+const signature = "sha256=" + createHmac("sha256", secret).update(body).digest("hex");
+const headers = { "content-type": "application/json", "x-signature": signature };
+
+ensureBinary();
+console.log(`machine: ${machine()}; load: autocannon, ${connections} connections, ${seconds} s per run\n`);
+
+const bare = await startBareServer();
+const bareResult = load({ url: `${bare.url}/`, connections, seconds, body, headers });
+const bareHalf = load({ url: `${bare.url}/`, connections, seconds, body, headers, rate: Math.round(bareResult.requestsPerSec / 2) });
+const bareRss = peakRssMiB(bare.pid);
+await bare.stop();
+
+const rows: string[][] = [["server", "req/s", "p50 ms", "p99 ms", "p99 at ½ peak", "peak RSS MiB", "ratio", "200s", "stored"]];
+rows.push(["bare Bun.serve", String(bareResult.requestsPerSec), String(bareResult.p50), String(bareResult.p99), String(bareHalf.p99), String(bareRss), "100%", String(bareResult.ok2xx), "-"]);
+
+for (const sync of ["normal", "full"] as const) {
+  const hr = await startHookrelay({ HOOKRELAY_SYNC: sync });
+  const key = await adminKey(hr.url);
+  const created = await api(hr.url, key, "POST", "/sources", {
+    name: `bench-${sync}`,
+    verification_enabled: true,
+    verification_type: "hmac-sha256",
+    verification_secret: secret,
+    verification_header: "x-signature",
+  });
+  const source = created.source ?? created;
+  const url = `${hr.url}/v1/ingest/${source.id}`;
+  // Warm up so the first seconds of the measured run are not start-up.
+  load({ url, connections: 8, seconds: 1, body, headers });
+  const before = await storedCount(hr.url, key, source.id);
+  const full: LoadResult = load({ url, connections, seconds, body, headers });
+  const half = load({ url, connections, seconds, body, headers, rate: Math.round(full.requestsPerSec / 2) });
+  const stored = (await storedCount(hr.url, key, source.id)) - before;
+  const acknowledged = full.ok2xx + half.ok2xx;
+  const rss = peakRssMiB(hr.pid);
+  rows.push([`hookrelay (${sync.toUpperCase()})`, String(full.requestsPerSec), String(full.p50), String(full.p99), String(half.p99), String(rss), `${Math.round((full.requestsPerSec / bareResult.requestsPerSec) * 100)}%`, String(acknowledged), String(stored)]);
+  if (stored < acknowledged) console.error(`LOST EVENTS with sync=${sync}: ${acknowledged} acknowledged, ${stored} stored`);
+  if (full.non2xx + half.non2xx + full.errors + half.errors > 0) console.error(`sync=${sync}: ${full.non2xx + half.non2xx} non-2xx, ${full.errors + half.errors} errors`);
+  await hr.stop();
+}
+
+const widths = rows[0]!.map((_, i) => Math.max(...rows.map((r) => r[i]!.length)));
+for (const r of rows) console.log("| " + r.map((c, i) => c.padEnd(widths[i]!)).join(" | ") + " |");
+
+async function storedCount(base: string, key: string, sourceId: string) {
+  const page = await api(base, key, "GET", `/events?source_id=${sourceId}&limit=1`);
+  return page.pagination.total as number;
+}

@@ -1,0 +1,135 @@
+/** Shared pieces of the benchmarks: the compiled binary as a child process, a load generator, RSS. */
+import { spawn, spawnSync, type ChildProcess } from "node:child_process";
+import { existsSync, mkdtempSync, readFileSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+
+export const root = join(import.meta.dir, "../..");
+export const binary = join(root, "dist/hookrelay");
+export const ADMIN = { email: "bench@localhost", password: "bench-password-123" };
+
+export function ensureBinary() {
+  if (existsSync(binary) && !process.argv.includes("--rebuild")) return;
+  const r = spawnSync("bun", ["scripts/build.ts"], { cwd: root, stdio: "inherit" });
+  if (r.status !== 0) throw new Error("build failed");
+}
+
+export interface Proc {
+  child: ChildProcess;
+  url: string;
+  pid: number;
+  stop(): Promise<void>;
+}
+
+/** Starts dist/hookrelay serve on a fresh temp data dir; resolves once it listens. */
+export async function startHookrelay(env: Record<string, string> = {}): Promise<Proc & { dataDir: string }> {
+  const dataDir = mkdtempSync(join(tmpdir(), "hookrelay-bench-"));
+  const child = spawn(binary, ["serve", "--port", "0", "--host", "127.0.0.1", "--data-dir", dataDir, "--log-level", "warn"], {
+    env: { ...process.env, HOOKRELAY_ADMIN_EMAIL: ADMIN.email, HOOKRELAY_ADMIN_PASSWORD: ADMIN.password, ...env },
+    stdio: ["ignore", "ignore", "pipe"],
+  });
+  const url = await listenUrl(child, /listening on (http:\/\/\S+)/);
+  return {
+    child,
+    url,
+    pid: child.pid!,
+    dataDir,
+    async stop() {
+      child.kill("SIGTERM");
+      await new Promise((r) => child.once("exit", r));
+      rmSync(dataDir, { recursive: true, force: true });
+    },
+  };
+}
+
+/** A bare Bun.serve that answers 200 and stores nothing: the ceiling to compare against. */
+export async function startBareServer(): Promise<Proc> {
+  const code = `const s = Bun.serve({ port: 0, hostname: "127.0.0.1", async fetch(req) { await req.arrayBuffer(); return Response.json({ success: true }); } }); console.error("listening on http://127.0.0.1:" + s.port);`;
+  const child = spawn("bun", ["-e", code], { stdio: ["ignore", "ignore", "pipe"] });
+  const url = await listenUrl(child, /listening on (http:\/\/\S+)/);
+  return {
+    child,
+    url,
+    pid: child.pid!,
+    async stop() {
+      child.kill("SIGTERM");
+      await new Promise((r) => child.once("exit", r));
+    },
+  };
+}
+
+function listenUrl(child: ChildProcess, pattern: RegExp): Promise<string> {
+  return new Promise((resolve, reject) => {
+    let text = "";
+    const timer = setTimeout(() => reject(new Error(`no listen line: ${text}`)), 15_000);
+    child.stderr!.on("data", (d) => {
+      text += d;
+      const m = pattern.exec(text);
+      if (m) {
+        clearTimeout(timer);
+        resolve(m[1]!);
+      }
+    });
+    child.once("exit", (code) => reject(new Error(`exited ${code}: ${text}`)));
+  });
+}
+
+/** Peak resident set size of a process so far, in MiB (Linux VmHWM). */
+export function peakRssMiB(pid: number): number {
+  const status = readFileSync(`/proc/${pid}/status`, "utf8");
+  const kb = Number(/VmHWM:\s+(\d+)/.exec(status)?.[1] ?? 0);
+  return Math.round((kb / 1024) * 10) / 10;
+}
+
+export interface LoadResult {
+  requestsPerSec: number;
+  p50: number;
+  p99: number;
+  ok2xx: number;
+  non2xx: number;
+  errors: number;
+}
+
+/**
+ * autocannon (an npm devDependency, run under Node so it does not compete
+ * with Bun's event loop in the same process) against one URL.
+ */
+export function load(opts: { url: string; connections: number; seconds: number; body: string; headers: Record<string, string>; rate?: number }): LoadResult {
+  const args = [join(root, "node_modules/autocannon/autocannon.js"), "-j", "-c", String(opts.connections), "-d", String(opts.seconds), "-m", "POST", "-b", opts.body];
+  for (const [k, v] of Object.entries(opts.headers)) args.push("-H", `${k}=${v}`);
+  if (opts.rate) args.push("-R", String(opts.rate));
+  args.push(opts.url);
+  const r = spawnSync("node", args, { encoding: "utf8", maxBuffer: 64 * 1024 * 1024 });
+  if (r.status !== 0) throw new Error(`autocannon failed: ${r.stderr}`);
+  const j = JSON.parse(r.stdout);
+  return {
+    requestsPerSec: Math.round(j["2xx"] / j.duration),
+    p50: j.latency.p50,
+    p99: j.latency.p99,
+    ok2xx: j["2xx"],
+    non2xx: j.non2xx,
+    errors: j.errors + j.timeouts,
+  };
+}
+
+export async function api(base: string, key: string, method: string, path: string, body?: unknown) {
+  const res = await fetch(`${base}/v1${path}`, { method, headers: { "x-api-key": key, "content-type": "application/json" }, body: body === undefined ? undefined : JSON.stringify(body) });
+  const json = (await res.json()) as any;
+  if (!res.ok) throw new Error(`${method} ${path} → ${res.status} ${JSON.stringify(json)}`);
+  return json;
+}
+
+/** Logs in and creates an API key on a fresh instance. */
+export async function adminKey(base: string): Promise<string> {
+  const login = await fetch(`${base}/v1/auth/login`, { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify(ADMIN) });
+  const cookie = login.headers.getSetCookie().map((c) => c.split(";")[0]).join("; ");
+  const res = await fetch(`${base}/v1/auth/api-keys`, { method: "POST", headers: { cookie, origin: base, "content-type": "application/json" }, body: JSON.stringify({ name: "bench" }) });
+  return ((await res.json()) as { key: string }).key;
+}
+
+export const machine = () => {
+  const cpu = readFileSync("/proc/cpuinfo", "utf8").match(/model name\s*:\s*(.+)/)?.[1] ?? "unknown CPU";
+  const cores = readFileSync("/proc/cpuinfo", "utf8").match(/^processor/gm)?.length ?? 0;
+  const memGiB = Math.round(Number(/MemTotal:\s+(\d+)/.exec(readFileSync("/proc/meminfo", "utf8"))?.[1] ?? 0) / 1024 / 1024);
+  return `${cores} cores (${cpu}), ${memGiB} GiB, Bun ${Bun.version}`;
+};

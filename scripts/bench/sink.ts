@@ -1,0 +1,34 @@
+/**
+ * The delivery benchmark's receiver, run as its own process: answers 200,
+ * counts requests, and measures lag from the `sent_at` (ms) in the JSON body
+ * to arrival. GET /stats → {count, p50, p99, max}; POST /reset clears.
+ */
+let count = 0;
+let lags: number[] = [];
+const decoder = new TextDecoder();
+
+const quantile = (sorted: number[], q: number) => (sorted.length ? sorted[Math.min(sorted.length - 1, Math.floor(q * sorted.length))]! : 0);
+
+const server = Bun.serve({
+  port: Number(process.env.SINK_PORT ?? 0),
+  hostname: "127.0.0.1",
+  async fetch(req) {
+    const url = new URL(req.url);
+    if (url.pathname === "/stats") {
+      const sorted = [...lags].sort((a, b) => a - b);
+      return Response.json({ count, p50: quantile(sorted, 0.5), p99: quantile(sorted, 0.99), max: sorted[sorted.length - 1] ?? 0, samples: sorted.length });
+    }
+    if (url.pathname === "/reset") {
+      count = 0;
+      lags = [];
+      return Response.json({ ok: true });
+    }
+    const body = decoder.decode(await req.arrayBuffer());
+    count++;
+    const at = Date.now();
+    const m = /"sent_at":(\d+)/.exec(body);
+    if (m) lags.push(at - Number(m[1]));
+    return new Response("ok");
+  },
+});
+console.error(`listening on http://127.0.0.1:${server.port}`);
