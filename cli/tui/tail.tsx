@@ -197,6 +197,8 @@ function TailApp({ ctx, sourceIds, statuses, where }: Props) {
 
 /** Runs the TUI until q; resolves when it has exited. */
 export async function runTail(props: Props) {
-  const app = render(<TailApp {...props} />, { exitOnCtrlC: true, alternateScreen: true });
+  // The caller chose the TUI because stdout is a terminal; ink would fall back to
+  // final-frame output whenever CI is set in the environment, even on a TTY.
+  const app = render(<TailApp {...props} />, { exitOnCtrlC: true, alternateScreen: true, interactive: true });
   await app.waitUntilExit();
 }
