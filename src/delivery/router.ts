@@ -19,12 +19,20 @@ import { eventView } from "./eventView";
 export const ROUTE_BATCH = 200;
 
 const statements = preparedFor((db) => ({
+  // Narrow on purpose: most events never need their body here (no connection,
+  // or connections without filter rules), and reading it back is most of the
+  // router's cost under load.
   pending: db
-    .select()
+    .select({ id: events.id, orgId: events.orgId, envId: events.envId, sourceId: events.sourceId, receivedAt: events.receivedAt })
     .from(events)
     .where(and(eq(events.status, "pending"), isNull(events.routedAt)))
     .orderBy(asc(events.receivedAt))
     .limit(sql.placeholder("limit"))
+    .prepare(),
+  request: db
+    .select({ body: events.body, headers: events.headers, query: events.query, method: events.method, path: events.path, contentType: events.contentType })
+    .from(events)
+    .where(eq(events.id, sql.placeholder("id")))
     .prepare(),
   // Guarded: a manual retry may have routed the event meanwhile.
   markRouted: db
@@ -55,7 +63,7 @@ export async function routePendingEvents(deps: Deps, opts: { limit?: number; rul
   const plans = batch.map((event) => {
     let view: ReturnType<typeof eventView> | null = null;
     const candidates = (bySource.get(event.sourceId) ?? []).filter((c) => c.enabled === 1 && c.destinationStatus !== "disabled");
-    const matched = candidates.filter((c) => rules.matches(c, () => (view ??= eventView(event)), opts.logger));
+    const matched = candidates.filter((c) => rules.matches(c, () => (view ??= requestView(s, event.id)), opts.logger));
     return { event, matched };
   });
 
@@ -97,6 +105,13 @@ export async function routePendingEvents(deps: Deps, opts: { limit?: number; rul
   if (queued > 0) bus.publish({ type: "delivery.queued" });
   for (const e of ignored) bus.publish({ type: "event.updated", orgId: e.orgId, envId: e.envId, eventId: e.id, sourceId: e.sourceId });
   return batch.length;
+}
+
+/** The event as filter rules see it, read only when a rule asks. */
+function requestView(s: ReturnType<typeof statements>, id: string) {
+  const row = s.request.get({ id });
+  // Retention may prune an event between the batch read and here; such an event matches nothing.
+  return row ? eventView(row) : { body: null, headers: {}, query: {}, method: "", path: "" };
 }
 
 /**
