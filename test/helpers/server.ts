@@ -2,6 +2,7 @@ import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { loadConfig } from "../../src/config/config";
+import type { Clock } from "../../src/domain/clock";
 import { silentLogger } from "../../src/observability/logger";
 import { startServer, type RunningServer } from "../../src/server";
 
@@ -22,8 +23,11 @@ export interface TestServer extends RunningServer {
   close(): Promise<void>;
 }
 
-/** A real server on a free port over a real SQLite file in a temp dir. */
-export async function startTestServer(env: Record<string, string> = {}, dataDir = tempDir()): Promise<TestServer> {
+/**
+ * A real server on a free port over a real SQLite file in a temp dir. With a
+ * clock, time is the test's to move (DESIGN.md, "Time is injected").
+ */
+export async function startTestServer(env: Record<string, string> = {}, dataDir = tempDir(), clock?: Clock): Promise<TestServer> {
   const config = loadConfig({}, {
     HOOKRELAY_PORT: "0",
     HOOKRELAY_HOST: "127.0.0.1",
@@ -33,7 +37,7 @@ export async function startTestServer(env: Record<string, string> = {}, dataDir 
     HOOKRELAY_SHUTDOWN_TIMEOUT_MS: "2000",
     ...env,
   });
-  const server = await startServer(config, { logger: silentLogger });
+  const server = await startServer(config, { logger: silentLogger, clock });
   const request = (path: string, init?: RequestInit) => fetch(server.url + path, init);
   const session = async () => {
     const res = await request("/v1/auth/login", { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify(ADMIN) });
