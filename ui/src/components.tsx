@@ -52,6 +52,16 @@ export function Empty({ title, children, action }: { title: string; children?: R
   );
 }
 
+/** A page whose data is still on its way: its head, then a spinner, or the error (with a retry when given). */
+export function PageLoading({ title, sub, error, onRetry, what }: { title: ReactNode; sub?: ReactNode; error: string | null | undefined; onRetry?: () => void; what?: string }) {
+  return (
+    <>
+      <PageHead title={title} sub={sub} />
+      {error ? <ErrorAlert error={error} onRetry={onRetry} /> : <Loading what={what} />}
+    </>
+  );
+}
+
 // ---------- form fields ----------
 
 interface FieldProps {
@@ -93,6 +103,51 @@ export function Check({ label, checked, onChange, help }: { label: ReactNode; ch
         {label}
       </label>
       {help ? <div className="help">{help}</div> : null}
+    </div>
+  );
+}
+
+/** The options of a select for a list of fixed values (statuses, methods), each its own label. */
+export function Options({ values }: { values: readonly string[] }) {
+  return (
+    <>
+      {values.map((v) => (
+        <option key={v}>{v}</option>
+      ))}
+    </>
+  );
+}
+
+/** The options of a select for stored things (sources, destinations…): the id as value, the name as label. */
+export function NamedOptions({ items }: { items: readonly { id: string; name: string }[] | undefined }) {
+  return (
+    <>
+      {items?.map((x) => (
+        <option key={x.id} value={x.id}>
+          {x.name}
+        </option>
+      ))}
+    </>
+  );
+}
+
+/** The buttons under a form: submit (busyLabel while it runs), then Cancel as a link back or a button. */
+export function FormActions({ busy, label, busyLabel = "Saving…", cancelTo, onCancel }: { busy: boolean; label: string; busyLabel?: string; cancelTo?: string; onCancel?: () => void }) {
+  return (
+    <div className="btn-row">
+      <button type="submit" className="btn primary" disabled={busy}>
+        {busy ? busyLabel : label}
+      </button>
+      {cancelTo ? (
+        <Link to={cancelTo} className="btn">
+          Cancel
+        </Link>
+      ) : null}
+      {onCancel ? (
+        <button type="button" className="btn" onClick={onCancel}>
+          Cancel
+        </button>
+      ) : null}
     </div>
   );
 }
@@ -393,9 +448,22 @@ export function DataTable<T>({
   );
 }
 
-/** Offset paging under a list: "1–50 of 320", previous / next. */
-export function Pager({ offset, limit, count, total, hasMore, onPage }: { offset: number; limit: number; count: number; total: number; hasMore: boolean; onPage: (offset: number) => void }) {
-  if (total === 0) return null;
+/** Offset paging under a list: "1–50 of 320", previous / next. Nothing until the list's pagination is known. */
+export function Pager({
+  pagination,
+  offset,
+  limit,
+  count,
+  onPage,
+}: {
+  pagination: { total: number; has_more: boolean } | undefined;
+  offset: number;
+  limit: number;
+  count: number;
+  onPage: (offset: number) => void;
+}) {
+  if (!pagination || pagination.total === 0) return null;
+  const { total, has_more: hasMore } = pagination;
   return (
     <div className="pager">
       <span>

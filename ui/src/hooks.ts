@@ -111,6 +111,27 @@ export function useSubmit() {
   return { busy, fieldErrors, formError, submit, reset, setFieldErrors, setFormError };
 }
 
+/**
+ * A busy flag and an error message around one-off actions (delete, revoke, retry, redrive):
+ * run(fn) clears the error, sets busy while fn runs, and shows what it throws.
+ */
+export function useAction() {
+  const [busy, setBusy] = useState(false);
+  const [error, setError] = useState<string | null>(null);
+  const run = useCallback(async (fn: () => Promise<void>) => {
+    setBusy(true);
+    setError(null);
+    try {
+      await fn();
+    } catch (e) {
+      setError(errorMessage(e));
+    } finally {
+      setBusy(false);
+    }
+  }, []);
+  return { busy, error, setError, run };
+}
+
 /** `0.value` → `#1 value`: where inside a list or object field a message points. */
 function nestedLabel(path: string): string {
   return path

@@ -1,10 +1,11 @@
 import { useRef, useState, type FormEvent, type RefObject } from "react";
 import type { z } from "zod";
 import type { apiKey, createdApiKey } from "../../../src/contracts/apiKeys";
-import { api, errorMessage } from "../api";
-import { ConfirmDialog, CopyField, DataTable, Empty, ErrorAlert, Field, Loading, PageHead, Time, toast } from "../components";
+import { api } from "../api";
+import { ConfirmDialog, CopyField, DataTable, Empty, ErrorAlert, Field, FormActions, PageHead, Time, toast } from "../components";
 import { num } from "../format";
-import { useLoad, useSubmit } from "../hooks";
+import { useAction, useLoad, useSubmit } from "../hooks";
+import { ListPanel } from "../resources";
 
 type ApiKey = z.infer<typeof apiKey>;
 type CreatedKey = z.infer<typeof createdApiKey>;
@@ -14,8 +15,7 @@ export function ApiKeysPage() {
   const [creating, setCreating] = useState(false);
   const [created, setCreated] = useState<CreatedKey | null>(null);
   const [revoking, setRevoking] = useState<ApiKey | null>(null);
-  const [revokeBusy, setRevokeBusy] = useState(false);
-  const [revokeError, setRevokeError] = useState<string | null>(null);
+  const revocation = useAction();
   const nameRef = useRef<HTMLInputElement>(null);
 
   const startCreate = () => {
@@ -26,18 +26,12 @@ export function ApiKeysPage() {
 
   const revoke = async () => {
     if (!revoking) return;
-    setRevokeBusy(true);
-    setRevokeError(null);
-    try {
+    await revocation.run(async () => {
       await api.del(`/auth/api-keys/${encodeURIComponent(revoking.id)}`);
       toast(`Key “${revoking.name}” revoked`);
       setRevoking(null);
       await keys.reload();
-    } catch (e) {
-      setRevokeError(errorMessage(e));
-    } finally {
-      setRevokeBusy(false);
-    }
+    });
   };
 
   const list = keys.data?.api_keys ?? [];
@@ -70,12 +64,12 @@ export function ApiKeysPage() {
         />
       ) : null}
 
-      <ErrorAlert error={keys.error} onRetry={keys.reload} />
-
-      <section className="panel flush" aria-label="API keys">
-        {keys.loading && !keys.data ? (
-          <Loading what="Loading keys" />
-        ) : list.length === 0 ? (
+      <ListPanel
+        label="API keys"
+        loaded={keys}
+        what="Loading keys"
+        isEmpty={list.length === 0}
+        empty={
           <Empty
             title="No API keys yet"
             action={
@@ -88,49 +82,49 @@ export function ApiKeysPage() {
           >
             Create a key to use the API from scripts or the CLI: <code>hookrelay --url … --api-key &lt;key&gt; sources list</code>.
           </Empty>
-        ) : (
-          <DataTable
-            label="API keys"
-            rows={list}
-            rowKey={(k) => k.id}
-            columns={[
-              { label: "Name", render: (k) => k.name },
-              { label: "Key", className: "mono nowrap", render: (k) => `${k.key_prefix}…` },
-              { label: "Scopes", render: (k) => (k.scopes === "read" ? "read only" : "full access") },
-              { label: "Requests", className: "num", render: (k) => num(k.request_count) },
-              { label: "Last used", render: (k) => <Time iso={k.last_used_at} /> },
-              { label: "Created", hideNarrow: true, render: (k) => <Time iso={k.created_at} /> },
-              { label: "Status", render: (k) => (k.revoked ? <span className="badge bad">revoked</span> : <span className="badge ok">active</span>) },
-              {
-                label: "Actions",
-                srOnly: true,
-                className: "actions",
-                render: (k) =>
-                  k.revoked ? null : (
-                    <button
-                      type="button"
-                      className="btn small danger"
-                      onClick={() => {
-                        setRevokeError(null);
-                        setRevoking(k);
-                      }}
-                      aria-label={`Revoke key ${k.name}`}
-                    >
-                      Revoke
-                    </button>
-                  ),
-              },
-            ]}
-          />
-        )}
-      </section>
+        }
+      >
+        <DataTable
+          label="API keys"
+          rows={list}
+          rowKey={(k) => k.id}
+          columns={[
+            { label: "Name", render: (k) => k.name },
+            { label: "Key", className: "mono nowrap", render: (k) => `${k.key_prefix}…` },
+            { label: "Scopes", render: (k) => (k.scopes === "read" ? "read only" : "full access") },
+            { label: "Requests", className: "num", render: (k) => num(k.request_count) },
+            { label: "Last used", render: (k) => <Time iso={k.last_used_at} /> },
+            { label: "Created", hideNarrow: true, render: (k) => <Time iso={k.created_at} /> },
+            { label: "Status", render: (k) => (k.revoked ? <span className="badge bad">revoked</span> : <span className="badge ok">active</span>) },
+            {
+              label: "Actions",
+              srOnly: true,
+              className: "actions",
+              render: (k) =>
+                k.revoked ? null : (
+                  <button
+                    type="button"
+                    className="btn small danger"
+                    onClick={() => {
+                      revocation.setError(null);
+                      setRevoking(k);
+                    }}
+                    aria-label={`Revoke key ${k.name}`}
+                  >
+                    Revoke
+                  </button>
+                ),
+            },
+          ]}
+        />
+      </ListPanel>
 
       <ConfirmDialog
         open={revoking !== null}
         title="Revoke this key?"
         confirmLabel="Revoke key"
-        busy={revokeBusy}
-        error={revokeError}
+        busy={revocation.busy}
+        error={revocation.error}
         onConfirm={revoke}
         onCancel={() => setRevoking(null)}
       >
@@ -175,14 +169,7 @@ function CreateKeyForm({ onCreated, onCancel, nameRef }: { onCreated: (k: Create
           )}
         </Field>
       </div>
-      <div className="btn-row">
-        <button type="submit" className="btn primary" disabled={busy}>
-          {busy ? "Creating…" : "Create key"}
-        </button>
-        <button type="button" className="btn" onClick={onCancel}>
-          Cancel
-        </button>
-      </div>
+      <FormActions busy={busy} label="Create key" busyLabel="Creating…" onCancel={onCancel} />
     </form>
   );
 }

@@ -1,34 +1,26 @@
 import { useEffect, useState } from "react";
-import { api, errorMessage } from "../api";
-import { ConfirmDialog, CopyButton, DataTable, Empty, ErrorAlert, Field, FilterBar, JobBar, Loading, Modal, PageHead, Pager, StatusBadge, Tabs, Time, toast } from "../components";
+import { api } from "../api";
+import { ConfirmDialog, CopyButton, DataTable, Empty, ErrorAlert, Field, FilterBar, JobBar, Loading, Modal, NamedOptions, Options, PageHead, Pager, StatusBadge, Tabs, Time, toast } from "../components";
 import { bytes, fullTime, ms, plural, prettyJson, shortId } from "../format";
-import { useInterval, useLoad } from "../hooks";
+import { useAction, useInterval, useLoad } from "../hooks";
 import { useJob } from "../jobs";
+import { FilterSelect, ListPanel, useQueryFilters } from "../resources";
 import { useDebounced, useEventStream } from "../live";
-import { Link, setQuery, useLocation } from "../router";
+import { Link, setQuery } from "../router";
 import { ATTEMPT_STATUSES, TRIGGER_TYPES, type Connection, type DeliveryAttempt, type Destination, type Pagination } from "../types";
 
 const LIMIT = 50;
 const FILTERS = ["status", "destination_id", "connection_id", "trigger_type", "event_id", "is_dlq"] as const;
-type Filters = Partial<Record<(typeof FILTERS)[number], string>>;
 
 export function AttemptsPage() {
-  const { search } = useLocation();
-  const filters: Filters = {};
-  for (const k of FILTERS) {
-    const v = search.get(k);
-    if (v) filters[k] = v;
-  }
-  const offset = Number(search.get("offset") ?? 0) || 0;
+  const { filters, offset, key, set, setOffset } = useQueryFilters(FILTERS);
   const dlq = filters.is_dlq === "1";
-  const key = JSON.stringify([filters, offset]);
   const attempts = useLoad(() => api.get<{ delivery_attempts: DeliveryAttempt[]; pagination: Pagination }>("/delivery-attempts", { ...filters, limit: LIMIT, offset }), [key]);
   const dests = useLoad(() => api.get<{ destinations: Destination[] }>("/destinations"), []);
   const conns = useLoad(() => api.get<{ connections: Connection[] }>("/connections"), []);
   const [open, setOpen] = useState<DeliveryAttempt | null>(null);
   const list = attempts.data?.delivery_attempts ?? [];
   const pg = attempts.data?.pagination;
-  const set = (patch: Filters & { offset?: string }) => setQuery({ ...filters, offset: undefined, ...patch });
   const anyFilter = Object.keys(filters).some((k) => k !== "is_dlq");
 
   // Deliveries in flight change by themselves: refresh while any is queued or delivering.
@@ -57,50 +49,18 @@ export function AttemptsPage() {
       />
       {dlq ? <RedrivePanel destinations={dests.data?.destinations ?? []} initial={filters.destination_id} onDone={attempts.reload} /> : null}
       <FilterBar label="Filter attempts" active={Object.keys(filters).filter((k) => k !== "is_dlq").length}>
-        <Field label="Status">
-          {(p) => (
-            <select {...p} value={filters.status ?? ""} onChange={(e) => set({ status: e.target.value || undefined })}>
-              <option value="">Any</option>
-              {ATTEMPT_STATUSES.map((s) => (
-                <option key={s}>{s}</option>
-              ))}
-            </select>
-          )}
-        </Field>
-        <Field label="Destination">
-          {(p) => (
-            <select {...p} value={filters.destination_id ?? ""} onChange={(e) => set({ destination_id: e.target.value || undefined })}>
-              <option value="">All destinations</option>
-              {dests.data?.destinations.map((d) => (
-                <option key={d.id} value={d.id}>
-                  {d.name}
-                </option>
-              ))}
-            </select>
-          )}
-        </Field>
-        <Field label="Connection">
-          {(p) => (
-            <select {...p} value={filters.connection_id ?? ""} onChange={(e) => set({ connection_id: e.target.value || undefined })}>
-              <option value="">All connections</option>
-              {conns.data?.connections.map((c) => (
-                <option key={c.id} value={c.id}>
-                  {c.name}
-                </option>
-              ))}
-            </select>
-          )}
-        </Field>
-        <Field label="Trigger">
-          {(p) => (
-            <select {...p} value={filters.trigger_type ?? ""} onChange={(e) => set({ trigger_type: e.target.value || undefined })}>
-              <option value="">Any</option>
-              {TRIGGER_TYPES.map((s) => (
-                <option key={s}>{s}</option>
-              ))}
-            </select>
-          )}
-        </Field>
+        <FilterSelect label="Status" value={filters.status} onChange={(v) => set({ status: v })}>
+          <Options values={ATTEMPT_STATUSES} />
+        </FilterSelect>
+        <FilterSelect label="Destination" anyLabel="All destinations" value={filters.destination_id} onChange={(v) => set({ destination_id: v })}>
+          <NamedOptions items={dests.data?.destinations} />
+        </FilterSelect>
+        <FilterSelect label="Connection" anyLabel="All connections" value={filters.connection_id} onChange={(v) => set({ connection_id: v })}>
+          <NamedOptions items={conns.data?.connections} />
+        </FilterSelect>
+        <FilterSelect label="Trigger" value={filters.trigger_type} onChange={(v) => set({ trigger_type: v })}>
+          <Options values={TRIGGER_TYPES} />
+        </FilterSelect>
         <EventFilter value={filters.event_id ?? ""} onChange={(v) => set({ event_id: v })} />
         {anyFilter ? (
           <button type="button" className="btn" onClick={() => setQuery(dlq ? { is_dlq: "1" } : {})}>
@@ -108,11 +68,12 @@ export function AttemptsPage() {
           </button>
         ) : null}
       </FilterBar>
-      <ErrorAlert error={attempts.error} onRetry={attempts.reload} />
-      <section className="panel flush" aria-label={dlq ? "Dead-letter queue" : "Delivery attempts"}>
-        {attempts.loading && !attempts.data ? (
-          <Loading what="Loading attempts" />
-        ) : list.length === 0 ? (
+      <ListPanel
+        label={dlq ? "Dead-letter queue" : "Delivery attempts"}
+        loaded={attempts}
+        what="Loading attempts"
+        isEmpty={list.length === 0}
+        empty={
           dlq ? (
             <Empty title="The dead-letter queue is empty">Deliveries that run out of retries land here, ready to be redriven once the destination is fixed.</Empty>
           ) : anyFilter ? (
@@ -122,46 +83,44 @@ export function AttemptsPage() {
               Deliveries start once a connection links a source to a destination and an event arrives.
             </Empty>
           )
-        ) : (
-          <>
-            <DataTable
-              label={dlq ? "Dead-letter queue" : "Delivery attempts"}
-              rows={list}
-              rowKey={(a) => a.id}
-              onRowClick={setOpen}
-              columns={[
-                { label: "When", render: (a) => <Time iso={a.created_at} /> },
-                {
-                  label: "Event",
-                  render: (a) => (
-                    <Link to={`/events/${a.event_id}`} className="mono">
-                      {shortId(a.event_id)}
-                    </Link>
-                  ),
-                },
-                { label: "Destination", render: (a) => a.destination_name ?? <span className="muted">deleted</span> },
-                { label: "Connection", hideNarrow: true, render: (a) => a.connection_name ?? <span className="muted">–</span> },
-                { label: "Status", render: (a) => (a.is_dlq ? <span className="badge bad">DLQ</span> : <StatusBadge status={a.status} />) },
-                { label: "Response", render: (a) => (a.response_status ? <span className="mono">{a.response_status}</span> : <span className="muted">{a.error ?? "–"}</span>) },
-                { label: "Duration", className: "num", render: (a) => ms(a.duration_ms) },
-                { label: "#", hideNarrow: true, render: (a) => a.attempt_number ?? "–" },
-                { label: "Trigger", hideNarrow: true, render: (a) => a.trigger_type ?? "–" },
-                {
-                  label: "Details",
-                  srOnly: true,
-                  className: "actions",
-                  render: (a) => (
-                    <button type="button" className="btn small" onClick={() => setOpen(a)} aria-label={`Details of attempt ${a.id}`}>
-                      Details
-                    </button>
-                  ),
-                },
-              ]}
-            />
-            {pg ? <Pager offset={offset} limit={LIMIT} count={list.length} total={pg.total} hasMore={pg.has_more} onPage={(o) => set({ offset: o ? String(o) : undefined })} /> : null}
-          </>
-        )}
-      </section>
+        }
+      >
+        <DataTable
+          label={dlq ? "Dead-letter queue" : "Delivery attempts"}
+          rows={list}
+          rowKey={(a) => a.id}
+          onRowClick={setOpen}
+          columns={[
+            { label: "When", render: (a) => <Time iso={a.created_at} /> },
+            {
+              label: "Event",
+              render: (a) => (
+                <Link to={`/events/${a.event_id}`} className="mono">
+                  {shortId(a.event_id)}
+                </Link>
+              ),
+            },
+            { label: "Destination", render: (a) => a.destination_name ?? <span className="muted">deleted</span> },
+            { label: "Connection", hideNarrow: true, render: (a) => a.connection_name ?? <span className="muted">–</span> },
+            { label: "Status", render: (a) => (a.is_dlq ? <span className="badge bad">DLQ</span> : <StatusBadge status={a.status} />) },
+            { label: "Response", render: (a) => (a.response_status ? <span className="mono">{a.response_status}</span> : <span className="muted">{a.error ?? "–"}</span>) },
+            { label: "Duration", className: "num", render: (a) => ms(a.duration_ms) },
+            { label: "#", hideNarrow: true, render: (a) => a.attempt_number ?? "–" },
+            { label: "Trigger", hideNarrow: true, render: (a) => a.trigger_type ?? "–" },
+            {
+              label: "Details",
+              srOnly: true,
+              className: "actions",
+              render: (a) => (
+                <button type="button" className="btn small" onClick={() => setOpen(a)} aria-label={`Details of attempt ${a.id}`}>
+                  Details
+                </button>
+              ),
+            },
+          ]}
+        />
+        <Pager pagination={pg} offset={offset} limit={LIMIT} count={list.length} onPage={setOffset} />
+      </ListPanel>
       <AttemptDetail attempt={open} onClose={() => setOpen(null)} onRetried={attempts.reload} />
     </>
   );
@@ -204,14 +163,11 @@ function Pre({ text, label }: { text: string | null; label: string }) {
 
 /** One attempt: the request sent and the response received; retry its event. */
 function AttemptDetail({ attempt: a, onClose, onRetried }: { attempt: DeliveryAttempt | null; onClose: () => void; onRetried: () => void }) {
-  const [busy, setBusy] = useState(false);
-  const [error, setError] = useState<string | null>(null);
-  useEffect(() => setError(null), [a]);
+  const { busy, error, setError, run } = useAction();
+  useEffect(() => setError(null), [a, setError]);
   const retry = async () => {
     if (!a) return;
-    setBusy(true);
-    setError(null);
-    try {
+    await run(async () => {
       const r = await api.post<{ retried: unknown[]; errors: { message: string }[] }>(`/events/${encodeURIComponent(a.event_id)}/retry`, {});
       if (r.errors.length > 0 && r.retried.length === 0) setError(r.errors.map((e) => e.message).join("; "));
       else {
@@ -219,11 +175,7 @@ function AttemptDetail({ attempt: a, onClose, onRetried }: { attempt: DeliveryAt
         onRetried();
         onClose();
       }
-    } catch (e) {
-      setError(errorMessage(e));
-    } finally {
-      setBusy(false);
-    }
+    });
   };
   return (
     <Modal open={a !== null} onClose={onClose} title="Delivery attempt" wide>
@@ -299,8 +251,7 @@ function AttemptDetail({ attempt: a, onClose, onRetried }: { attempt: DeliveryAt
 function RedrivePanel({ destinations, initial, onDone }: { destinations: Destination[]; initial?: string; onDone: () => void }) {
   const [destinationId, setDestinationId] = useState(initial ?? "");
   const [confirm, setConfirm] = useState(false);
-  const [busy, setBusy] = useState(false);
-  const [error, setError] = useState<string | null>(null);
+  const { busy, error, run } = useAction();
   const [jobId, setJobId] = useState<string | null>(null);
   const { job, error: jobError } = useJob(jobId ? `/jobs/${jobId}` : null);
   const chosen = destinationId || destinations[0]?.id || "";
@@ -311,20 +262,13 @@ function RedrivePanel({ destinations, initial, onDone }: { destinations: Destina
     // eslint-disable-next-line react-hooks/exhaustive-deps
   }, [job?.status]);
 
-  const start = async () => {
-    setBusy(true);
-    setError(null);
-    try {
+  const start = () =>
+    run(async () => {
       const r = await api.post<{ job_id: string; total: number }>("/delivery-attempts/redrive", { destination_id: chosen });
       setJobId(r.job_id);
       setConfirm(false);
       toast(`Redriving ${plural(r.total, "delivery", "deliveries")} to ${name}`);
-    } catch (e) {
-      setError(errorMessage(e));
-    } finally {
-      setBusy(false);
-    }
-  };
+    });
 
   if (destinations.length === 0) return null;
   return (
@@ -334,11 +278,7 @@ function RedrivePanel({ destinations, initial, onDone }: { destinations: Destina
         <Field label="Destination">
           {(p) => (
             <select {...p} value={chosen} onChange={(e) => setDestinationId(e.target.value)}>
-              {destinations.map((d) => (
-                <option key={d.id} value={d.id}>
-                  {d.name}
-                </option>
-              ))}
+              <NamedOptions items={destinations} />
             </select>
           )}
         </Field>

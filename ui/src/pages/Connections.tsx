@@ -1,66 +1,40 @@
 import { useRef, useState, type FormEvent } from "react";
 import { api, ApiError, errorMessage } from "../api";
-import { Check, ConfirmDialog, DataTable, Empty, ErrorAlert, Field, Loading, PageHead, StatusBadge, Time, toast } from "../components";
+import { Check, ConfirmDialog, Empty, ErrorAlert, Field, FormActions, NamedOptions, Options, PageHead, PageLoading, StatusBadge, Time, toast } from "../components";
 import { num, parseJsonField, plural, shortId } from "../format";
 import { useLoad, useSubmit } from "../hooks";
+import { ResourceListPage, useDeleteResource } from "../resources";
 import { Link, navigate, useLocation } from "../router";
 import { FILTER_OPERATORS, type Connection, type Destination, type EventListItem, type FilterRule, type Source } from "../types";
 
 export function ConnectionsPage() {
   const conns = useLoad(() => api.get<{ connections: Connection[] }>("/connections"), []);
-  const list = conns.data?.connections ?? [];
   return (
-    <>
-      <PageHead
-        title="Connections"
-        sub="A connection routes a source's events to a destination, optionally filtered and reshaped by a JSONata transform."
-        actions={
-          <Link to="/connections/new" className="btn primary">
-            New connection
-          </Link>
-        }
-      />
-      <ErrorAlert error={conns.error} onRetry={conns.reload} />
-      <section className="panel flush" aria-label="Connections">
-        {conns.loading && !conns.data ? (
-          <Loading what="Loading connections" />
-        ) : list.length === 0 ? (
-          <Empty
-            title="No connections yet"
-            action={
-              <Link to="/connections/new" className="btn primary">
-                Create your first connection
-              </Link>
-            }
-          >
-            Events are stored but not delivered until a connection links their source to a destination.
-          </Empty>
-        ) : (
-          <DataTable
-            label="Connections"
-            rows={list}
-            rowKey={(c) => c.id}
-            onRowClick={(c) => navigate(`/connections/${c.id}`)}
-            columns={[
-              { label: "Name", render: (c) => <Link to={`/connections/${c.id}`}>{c.name}</Link> },
-              {
-                label: "Route",
-                render: (c) => (
-                  <span>
-                    <Link to={`/sources/${c.source_id}`}>{c.source_name ?? "source"}</Link> → <Link to={`/destinations/${c.destination_id}`}>{c.destination_name ?? "destination"}</Link>
-                  </span>
-                ),
-              },
-              { label: "Enabled", render: (c) => (c.enabled ? <span className="badge ok">enabled</span> : <span className="badge">disabled</span>) },
-              { label: "Filters", hideNarrow: true, render: (c) => parseJsonField<unknown[]>(c.filter_rules, []).length || <span className="muted">none</span> },
-              { label: "Transform", hideNarrow: true, render: (c) => (c.transform_enabled && c.transform_expression ? "JSONata" : <span className="muted">none</span>) },
-              { label: "Events", className: "num", render: (c) => num(c.event_count) },
-              { label: "Last event", hideNarrow: true, render: (c) => <Time iso={c.last_event_at} /> },
-            ]}
-          />
-        )}
-      </section>
-    </>
+    <ResourceListPage
+      title="Connections"
+      noun="connection"
+      path="/connections"
+      sub="A connection routes a source's events to a destination, optionally filtered and reshaped by a JSONata transform."
+      emptyText="Events are stored but not delivered until a connection links their source to a destination."
+      loaded={conns}
+      rows={conns.data?.connections}
+      columns={[
+        { label: "Name", render: (c) => <Link to={`/connections/${c.id}`}>{c.name}</Link> },
+        {
+          label: "Route",
+          render: (c) => (
+            <span>
+              <Link to={`/sources/${c.source_id}`}>{c.source_name ?? "source"}</Link> → <Link to={`/destinations/${c.destination_id}`}>{c.destination_name ?? "destination"}</Link>
+            </span>
+          ),
+        },
+        { label: "Enabled", render: (c) => (c.enabled ? <span className="badge ok">enabled</span> : <span className="badge">disabled</span>) },
+        { label: "Filters", hideNarrow: true, render: (c) => parseJsonField<unknown[]>(c.filter_rules, []).length || <span className="muted">none</span> },
+        { label: "Transform", hideNarrow: true, render: (c) => (c.transform_enabled && c.transform_expression ? "JSONata" : <span className="muted">none</span>) },
+        { label: "Events", className: "num", render: (c) => num(c.event_count) },
+        { label: "Last event", hideNarrow: true, render: (c) => <Time iso={c.last_event_at} /> },
+      ]}
+    />
   );
 }
 
@@ -72,12 +46,7 @@ export function ConnectionEditPage({ id }: { id?: string }) {
   const title = id ? (c?.name ?? "Connection") : "New connection";
   const error = existing.error ?? sources.error ?? dests.error;
   if ((id && !c) || !sources.data || !dests.data) {
-    return (
-      <>
-        <PageHead title={title} sub={<Link to="/connections">← All connections</Link>} />
-        {error ? <ErrorAlert error={error} /> : <Loading />}
-      </>
-    );
+    return <PageLoading title={title} sub={<Link to="/connections">← All connections</Link>} error={error} />;
   }
   return <ConnectionForm key={c?.updated_at ?? "new"} connection={c} sources={sources.data.sources} destinations={dests.data.destinations} onSaved={(saved) => existing.setData(() => ({ connection: saved }))} />;
 }
@@ -140,9 +109,7 @@ function ConnectionForm({ connection, sources, destinations, onSaved }: { connec
   const [transformEnabled, setTransformEnabled] = useState(connection ? connection.transform_enabled === 1 : false);
   const [expression, setExpression] = useState(connection?.transform_expression ?? "");
   const { busy, fieldErrors, formError, submit, setFieldErrors } = useSubmit();
-  const [confirmDelete, setConfirmDelete] = useState(false);
-  const [deleteBusy, setDeleteBusy] = useState(false);
-  const [deleteError, setDeleteError] = useState<string | null>(null);
+  const deletion = useDeleteResource("/connections", "Connection", connection);
   const nameRef = useRef<HTMLInputElement>(null);
 
   const setRule = (key: number, patch: Partial<RuleRow>) => setRules((rs) => rs.map((r) => (r.key === key ? { ...r, ...patch } : r)));
@@ -185,20 +152,6 @@ function ConnectionForm({ connection, sources, destinations, onSaved }: { connec
     else navigate(`/connections/${res.connection.id}`);
   };
 
-  const remove = async () => {
-    if (!connection) return;
-    setDeleteBusy(true);
-    setDeleteError(null);
-    try {
-      await api.del(`/connections/${encodeURIComponent(connection.id)}`);
-      toast(`Connection “${connection.name}” deleted`);
-      navigate("/connections");
-    } catch (e) {
-      setDeleteError(errorMessage(e));
-      setDeleteBusy(false);
-    }
-  };
-
   if (sources.length === 0 || destinations.length === 0) {
     return (
       <>
@@ -230,7 +183,7 @@ function ConnectionForm({ connection, sources, destinations, onSaved }: { connec
               <Link to={`/attempts?connection_id=${connection.id}`} className="btn">
                 Deliveries
               </Link>
-              <button type="button" className="btn danger" onClick={() => setConfirmDelete(true)}>
+              <button type="button" className="btn danger" onClick={deletion.ask}>
                 Delete
               </button>
             </>
@@ -251,22 +204,14 @@ function ConnectionForm({ connection, sources, destinations, onSaved }: { connec
           <Field label="Source" error={fieldErrors.source_id}>
             {(p) => (
               <select {...p} name="source_id" value={sourceId} onChange={(e) => setSourceId(e.target.value)}>
-                {sources.map((s) => (
-                  <option key={s.id} value={s.id}>
-                    {s.name}
-                  </option>
-                ))}
+                <NamedOptions items={sources} />
               </select>
             )}
           </Field>
           <Field label="Destination" error={fieldErrors.destination_id}>
             {(p) => (
               <select {...p} name="destination_id" value={destinationId} onChange={(e) => setDestinationId(e.target.value)}>
-                {destinations.map((d) => (
-                  <option key={d.id} value={d.id}>
-                    {d.name}
-                  </option>
-                ))}
+                <NamedOptions items={destinations} />
               </select>
             )}
           </Field>
@@ -297,9 +242,7 @@ function ConnectionForm({ connection, sources, destinations, onSaved }: { connec
               <Field label="Operator">
                 {(p) => (
                   <select {...p} value={r.operator} onChange={(e) => setRule(r.key, { operator: e.target.value })}>
-                    {FILTER_OPERATORS.map((o) => (
-                      <option key={o}>{o}</option>
-                    ))}
+                    <Options values={FILTER_OPERATORS} />
                   </select>
                 )}
               </Field>
@@ -329,17 +272,10 @@ function ConnectionForm({ connection, sources, destinations, onSaved }: { connec
           <TransformEditor sourceId={sourceId} expression={expression} onChange={setExpression} error={fieldErrors.transform_expression} />
         </fieldset>
 
-        <div className="btn-row">
-          <button type="submit" className="btn primary" disabled={busy}>
-            {busy ? "Saving…" : editing ? "Save connection" : "Create connection"}
-          </button>
-          <Link to="/connections" className="btn">
-            Cancel
-          </Link>
-        </div>
+        <FormActions busy={busy} label={editing ? "Save connection" : "Create connection"} cancelTo="/connections" />
       </form>
 
-      <ConfirmDialog open={confirmDelete} title="Delete this connection?" confirmLabel="Delete connection" busy={deleteBusy} error={deleteError} onConfirm={remove} onCancel={() => setConfirmDelete(false)}>
+      <ConfirmDialog {...deletion.dialog} title="Delete this connection?" confirmLabel="Delete connection">
         <p>
           Events from <strong>{connection?.source_name}</strong> stop going to <strong>{connection?.destination_name}</strong>. Past deliveries stay recorded.
         </p>

@@ -1,7 +1,7 @@
 import { useEffect, useRef, useState } from "react";
 import type { StatsBody } from "../../../src/contracts/stats";
 import { api } from "../api";
-import { DataTable, Empty, ErrorAlert, Loading, PageHead } from "../components";
+import { DataTable, Empty, ErrorAlert, PageHead, PageLoading } from "../components";
 import { ms, num, pct } from "../format";
 import { useInterval, useLoad } from "../hooks";
 import { useDebounced, useEventStream } from "../live";
@@ -67,14 +67,7 @@ export function DashboardPage() {
   useEventStream({ created: refresh, updated: refresh });
   const s = stats.data;
 
-  if (!s) {
-    return (
-      <>
-        <PageHead title="Dashboard" />
-        {stats.error ? <ErrorAlert error={stats.error} onRetry={stats.reload} /> : <Loading what="Loading the last 24 hours" />}
-      </>
-    );
-  }
+  if (!s) return <PageLoading title="Dashboard" error={stats.error} onRetry={stats.reload} what="Loading the last 24 hours" />;
 
   const setupDone = s.sources > 0 && s.destinations > 0 && s.connections > 0;
 

@@ -1,64 +1,38 @@
 import { useRef, useState, type FormEvent } from "react";
 import { api, errorMessage } from "../api";
-import { ConfirmDialog, CopyField, DataTable, Empty, ErrorAlert, Field, Loading, PageHead, StatusBadge, Time, toast } from "../components";
+import { ConfirmDialog, CopyField, ErrorAlert, Field, FormActions, Options, PageHead, PageLoading, StatusBadge, Time, toast } from "../components";
 import { parseJsonField } from "../format";
 import { useLoad, useSubmit } from "../hooks";
+import { ResourceListPage, useDeleteResource } from "../resources";
 import { Link, navigate } from "../router";
 import { AUTH_TYPES, DESTINATION_STATUSES, METHODS, RETRY_STRATEGIES, type Destination } from "../types";
 
 export function DestinationsPage() {
   const dests = useLoad(() => api.get<{ destinations: Destination[] }>("/destinations"), []);
-  const list = dests.data?.destinations ?? [];
   return (
-    <>
-      <PageHead
-        title="Destinations"
-        sub="Where events are delivered: an HTTP endpoint with its own auth, timeout, rate limit and retry policy."
-        actions={
-          <Link to="/destinations/new" className="btn primary">
-            New destination
-          </Link>
-        }
-      />
-      <ErrorAlert error={dests.error} onRetry={dests.reload} />
-      <section className="panel flush" aria-label="Destinations">
-        {dests.loading && !dests.data ? (
-          <Loading what="Loading destinations" />
-        ) : list.length === 0 ? (
-          <Empty
-            title="No destinations yet"
-            action={
-              <Link to="/destinations/new" className="btn primary">
-                Create your first destination
-              </Link>
-            }
-          >
-            A destination is the URL of your service that should receive the webhooks. Then connect a source to it.
-          </Empty>
-        ) : (
-          <DataTable
-            label="Destinations"
-            rows={list}
-            rowKey={(d) => d.id}
-            onRowClick={(d) => navigate(`/destinations/${d.id}`)}
-            columns={[
-              { label: "Name", render: (d) => <Link to={`/destinations/${d.id}`}>{d.name}</Link> },
-              {
-                label: "URL",
-                render: (d) => (
-                  <span className="mono" style={{ overflowWrap: "anywhere" }}>
-                    {d.http_method} {d.url}
-                  </span>
-                ),
-              },
-              { label: "Status", render: (d) => <StatusBadge status={d.status} /> },
-              { label: "Retries", hideNarrow: true, render: (d) => `${d.max_retries} × ${d.retry_strategy}` },
-              { label: "Created", hideNarrow: true, render: (d) => <Time iso={d.created_at} /> },
-            ]}
-          />
-        )}
-      </section>
-    </>
+    <ResourceListPage
+      title="Destinations"
+      noun="destination"
+      path="/destinations"
+      sub="Where events are delivered: an HTTP endpoint with its own auth, timeout, rate limit and retry policy."
+      emptyText="A destination is the URL of your service that should receive the webhooks. Then connect a source to it."
+      loaded={dests}
+      rows={dests.data?.destinations}
+      columns={[
+        { label: "Name", render: (d) => <Link to={`/destinations/${d.id}`}>{d.name}</Link> },
+        {
+          label: "URL",
+          render: (d) => (
+            <span className="mono" style={{ overflowWrap: "anywhere" }}>
+              {d.http_method} {d.url}
+            </span>
+          ),
+        },
+        { label: "Status", render: (d) => <StatusBadge status={d.status} /> },
+        { label: "Retries", hideNarrow: true, render: (d) => `${d.max_retries} × ${d.retry_strategy}` },
+        { label: "Created", hideNarrow: true, render: (d) => <Time iso={d.created_at} /> },
+      ]}
+    />
   );
 }
 
@@ -132,12 +106,7 @@ export function DestinationEditPage({ id }: { id?: string }) {
   const existing = useLoad(() => (id ? api.get<{ destination: Destination }>(`/destinations/${encodeURIComponent(id)}`) : Promise.resolve(null)), [id]);
   const d = existing.data?.destination;
   if (id && !d) {
-    return (
-      <>
-        <PageHead title="Destination" sub={<Link to="/destinations">← All destinations</Link>} />
-        {existing.error ? <ErrorAlert error={existing.error} onRetry={existing.reload} /> : <Loading />}
-      </>
-    );
+    return <PageLoading title="Destination" sub={<Link to="/destinations">← All destinations</Link>} error={existing.error} onRetry={existing.reload} />;
   }
   return <DestinationForm key={d?.updated_at ?? "new"} destination={d ?? null} onSaved={(saved) => existing.setData(() => ({ destination: saved }))} />;
 }
@@ -147,9 +116,7 @@ function DestinationForm({ destination, onSaved }: { destination: Destination | 
   const set = <K extends keyof Form>(k: K, v: Form[K]) => setF((o) => ({ ...o, [k]: v }));
   const { busy, fieldErrors, formError, submit, setFieldErrors } = useSubmit();
   const [secret, setSecret] = useState<string | null>(null);
-  const [confirmDelete, setConfirmDelete] = useState(false);
-  const [deleteBusy, setDeleteBusy] = useState(false);
-  const [deleteError, setDeleteError] = useState<string | null>(null);
+  const deletion = useDeleteResource("/destinations", "Destination", destination);
   const nameRef = useRef<HTMLInputElement>(null);
   const urlRef = useRef<HTMLInputElement>(null);
   const editing = destination !== null;
@@ -225,20 +192,6 @@ function DestinationForm({ destination, onSaved }: { destination: Destination | 
     }
   };
 
-  const remove = async () => {
-    if (!destination) return;
-    setDeleteBusy(true);
-    setDeleteError(null);
-    try {
-      await api.del(`/destinations/${encodeURIComponent(destination.id)}`);
-      toast(`Destination “${destination.name}” deleted`);
-      navigate("/destinations");
-    } catch (e) {
-      setDeleteError(errorMessage(e));
-      setDeleteBusy(false);
-    }
-  };
-
   return (
     <>
       <PageHead
@@ -250,7 +203,7 @@ function DestinationForm({ destination, onSaved }: { destination: Destination | 
               <Link to={`/attempts?destination_id=${destination.id}`} className="btn">
                 Deliveries
               </Link>
-              <button type="button" className="btn danger" onClick={() => setConfirmDelete(true)}>
+              <button type="button" className="btn danger" onClick={deletion.ask}>
                 Delete
               </button>
             </>
@@ -279,9 +232,7 @@ function DestinationForm({ destination, onSaved }: { destination: Destination | 
           <Field label="Status" error={fieldErrors.status} help="Paused: deliveries wait. Disabled: nothing is routed here.">
             {(p) => (
               <select {...p} value={f.status} onChange={(e) => set("status", e.target.value)}>
-                {DESTINATION_STATUSES.map((s) => (
-                  <option key={s}>{s}</option>
-                ))}
+                <Options values={DESTINATION_STATUSES} />
               </select>
             )}
           </Field>
@@ -290,9 +241,7 @@ function DestinationForm({ destination, onSaved }: { destination: Destination | 
           <Field label="Method" error={fieldErrors.http_method}>
             {(p) => (
               <select {...p} value={f.http_method} onChange={(e) => set("http_method", e.target.value)}>
-                {METHODS.map((m) => (
-                  <option key={m}>{m}</option>
-                ))}
+                <Options values={METHODS} />
               </select>
             )}
           </Field>
@@ -364,9 +313,7 @@ function DestinationForm({ destination, onSaved }: { destination: Destination | 
             <Field label="Retry strategy" error={fieldErrors.retry_strategy}>
               {(p) => (
                 <select {...p} value={f.retry_strategy} onChange={(e) => set("retry_strategy", e.target.value)}>
-                  {RETRY_STRATEGIES.map((s) => (
-                    <option key={s}>{s}</option>
-                  ))}
+                  <Options values={RETRY_STRATEGIES} />
                 </select>
               )}
             </Field>
@@ -376,17 +323,10 @@ function DestinationForm({ destination, onSaved }: { destination: Destination | 
           </div>
         </fieldset>
 
-        <div className="btn-row">
-          <button type="submit" className="btn primary" disabled={busy}>
-            {busy ? "Saving…" : editing ? "Save destination" : "Create destination"}
-          </button>
-          <Link to="/destinations" className="btn">
-            Cancel
-          </Link>
-        </div>
+        <FormActions busy={busy} label={editing ? "Save destination" : "Create destination"} cancelTo="/destinations" />
       </form>
 
-      <ConfirmDialog open={confirmDelete} title="Delete this destination?" confirmLabel="Delete destination" busy={deleteBusy} error={deleteError} onConfirm={remove} onCancel={() => setConfirmDelete(false)}>
+      <ConfirmDialog {...deletion.dialog} title="Delete this destination?" confirmLabel="Delete destination">
         <p>
           <strong>{destination?.name}</strong> and every connection to it are deleted. Events stay stored. This cannot be undone.
         </p>

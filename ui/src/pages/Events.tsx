@@ -1,11 +1,12 @@
 import { useEffect, useMemo, useRef, useState } from "react";
-import { api, errorMessage, withQuery } from "../api";
-import { ConfirmDialog, CopyButton, DataTable, Empty, ErrorAlert, Field, FilterBar, JobBar, Loading, PageHead, Pager, StatusBadge, Time, toast } from "../components";
+import { api, withQuery } from "../api";
+import { ConfirmDialog, CopyButton, DataTable, Empty, ErrorAlert, Field, FilterBar, JobBar, Loading, NamedOptions, Options, PageHead, PageLoading, Pager, StatusBadge, Time, toast } from "../components";
 import { bytes, fromLocalInput, fullTime, ms, plural, prettyJson, shortId, toLocalInput } from "../format";
-import { useInterval, useLoad } from "../hooks";
+import { useAction, useInterval, useLoad } from "../hooks";
 import { useJob } from "../jobs";
+import { FilterSelect, ListPanel, useQueryFilters } from "../resources";
 import { useEventStream } from "../live";
-import { Link, navigate, setQuery, useLocation } from "../router";
+import { Link, navigate, setQuery } from "../router";
 import { DEDUP_STATUSES, EVENT_STATUSES, METHODS, VERIFICATION_STATUSES, type Destination, type EventDetail, type EventListItem, type Pagination, type Source } from "../types";
 
 const LIMIT = 50;
@@ -27,22 +28,14 @@ function matches(e: EventListItem, f: Filters) {
 const newestFirst = (a: EventListItem, b: EventListItem) => (a.received_at < b.received_at ? 1 : a.received_at > b.received_at ? -1 : a.id < b.id ? 1 : -1);
 
 export function EventsPage() {
-  const { search } = useLocation();
-  const filters: Filters = {};
-  for (const k of FILTERS) {
-    const v = search.get(k);
-    if (v) filters[k] = v;
-  }
-  const offset = Number(search.get("offset") ?? 0) || 0;
-  const key = JSON.stringify([filters, offset]);
+  const { filters, offset, key, set, setOffset } = useQueryFilters(FILTERS);
 
   const sources = useLoad(() => api.get<{ sources: Source[] }>("/sources"), []);
   const events = useLoad(() => api.get<{ events: EventListItem[]; pagination: Pagination }>("/events", { ...filters, limit: LIMIT, offset }), [key]);
   const [fresh, setFresh] = useState<Set<string>>(new Set());
   const [missed, setMissed] = useState(0);
   const [bulkOpen, setBulkOpen] = useState(false);
-  const [bulkBusy, setBulkBusy] = useState(false);
-  const [bulkError, setBulkError] = useState<string | null>(null);
+  const bulkStart = useAction();
   const [bulkJob, setBulkJob] = useState<string | null>(null);
   const bulk = useJob(bulkJob ? `/jobs/${bulkJob}` : null);
   const filtersRef = useRef(filters);
@@ -76,26 +69,18 @@ export function EventsPage() {
   };
   const live = useEventStream({ created: (e) => upsert(e, true), updated: (e) => upsert(e, false) }, filters.source_id);
 
-  const set = (patch: Filters & { offset?: string }) => setQuery({ ...filters, offset: undefined, ...patch });
   const list = events.data?.events ?? [];
   const pg = events.data?.pagination;
   const anyFilter = Object.keys(filters).length > 0;
   const sourceName = (id: string) => sources.data?.sources.find((s) => s.id === id)?.name;
 
-  const startBulk = async () => {
-    setBulkBusy(true);
-    setBulkError(null);
-    try {
+  const startBulk = () =>
+    bulkStart.run(async () => {
       const r = await api.post<{ job_id: string; total: number }>(withQuery("/events/retry", filters), {});
       setBulkJob(r.job_id);
       setBulkOpen(false);
       toast(`Retrying ${plural(r.total, "event")}`);
-    } catch (e) {
-      setBulkError(errorMessage(e));
-    } finally {
-      setBulkBusy(false);
-    }
-  };
+    });
 
   return (
     <>
@@ -115,22 +100,21 @@ export function EventsPage() {
       />
 
       <FilterBar label="Filter events" active={Object.keys(filters).length}>
-        <Field label="Source">
-          {(p) => (
-            <select {...p} value={filters.source_id ?? ""} onChange={(e) => set({ source_id: e.target.value })}>
-              <option value="">All sources</option>
-              {sources.data?.sources.map((s) => (
-                <option key={s.id} value={s.id}>
-                  {s.name}
-                </option>
-              ))}
-            </select>
-          )}
-        </Field>
-        <EnumFilter label="Status" values={EVENT_STATUSES} value={filters.status} onChange={(v) => set({ status: v })} />
-        <EnumFilter label="Verification" values={VERIFICATION_STATUSES} value={filters.verification_status} onChange={(v) => set({ verification_status: v })} />
-        <EnumFilter label="Dedup" values={DEDUP_STATUSES} value={filters.dedup_status} onChange={(v) => set({ dedup_status: v })} />
-        <EnumFilter label="Method" values={METHODS} value={filters.method} onChange={(v) => set({ method: v })} />
+        <FilterSelect label="Source" anyLabel="All sources" value={filters.source_id} onChange={(v) => set({ source_id: v })}>
+          <NamedOptions items={sources.data?.sources} />
+        </FilterSelect>
+        <FilterSelect label="Status" value={filters.status} onChange={(v) => set({ status: v })}>
+          <Options values={EVENT_STATUSES} />
+        </FilterSelect>
+        <FilterSelect label="Verification" value={filters.verification_status} onChange={(v) => set({ verification_status: v })}>
+          <Options values={VERIFICATION_STATUSES} />
+        </FilterSelect>
+        <FilterSelect label="Dedup" value={filters.dedup_status} onChange={(v) => set({ dedup_status: v })}>
+          <Options values={DEDUP_STATUSES} />
+        </FilterSelect>
+        <FilterSelect label="Method" value={filters.method} onChange={(v) => set({ method: v })}>
+          <Options values={METHODS} />
+        </FilterSelect>
         <SearchFilter value={filters.search ?? ""} onChange={(v) => set({ search: v })} />
         <Field label="After">
           {(p) => <input {...p} type="datetime-local" value={filters.after ? toLocalInput(new Date(filters.after)) : ""} onChange={(e) => set({ after: fromLocalInput(e.target.value) })} />}
@@ -162,11 +146,12 @@ export function EventsPage() {
         </div>
       ) : null}
 
-      <ErrorAlert error={events.error} onRetry={events.reload} />
-      <section className="panel flush" aria-label="Events">
-        {events.loading && !events.data ? (
-          <Loading what="Loading events" />
-        ) : list.length === 0 ? (
+      <ListPanel
+        label="Events"
+        loaded={events}
+        what="Loading events"
+        isEmpty={list.length === 0}
+        empty={
           anyFilter ? (
             <Empty title="No events match these filters" action={<button type="button" className="btn" onClick={() => setQuery({})}>Clear filters</button>}>
               New matching events still appear here live.
@@ -180,59 +165,42 @@ export function EventsPage() {
               Send a webhook to one of your sources' ingest URLs; it will show up here the moment it arrives.
             </Empty>
           )
-        ) : (
-          <>
-            <DataTable
-              label="Events"
-              rows={list}
-              rowKey={(e) => e.id}
-              rowClass={(e) => (fresh.has(e.id) ? "new" : undefined)}
-              onRowClick={(e) => navigate(`/events/${e.id}`)}
-              columns={[
-                {
-                  label: "Event",
-                  render: (e) => (
-                    <Link to={`/events/${e.id}`} className="mono">
-                      {shortId(e.id)}
-                    </Link>
-                  ),
-                },
-                { label: "Source", render: (e) => e.source_name ?? sourceName(e.source_id) ?? <span className="muted">deleted</span> },
-                { label: "Type", hideNarrow: true, render: (e) => e.event_type ?? <span className="muted">–</span> },
-                { label: "Method", render: (e) => <span className="mono">{e.method}</span> },
-                { label: "Status", render: (e) => <StatusBadge status={e.status} /> },
-                { label: "Signature", render: (e) => <StatusBadge status={e.verification_status} /> },
-                { label: "Dedup", hideNarrow: true, render: (e) => <StatusBadge status={e.dedup_status} /> },
-                { label: "Size", className: "num", hideNarrow: true, render: (e) => bytes(e.payload_size) },
-                { label: "Received", render: (e) => <Time iso={e.received_at} /> },
-              ]}
-            />
-            {pg ? <Pager offset={offset} limit={LIMIT} count={list.length} total={pg.total} hasMore={pg.has_more} onPage={(o) => set({ offset: o ? String(o) : undefined })} /> : null}
-          </>
-        )}
-      </section>
+        }
+      >
+        <DataTable
+          label="Events"
+          rows={list}
+          rowKey={(e) => e.id}
+          rowClass={(e) => (fresh.has(e.id) ? "new" : undefined)}
+          onRowClick={(e) => navigate(`/events/${e.id}`)}
+          columns={[
+            {
+              label: "Event",
+              render: (e) => (
+                <Link to={`/events/${e.id}`} className="mono">
+                  {shortId(e.id)}
+                </Link>
+              ),
+            },
+            { label: "Source", render: (e) => e.source_name ?? sourceName(e.source_id) ?? <span className="muted">deleted</span> },
+            { label: "Type", hideNarrow: true, render: (e) => e.event_type ?? <span className="muted">–</span> },
+            { label: "Method", render: (e) => <span className="mono">{e.method}</span> },
+            { label: "Status", render: (e) => <StatusBadge status={e.status} /> },
+            { label: "Signature", render: (e) => <StatusBadge status={e.verification_status} /> },
+            { label: "Dedup", hideNarrow: true, render: (e) => <StatusBadge status={e.dedup_status} /> },
+            { label: "Size", className: "num", hideNarrow: true, render: (e) => bytes(e.payload_size) },
+            { label: "Received", render: (e) => <Time iso={e.received_at} /> },
+          ]}
+        />
+        <Pager pagination={pg} offset={offset} limit={LIMIT} count={list.length} onPage={setOffset} />
+      </ListPanel>
 
-      <ConfirmDialog open={bulkOpen} title="Retry these events?" confirmLabel={`Retry ${plural(pg?.total ?? 0, "event")}`} danger={false} busy={bulkBusy} error={bulkError} onConfirm={startBulk} onCancel={() => setBulkOpen(false)}>
+      <ConfirmDialog open={bulkOpen} title="Retry these events?" confirmLabel={`Retry ${plural(pg?.total ?? 0, "event")}`} danger={false} busy={bulkStart.busy} error={bulkStart.error} onConfirm={startBulk} onCancel={() => setBulkOpen(false)}>
         <p>
           Every event {anyFilter ? "matching the current filters" : "in this environment"} ({pg?.total.toLocaleString() ?? 0}) is delivered again to each connected destination.
         </p>
       </ConfirmDialog>
     </>
-  );
-}
-
-function EnumFilter({ label, values, value, onChange }: { label: string; values: readonly string[]; value: string | undefined; onChange: (v: string | undefined) => void }) {
-  return (
-    <Field label={label}>
-      {(p) => (
-        <select {...p} value={value ?? ""} onChange={(e) => onChange(e.target.value || undefined)}>
-          <option value="">Any</option>
-          {values.map((v) => (
-            <option key={v}>{v}</option>
-          ))}
-        </select>
-      )}
-    </Field>
   );
 }
 
@@ -264,9 +232,8 @@ export function EventDetailPage({ id }: { id: string }) {
   const ev = useLoad(() => api.get<EventDetail>(`/events/${encodeURIComponent(id)}`), [id]);
   const dests = useLoad(() => api.get<{ destinations: Destination[] }>("/destinations"), []);
   const destName = (did: string) => dests.data?.destinations.find((d) => d.id === did)?.name;
-  const [retrying, setRetrying] = useState(false);
+  const { busy: retrying, error: retryError, run } = useAction();
   const [retry, setRetry] = useState<RetryResult | null>(null);
-  const [retryError, setRetryError] = useState<string | null>(null);
   const [pollUntil, setPollUntil] = useState(0);
   const [showRaw, setShowRaw] = useState(false);
   const e = ev.data;
@@ -277,30 +244,16 @@ export function EventDetailPage({ id }: { id: string }) {
 
   const body = useMemo(() => (e ? (e.body_encoding === "base64" ? { text: e.body, isJson: false } : prettyJson(e.body)) : { text: "", isJson: false }), [e]);
 
-  const doRetry = async () => {
-    setRetrying(true);
-    setRetryError(null);
-    try {
+  const doRetry = () =>
+    run(async () => {
       const r = await api.post<RetryResult>(`/events/${encodeURIComponent(id)}/retry`, {});
       setRetry(r);
       setPollUntil(Date.now() + 5_000);
       toast(r.retried.length > 0 ? `Queued ${plural(r.retried.length, "delivery", "deliveries")}` : "Nothing to retry", r.retried.length > 0 ? "ok" : "error");
       await ev.reload();
-    } catch (err) {
-      setRetryError(errorMessage(err));
-    } finally {
-      setRetrying(false);
-    }
-  };
+    });
 
-  if (!e) {
-    return (
-      <>
-        <PageHead title="Event" sub={<Link to="/events">← All events</Link>} />
-        {ev.error ? <ErrorAlert error={ev.error} onRetry={ev.reload} /> : <Loading />}
-      </>
-    );
-  }
+  if (!e) return <PageLoading title="Event" sub={<Link to="/events">← All events</Link>} error={ev.error} onRetry={ev.reload} />;
 
   const headerRows = Object.entries(e.headers).sort(([a], [b]) => a.localeCompare(b));
 

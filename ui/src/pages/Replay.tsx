@@ -1,6 +1,6 @@
 import { useRef, useState, type FormEvent } from "react";
 import { api } from "../api";
-import { Empty, ErrorAlert, Field, JobBar, Loading, PageHead } from "../components";
+import { Empty, ErrorAlert, Field, FormActions, JobBar, Loading, NamedOptions, PageHead } from "../components";
 import { fromLocalInput, fullTime, toLocalInput } from "../format";
 import { useLoad, useSubmit } from "../hooks";
 import { useJob } from "../jobs";
@@ -96,11 +96,7 @@ export function ReplayPage() {
             <Field label="Destination" error={fieldErrors.destination_id}>
               {(p) => (
                 <select {...p} value={chosenDest} onChange={(e) => setDestinationId(e.target.value)}>
-                  {destList.map((d) => (
-                    <option key={d.id} value={d.id}>
-                      {d.name}
-                    </option>
-                  ))}
+                  <NamedOptions items={destList} />
                 </select>
               )}
             </Field>
@@ -108,11 +104,7 @@ export function ReplayPage() {
               {(p) => (
                 <select {...p} value={sourceId} onChange={(e) => setSourceId(e.target.value)}>
                   <option value="">Every source</option>
-                  {sources.data?.sources.map((s) => (
-                    <option key={s.id} value={s.id}>
-                      {s.name}
-                    </option>
-                  ))}
+                  <NamedOptions items={sources.data?.sources} />
                 </select>
               )}
             </Field>
@@ -129,11 +121,7 @@ export function ReplayPage() {
               {(p) => <input {...p} type="number" min={1} max={10000} value={max} onChange={(e) => setMax(e.target.value)} />}
             </Field>
           </div>
-          <div className="btn-row">
-            <button type="submit" className="btn primary" disabled={busy}>
-              {busy ? "Starting…" : "Start replay"}
-            </button>
-          </div>
+          <FormActions busy={busy} label="Start replay" busyLabel="Starting…" />
         </form>
       )}
 

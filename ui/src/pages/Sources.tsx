@@ -1,8 +1,9 @@
 import { useEffect, useRef, useState, type FormEvent } from "react";
 import { api, errorMessage } from "../api";
-import { Check, ConfirmDialog, CopyButton, CopyField, DataTable, Empty, ErrorAlert, Field, Loading, PageHead, StatusBadge, Time, toast } from "../components";
+import { Check, ConfirmDialog, CopyButton, CopyField, Empty, ErrorAlert, Field, FormActions, Loading, Options, PageHead, PageLoading, StatusBadge, Time, toast } from "../components";
 import { num, parseJsonField, plural, prettyJson } from "../format";
-import { useLoad, useSubmit } from "../hooks";
+import { useAction, useLoad, useSubmit } from "../hooks";
+import { ResourceListPage } from "../resources";
 import { Link, navigate, useLocation } from "../router";
 import { DEDUP_STRATEGIES, SOURCE_STATUSES, VERIFICATION_TYPES, type Source, type SourceTemplate } from "../types";
 
@@ -12,79 +13,48 @@ export function SourcesPage() {
   const { search } = useLocation();
   const status = search.get("status") ?? "";
   const sources = useLoad(() => api.get<{ sources: Source[] }>("/sources", { status }), [status]);
-  const list = sources.data?.sources ?? [];
-
   return (
-    <>
-      <PageHead
-        title="Sources"
-        sub="Each source has an ingest URL that providers send webhooks to. Signatures are checked, duplicates dropped, events stored."
-        actions={
-          <Link to="/sources/new" className="btn primary">
-            New source
-          </Link>
-        }
-      />
-      <div className="filters" role="search" aria-label="Filter sources">
-        <Field label="Status">
-          {(p) => (
-            <select {...p} value={status} onChange={(e) => navigate(e.target.value ? `/sources?status=${e.target.value}` : "/sources", { replace: true })}>
-              <option value="">Any status</option>
-              {SOURCE_STATUSES.map((s) => (
-                <option key={s}>{s}</option>
-              ))}
-            </select>
-          )}
-        </Field>
-      </div>
-      <ErrorAlert error={sources.error} onRetry={sources.reload} />
-      <section className="panel flush" aria-label="Sources">
-        {sources.loading && !sources.data ? (
-          <Loading what="Loading sources" />
-        ) : list.length === 0 ? (
-          status ? (
-            <Empty title={`No ${status} sources`}>Clear the status filter to see every source.</Empty>
-          ) : (
-            <Empty
-              title="No sources yet"
-              action={
-                <Link to="/sources/new" className="btn primary">
-                  Create your first source
-                </Link>
-              }
-            >
-              A source gives you a URL to paste into GitHub, Stripe, Shopify or any other webhook sender.
-            </Empty>
-          )
-        ) : (
-          <DataTable
-            label="Sources"
-            rows={list}
-            rowKey={(s) => s.id}
-            onRowClick={(s) => navigate(`/sources/${s.id}`)}
-            columns={[
-              {
-                label: "Name",
-                render: (s) => (
-                  <>
-                    <Link to={`/sources/${s.id}`}>{s.name}</Link>
-                    <div className="muted mono" style={{ fontSize: 12 }}>
-                      {s.slug}
-                    </div>
-                  </>
-                ),
-              },
-              { label: "Status", render: (s) => <StatusBadge status={s.status} /> },
-              { label: "Verification", render: (s) => (s.verification_enabled ? (s.template ?? s.verification_type ?? "on") : <span className="muted">off</span>) },
-              { label: "Events", className: "num", render: (s) => num(s.event_count) },
-              { label: "Last event", render: (s) => <Time iso={s.last_event_at} /> },
-              { label: "Created", hideNarrow: true, render: (s) => <Time iso={s.created_at} /> },
-              { label: "Ingest URL", srOnly: true, className: "actions", render: (s) => <CopyButton text={s.ingest_url} label="Copy ingest URL" /> },
-            ]}
-          />
-        )}
-      </section>
-    </>
+    <ResourceListPage
+      title="Sources"
+      noun="source"
+      path="/sources"
+      sub="Each source has an ingest URL that providers send webhooks to. Signatures are checked, duplicates dropped, events stored."
+      emptyText="A source gives you a URL to paste into GitHub, Stripe, Shopify or any other webhook sender."
+      empty={status ? <Empty title={`No ${status} sources`}>Clear the status filter to see every source.</Empty> : undefined}
+      filters={
+        <div className="filters" role="search" aria-label="Filter sources">
+          <Field label="Status">
+            {(p) => (
+              <select {...p} value={status} onChange={(e) => navigate(e.target.value ? `/sources?status=${e.target.value}` : "/sources", { replace: true })}>
+                <option value="">Any status</option>
+                <Options values={SOURCE_STATUSES} />
+              </select>
+            )}
+          </Field>
+        </div>
+      }
+      loaded={sources}
+      rows={sources.data?.sources}
+      columns={[
+        {
+          label: "Name",
+          render: (s) => (
+            <>
+              <Link to={`/sources/${s.id}`}>{s.name}</Link>
+              <div className="muted mono" style={{ fontSize: 12 }}>
+                {s.slug}
+              </div>
+            </>
+          ),
+        },
+        { label: "Status", render: (s) => <StatusBadge status={s.status} /> },
+        { label: "Verification", render: (s) => (s.verification_enabled ? (s.template ?? s.verification_type ?? "on") : <span className="muted">off</span>) },
+        { label: "Events", className: "num", render: (s) => num(s.event_count) },
+        { label: "Last event", render: (s) => <Time iso={s.last_event_at} /> },
+        { label: "Created", hideNarrow: true, render: (s) => <Time iso={s.created_at} /> },
+        { label: "Ingest URL", srOnly: true, className: "actions", render: (s) => <CopyButton text={s.ingest_url} label="Copy ingest URL" /> },
+      ]}
+    />
   );
 }
 
@@ -177,14 +147,7 @@ export function NewSourcePage() {
         <Field label="Description (optional)" error={fieldErrors.description}>
           {(p) => <input {...p} type="text" name="description" value={description} onChange={(e) => setDescription(e.target.value)} />}
         </Field>
-        <div className="btn-row">
-          <button type="submit" className="btn primary" disabled={busy}>
-            {busy ? "Creating…" : "Create source"}
-          </button>
-          <Link to="/sources" className="btn">
-            Cancel
-          </Link>
-        </div>
+        <FormActions busy={busy} label="Create source" busyLabel="Creating…" cancelTo="/sources" />
       </form>
     </>
   );
@@ -196,45 +159,24 @@ export function SourceDetailPage({ id }: { id: string }) {
   const { search } = useLocation();
   const source = useLoad(() => api.get<{ source: Source }>(`/sources/${encodeURIComponent(id)}`), [id]);
   const [confirmDelete, setConfirmDelete] = useState(false);
-  const [busy, setBusy] = useState(false);
-  const [actionError, setActionError] = useState<string | null>(null);
+  const { busy, error: actionError, run } = useAction();
   const s = source.data?.source;
 
-  const setStatus = async (status: string) => {
-    setBusy(true);
-    setActionError(null);
-    try {
+  const setStatus = (status: string) =>
+    run(async () => {
       const res = await api.patch<{ source: Source }>(`/sources/${encodeURIComponent(id)}`, { status });
       source.setData(() => res);
       toast(`Source ${status === "active" ? "resumed" : status}`);
-    } catch (e) {
-      setActionError(errorMessage(e));
-    } finally {
-      setBusy(false);
-    }
-  };
+    });
 
-  const remove = async () => {
-    setBusy(true);
-    setActionError(null);
-    try {
+  const remove = () =>
+    run(async () => {
       await api.del(`/sources/${encodeURIComponent(id)}`);
       toast(`Source “${s?.name}” deleted`);
       navigate("/sources");
-    } catch (e) {
-      setActionError(errorMessage(e));
-      setBusy(false);
-    }
-  };
+    });
 
-  if (!s) {
-    return (
-      <>
-        <PageHead title="Source" sub={<Link to="/sources">← All sources</Link>} />
-        {source.error ? <ErrorAlert error={source.error} onRetry={source.reload} /> : <Loading />}
-      </>
-    );
-  }
+  if (!s) return <PageLoading title="Source" sub={<Link to="/sources">← All sources</Link>} error={source.error} onRetry={source.reload} />;
 
   return (
     <>
@@ -458,9 +400,7 @@ function SourceSettings({ source, onSaved }: { source: Source; onSaved: (s: Sour
             {(p) => (
               <select {...p} value={f.verification_type} onChange={(e) => set("verification_type", e.target.value)}>
                 <option value="">none</option>
-                {VERIFICATION_TYPES.map((t) => (
-                  <option key={t}>{t}</option>
-                ))}
+                <Options values={VERIFICATION_TYPES} />
               </select>
             )}
           </Field>
@@ -505,9 +445,7 @@ function SourceSettings({ source, onSaved }: { source: Source; onSaved: (s: Sour
             {(p) => (
               <select {...p} value={f.dedup_strategy} onChange={(e) => set("dedup_strategy", e.target.value)}>
                 <option value="">none</option>
-                {DEDUP_STRATEGIES.map((t) => (
-                  <option key={t}>{t}</option>
-                ))}
+                <Options values={DEDUP_STRATEGIES} />
               </select>
             )}
           </Field>
@@ -536,11 +474,7 @@ function SourceSettings({ source, onSaved }: { source: Source; onSaved: (s: Sour
         </Field>
       </fieldset>
 
-      <div className="btn-row">
-        <button type="submit" className="btn primary" disabled={busy}>
-          {busy ? "Saving…" : "Save settings"}
-        </button>
-      </div>
+      <FormActions busy={busy} label="Save settings" />
     </form>
   );
 }
