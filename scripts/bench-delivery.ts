@@ -13,9 +13,8 @@
  * Goals (issue 4, Speed): drain ≥ 50% of bare; at half ingest peak the
  * backlog does not grow, lag p50 < 20 ms and p99 < 100 ms; RSS < 200 MB.
  */
-import { spawn } from "node:child_process";
 import { join } from "node:path";
-import { adminKey, api, ensureBinary, machine, peakRssMiB, root, startHookrelay, type Proc } from "./bench/lib";
+import { adminKey, api, ensureBinary, machine, peakRssMiB, root, startBunProcess, startHookrelay, type Proc } from "./bench/lib";
 
 const arg = (name: string, def: number) => {
   const i = process.argv.indexOf(`--${name}`);
@@ -85,26 +84,8 @@ console.log(`| ${"measure".padEnd(w)} | value |`);
 console.log(`|${"-".repeat(w + 2)}|-------|`);
 for (const [k, v] of results) console.log(`| ${k.padEnd(w)} | ${v} |`);
 
-async function startSink(): Promise<Proc> {
-  const child = spawn("bun", [join(root, "scripts/bench/sink.ts")], { stdio: ["ignore", "ignore", "pipe"] });
-  const url = await new Promise<string>((resolve, reject) => {
-    let text = "";
-    child.stderr!.on("data", (d) => {
-      text += d;
-      const m = /listening on (http:\/\/\S+)/.exec(text);
-      if (m) resolve(m[1]!);
-    });
-    child.once("exit", (code) => reject(new Error(`sink exited ${code}: ${text}`)));
-  });
-  return {
-    child,
-    url,
-    pid: child.pid!,
-    async stop() {
-      child.kill("SIGTERM");
-      await new Promise((r) => child.once("exit", r));
-    },
-  };
+function startSink(): Promise<Proc> {
+  return startBunProcess([join(root, "scripts/bench/sink.ts")]);
 }
 
 async function sinkStats(): Promise<{ count: number; p50: number; p99: number; max: number }> {

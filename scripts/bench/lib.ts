@@ -43,9 +43,14 @@ export async function startHookrelay(env: Record<string, string> = {}): Promise<
 }
 
 /** A bare Bun.serve that answers 200 and stores nothing: the ceiling to compare against. */
-export async function startBareServer(): Promise<Proc> {
+export function startBareServer(): Promise<Proc> {
   const code = `const s = Bun.serve({ port: 0, hostname: "127.0.0.1", async fetch(req) { await req.arrayBuffer(); return Response.json({ success: true }); } }); console.error("listening on http://127.0.0.1:" + s.port);`;
-  const child = spawn("bun", ["-e", code], { stdio: ["ignore", "ignore", "pipe"] });
+  return startBunProcess(["-e", code]);
+}
+
+/** `bun <args>` in a child process that prints `listening on <url>` on stderr once it serves. */
+export async function startBunProcess(args: string[]): Promise<Proc> {
+  const child = spawn("bun", args, { stdio: ["ignore", "ignore", "pipe"] });
   const url = await listenUrl(child, /listening on (http:\/\/\S+)/);
   return {
     child,
