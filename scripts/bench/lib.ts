@@ -21,10 +21,15 @@ export interface Proc {
   stop(): Promise<void>;
 }
 
-/** Starts dist/hookrelay serve on a fresh temp data dir; resolves once it listens. */
+/**
+ * Starts dist/hookrelay serve on a fresh temp data dir; resolves once it listens.
+ * BENCH_CPU_PROFILE=<dir> runs the sources under `bun --cpu-prof` instead, writing a profile there on exit.
+ */
 export async function startHookrelay(env: Record<string, string> = {}): Promise<Proc & { dataDir: string }> {
   const dataDir = mkdtempSync(join(tmpdir(), "hookrelay-bench-"));
-  const child = spawn(binary, ["serve", "--port", "0", "--host", "127.0.0.1", "--data-dir", dataDir, "--log-level", "warn"], {
+  const profileDir = process.env.BENCH_CPU_PROFILE;
+  const command = profileDir ? ["bun", "--cpu-prof", `--cpu-prof-dir=${profileDir}`, join(root, "cli/main.ts")] : [binary];
+  const child = spawn(command[0]!, [...command.slice(1), "serve", "--port", "0", "--host", "127.0.0.1", "--data-dir", dataDir, "--log-level", "warn"], {
     env: { ...process.env, HOOKRELAY_ADMIN_EMAIL: ADMIN.email, HOOKRELAY_ADMIN_PASSWORD: ADMIN.password, ...env },
     stdio: ["ignore", "ignore", "pipe"],
   });

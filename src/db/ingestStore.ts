@@ -1,6 +1,7 @@
 import type { Database, Statement } from "bun:sqlite";
 import { randomUUIDv7 } from "bun";
 import type { Db } from "./open";
+import { sqliteOf } from "./prepared";
 
 /**
  * The ingest hot path's SQL, kept here because it is SQLite-specific: one
@@ -94,8 +95,7 @@ const stores = new WeakMap<Db, Store>();
 function storeFor(db: Db): Store {
   let s = stores.get(db);
   if (s) return s;
-  // drizzle() attaches the bun:sqlite handle as $client; the Db type (open.ts) does not spell it out.
-  const sqlite = (db as unknown as { $client: Database }).$client;
+  const sqlite = sqliteOf(db);
   s = {
     sqlite,
     findSource: sqlite.prepare(

@@ -1,3 +1,4 @@
+import type { Database } from "bun:sqlite";
 import { sql, type SQL } from "drizzle-orm";
 import type { Db } from "./open";
 
@@ -22,3 +23,12 @@ export function preparedFor<T>(build: (db: Db) => T): (db: Db) => T {
 
 /** A named placeholder usable where drizzle expects SQL (e.g. in `.set()`). */
 export const ph = (name: string): SQL => sql`${sql.placeholder(name)}`;
+
+/**
+ * The bun:sqlite handle under a drizzle database, for the few batch
+ * statements drizzle's builders cannot express (UPDATE … FROM json_each).
+ * drizzle() attaches it as $client; the Db type (open.ts) does not spell it out.
+ */
+export function sqliteOf(db: Db): Database {
+  return (db as unknown as { $client: Database }).$client;
+}

@@ -2,7 +2,7 @@ import { and, asc, count, eq, inArray, lt, min, sql } from "drizzle-orm";
 import { newId } from "../contracts/ids";
 import type { Db } from "../db/open";
 import { deliveryAttempts, destinations, jobs } from "../db/schema";
-import { ph, preparedFor } from "../db/prepared";
+import { ph, preparedFor, sqliteOf } from "../db/prepared";
 import { writeTransaction } from "../db/transaction";
 import { insertQueuedAttempt } from "../domain/deliveries";
 import { iso } from "../domain/clock";
@@ -51,7 +51,7 @@ const queueStatements = preparedFor((db) => ({
     .prepare(),
   pausedDestinations: db.select({ id: destinations.id }).from(destinations).where(eq(destinations.status, "paused")).prepare(),
   dueOf: db
-    .select({ id: a.id })
+    .select(claimedColumns)
     .from(a)
     .where(and(eq(a.status, "queued"), eq(a.destinationId, sql.placeholder("destinationId")), sql`${a.scheduledAt} <= ${sql.placeholder("now")}`))
     .orderBy(asc(a.scheduledAt))
@@ -65,16 +65,16 @@ const queueStatements = preparedFor((db) => ({
     .limit(1)
     .prepare(),
   leaseExpired: db
-    .select({ id: a.id })
+    .select(claimedColumns)
     .from(a)
     .where(and(eq(a.status, "delivering"), lt(a.leaseUntil, sql.placeholder("now"))))
     .limit(sql.placeholder("limit"))
     .prepare(),
+  // The whole batch in one statement: its rows were just read in this same write transaction.
   claim: db
     .update(a)
     .set({ status: "delivering", leaseUntil: ph("lease") })
-    .where(and(eq(a.id, sql.placeholder("id")), inArray(a.status, ["queued", "delivering"])))
-    .returning(claimedColumns)
+    .where(sql`${a.id} in (select value from json_each(${sql.placeholder("ids")}))`)
     .prepare(),
 }));
 
@@ -110,24 +110,22 @@ export function claimDue(db: Db, opts: { now: Date; limit: number; exclude: stri
   const lease = iso(new Date(opts.now.getTime() + LEASE_MS));
   return writeTransaction(db, () => {
     const perDestination = claimableDestinations(db, opts.exclude).map((destinationId) => s.dueOf.all({ destinationId, now, limit: opts.limit }));
-    const ids: string[] = [];
-    for (let turn = 0; ids.length < opts.limit; turn++) {
+    const claimed: AttemptRow[] = [];
+    for (let turn = 0; claimed.length < opts.limit; turn++) {
       let any = false;
       for (const rows of perDestination) {
         const row = rows[turn];
         if (!row) continue;
         any = true;
-        ids.push(row.id);
-        if (ids.length >= opts.limit) break;
+        claimed.push(row);
+        if (claimed.length >= opts.limit) break;
       }
       if (!any) break;
     }
-    if (ids.length < opts.limit) for (const r of s.leaseExpired.all({ now, limit: opts.limit - ids.length })) ids.push(r.id);
-    const claimed: AttemptRow[] = [];
-    for (const id of ids) {
-      const row = s.claim.get({ id, lease });
-      if (row) claimed.push(row);
-    }
+    if (claimed.length < opts.limit) claimed.push(...s.leaseExpired.all({ now, limit: opts.limit - claimed.length }));
+    if (claimed.length === 0) return claimed;
+    s.claim.run({ ids: JSON.stringify(claimed.map((r) => r.id)), lease });
+    for (const row of claimed) row.leaseUntil = lease;
     return claimed;
   });
 }
@@ -214,29 +212,28 @@ export interface RecordedOutcomes {
 }
 
 const outcomeStatements = preparedFor((db) => ({
-  complete: db
-    .update(deliveryAttempts)
-    .set({
-      status: ph("status"),
-      requestUrl: ph("requestUrl"),
-      requestMethod: ph("requestMethod"),
-      requestHeaders: ph("requestHeaders"),
-      requestBodySize: ph("requestBodySize"),
-      responseStatus: ph("responseStatus"),
-      responseHeaders: ph("responseHeaders"),
-      responseBody: ph("responseBody"),
-      durationMs: ph("durationMs"),
-      error: ph("error"),
-      errorDetail: ph("errorDetail"),
-      nextRetryAt: ph("nextRetryAt"),
-      isDlq: ph("isDlq"),
-      dlqAt: ph("dlqAt"),
-      leaseUntil: null,
-    })
-    // Only the claim that holds the lease may record: a row re-claimed after its lease ran out belongs to the new claim.
-    .where(and(eq(deliveryAttempts.id, sql.placeholder("id")), eq(deliveryAttempts.status, "delivering"), eq(deliveryAttempts.leaseUntil, sql.placeholder("lease"))))
-    .returning({ id: deliveryAttempts.id })
-    .prepare(),
+  /**
+   * Records a batch of outcomes in one statement (SQLite: UPDATE … FROM
+   * json_each; PostgreSQL would use unnest). Only the claim that holds the
+   * lease may record: a row re-claimed after its lease ran out belongs to
+   * the new claim. The unary `+`s keep the planner driving from the batch with
+   * id lookups: left to itself, once ANALYZE has seen attempts_leased nearly
+   * empty, it scans that index and the whole batch for each row (measured:
+   * 85 µs per outcome instead of 10).
+   */
+  complete: sqliteOf(db).prepare<{ id: string }, [string]>(
+    `UPDATE delivery_attempts
+        SET status = o.value ->> 'status', request_url = o.value ->> 'requestUrl', request_method = o.value ->> 'requestMethod',
+            request_headers = o.value ->> 'requestHeaders', request_body_size = o.value ->> 'requestBodySize',
+            response_status = o.value ->> 'responseStatus', response_headers = o.value ->> 'responseHeaders',
+            response_body = o.value ->> 'responseBody', duration_ms = o.value ->> 'durationMs', error = o.value ->> 'error',
+            error_detail = o.value ->> 'errorDetail', next_retry_at = o.value ->> 'nextRetryAt', is_dlq = o.value ->> 'isDlq',
+            dlq_at = o.value ->> 'dlqAt', lease_until = NULL
+       FROM json_each(?1) AS o
+      WHERE delivery_attempts.id = o.value ->> 'id' AND +delivery_attempts.status = 'delivering'
+        AND +delivery_attempts.lease_until = o.value ->> 'lease'
+      RETURNING delivery_attempts.id`,
+  ),
   countJob: db
     .update(jobs)
     .set({ succeeded: sql`${jobs.succeeded} + ${sql.placeholder("succeeded")}`, failed: sql`${jobs.failed} + ${sql.placeholder("failed")}` })
@@ -255,28 +252,29 @@ export function recordOutcomes(db: Db, outcomes: AttemptOutcome[], now: Date): R
   return writeTransaction(db, () => {
     const settledEvents = new Set<string>();
     const jobCounts = new Map<string, { succeeded: number; failed: number }>();
+    const rows = outcomes.map((o) => ({
+      id: o.attempt.id,
+      lease: o.attempt.leaseUntil,
+      status: o.status,
+      requestUrl: o.requestUrl,
+      requestMethod: o.requestMethod,
+      requestHeaders: o.requestHeaders,
+      requestBodySize: o.requestBodySize,
+      responseStatus: o.responseStatus,
+      responseHeaders: o.responseHeaders,
+      responseBody: o.responseBody,
+      durationMs: o.durationMs,
+      error: o.error,
+      errorDetail: o.errorDetail,
+      nextRetryAt: o.retryAt ? iso(o.retryAt) : null,
+      isDlq: o.dlq ? 1 : 0,
+      dlqAt: o.dlq ? nowIso : null,
+    }));
+    const recorded = new Set(s.complete.all(JSON.stringify(rows)).map((r) => r.id));
     let stale = 0;
     for (const o of outcomes) {
       const a = o.attempt;
-      const updated = s.complete.get({
-        id: a.id,
-        lease: a.leaseUntil,
-        status: o.status,
-        requestUrl: o.requestUrl,
-        requestMethod: o.requestMethod,
-        requestHeaders: o.requestHeaders,
-        requestBodySize: o.requestBodySize,
-        responseStatus: o.responseStatus,
-        responseHeaders: o.responseHeaders,
-        responseBody: o.responseBody,
-        durationMs: o.durationMs,
-        error: o.error,
-        errorDetail: o.errorDetail,
-        nextRetryAt: o.retryAt ? iso(o.retryAt) : null,
-        isDlq: o.dlq ? 1 : 0,
-        dlqAt: o.dlq ? nowIso : null,
-      });
-      if (!updated) {
+      if (!recorded.has(a.id)) {
         stale++;
         continue;
       }

@@ -45,13 +45,15 @@ export interface DeliveryWorker extends BackgroundTask {
   active(): number;
 }
 
-const loadEvent = preparedFor((db) =>
+/** The events of a claimed batch, in one statement. */
+const loadEvents = preparedFor((db) =>
   db
     .select({ id: events.id, sourceId: events.sourceId, headers: events.headers, body: events.body, method: events.method, path: events.path, query: events.query, contentType: events.contentType })
     .from(events)
-    .where(eq(events.id, sql.placeholder("id")))
+    .where(sql`${events.id} in (select value from json_each(${sql.placeholder("ids")}))`)
     .prepare(),
 );
+type ClaimedEvent = Awaited<ReturnType<ReturnType<typeof loadEvents>["all"]>>[number];
 
 type ConnectionTransform = { transformEnabled: number; transformExpression: string | null } | null;
 
@@ -134,7 +136,10 @@ export function startDeliveryWorker(deps: Deps, opts: DeliveryWorkerOptions): De
           return free > 0 ? claimDue(db, { now, limit: free, exclude }) : [];
         });
         afterCommit();
-        for (const row of rows) start(row);
+        const claimedEvents = rows.length > 0 ? loadEvents(db).all({ ids: JSON.stringify([...new Set(rows.map((r) => r.eventId))]) }) : [];
+        const eventById = new Map(claimedEvents.map((e) => [e.id, e]));
+        // An event missing here was pruned by retention meanwhile: its attempts went with it (foreign key cascade).
+        for (const row of rows) start(row, eventById.get(row.eventId) ?? null);
         if (stopped || free <= 0) break;
         if (rows.length < free) {
           // Drained what is due: sleep until the next scheduled row or rate-limit slot.
@@ -155,9 +160,9 @@ export function startDeliveryWorker(deps: Deps, opts: DeliveryWorkerOptions): De
     if (pumpAgain) schedulePump();
   }
 
-  function start(row: AttemptRow) {
+  function start(row: AttemptRow, event: ClaimedEvent | null) {
     active++;
-    const p: Promise<void> = deliver(row)
+    const p: Promise<void> = deliver(row, event)
       .catch((err) => {
         // Unexpected (a bug or the database going away): hand the row back rather than lose it.
         logger.error("delivery failed unexpectedly", { attempt_id: row.id, error: err instanceof Error ? err.message : String(err) });
@@ -190,15 +195,13 @@ export function startDeliveryWorker(deps: Deps, opts: DeliveryWorkerOptions): De
     };
   }
 
-  async function deliver(row: AttemptRow) {
+  async function deliver(row: AttemptRow, event: ClaimedEvent | null) {
     const destination = await destinationsCache.get(row.destinationId);
     if (!destination) return finish(terminal(row, "destination_not_found", "the destination was deleted"));
     if (destination.status === "paused" || stopped) return void releases.push(row);
     if (destination.status === "disabled") return finish(terminal(row, "destination_disabled", "the destination is disabled"));
     if (!pacer.tryTake(destination.id, destination.rateLimitPerSecond, clock.now().getTime())) return void releases.push(row);
 
-    const event = loadEvent(db).get({ id: row.eventId });
-    // Pruned by retention meanwhile: its attempts went with it (foreign key cascade).
     if (!event) return;
 
     const target: SendTarget = {

@@ -1,7 +1,5 @@
-import { and, eq, ne, or, isNull, sql } from "drizzle-orm";
 import type { Db } from "../db/open";
-import { ph, preparedFor } from "../db/prepared";
-import { deliveryAttempts, events } from "../db/schema";
+import { preparedFor, sqliteOf } from "../db/prepared";
 
 export interface ChangedEvent {
   id: string;
@@ -11,23 +9,26 @@ export interface ChangedEvent {
   status: string;
 }
 
-const statements = preparedFor((db) => ({
-  counts: db
-    .select({
-      outstanding: sql<number>`coalesce(sum(case when ${deliveryAttempts.status} in ('queued', 'delivering') then 1 else 0 end), 0)`,
-      dlq: sql<number>`coalesce(sum(${deliveryAttempts.isDlq}), 0)`,
-      ok: sql<number>`coalesce(sum(case when ${deliveryAttempts.status} = 'success' then 1 else 0 end), 0)`,
-    })
-    .from(deliveryAttempts)
-    .where(and(eq(deliveryAttempts.eventId, sql.placeholder("eventId")), or(isNull(deliveryAttempts.triggerType), ne(deliveryAttempts.triggerType, "replay"))))
-    .prepare(),
-  setStatus: db
-    .update(events)
-    .set({ status: ph("status") })
-    .where(and(eq(events.id, sql.placeholder("eventId")), ne(events.status, sql.placeholder("status"))))
-    .returning({ id: events.id, orgId: events.orgId, envId: events.envId, sourceId: events.sourceId, status: events.status })
-    .prepare(),
-}));
+/**
+ * One statement for a whole batch of events: their non-replay attempts are
+ * counted per event (attempts_event index) and every event whose deliveries
+ * have all settled gets its new status, only where it changes.
+ * SQLite dialect (UPDATE … FROM, json_each); a PostgreSQL build would pass
+ * an array parameter instead.
+ */
+const refresh = preparedFor((db) =>
+  sqliteOf(db).prepare<{ id: string; org_id: string; env_id: string; source_id: string; status: string }, [string]>(
+    `UPDATE events SET status = s.next
+       FROM (SELECT event_id,
+                    CASE WHEN sum(is_dlq) > 0 THEN 'failed' WHEN sum(status = 'success') > 0 THEN 'delivered' END AS next,
+                    sum(status IN ('queued', 'delivering')) AS outstanding
+               FROM delivery_attempts
+              WHERE event_id IN (SELECT value FROM json_each(?1)) AND coalesce(trigger_type, '') != 'replay'
+              GROUP BY event_id) AS s
+      WHERE events.id = s.event_id AND s.outstanding = 0 AND s.next IS NOT NULL AND events.status != s.next
+      RETURNING events.id, events.org_id, events.env_id, events.source_id, events.status`,
+  ),
+);
 
 /**
  * An event's status after its deliveries settle (contract §4):
@@ -37,19 +38,13 @@ const statements = preparedFor((db) => ({
  * (the spec's retry row keeps the event's status). Replays are side
  * deliveries to a chosen destination and never change it.
  *
- * Synchronous, on prepared statements: runs inside the caller's
- * writeTransaction (bun:sqlite has one connection, so `db` is the transaction's).
+ * Synchronous: runs inside the caller's writeTransaction (bun:sqlite has one
+ * connection, so `db` is the transaction's).
  */
 export function refreshEventStatuses(db: Db, eventIds: Iterable<string>): ChangedEvent[] {
-  const s = statements(db);
-  const changed: ChangedEvent[] = [];
-  for (const eventId of eventIds) {
-    const c = s.counts.get({ eventId });
-    if (!c || c.outstanding > 0) continue;
-    const status = c.dlq > 0 ? "failed" : c.ok > 0 ? "delivered" : null;
-    if (!status) continue;
-    const row = s.setStatus.get({ eventId, status });
-    if (row) changed.push(row);
-  }
-  return changed;
+  const ids = [...eventIds];
+  if (ids.length === 0) return [];
+  return refresh(db)
+    .all(JSON.stringify(ids))
+    .map((r) => ({ id: r.id, orgId: r.org_id, envId: r.env_id, sourceId: r.source_id, status: r.status }));
 }

@@ -33,12 +33,18 @@ export async function getStats({ db, clock }: Deps, scope: Scope): Promise<Stats
   const eventScope = and(eq(e.orgId, scope.orgId), eq(e.envId, scope.envId));
   const attemptScope = and(eq(a.orgId, scope.orgId), eq(a.envId, scope.envId));
   const attemptWindow = and(attemptScope, gte(a.createdAt, since), lt(a.createdAt, until));
-  // Literal conditions, written as the partial indexes attempts_pending_scope and attempts_dlq_scope are,
-  // so the planner can see they apply (it does not look inside bound IN lists).
-  const pending = sql`${a.status} in ('queued', 'delivering')`;
+  // Literal conditions, written as the partial indexes attempts_due, attempts_leased and attempts_dlq_scope
+  // are, so the planner can see they apply (it does not look inside bound values).
   const inDlq = sql`${a.isDlq} = 1`;
+  const scopeDestinations = db.select({ id: destinations.id }).from(destinations).where(and(eq(destinations.orgId, scope.orgId), eq(destinations.envId, scope.envId)));
+  // Only rows already due are waiting: a retry scheduled for later is not late.
+  const pendingQueue = (status: "queued" | "delivering", bounded: SQL | undefined) =>
+    db
+      .select({ depth: count(), oldestDue: sql<string | null>`min(case when ${a.scheduledAt} <= ${iso(now)} then ${a.scheduledAt} end)` })
+      .from(a)
+      .where(and(sql.raw(`status = '${status}'`), bounded));
 
-  const [byHour, byDestination, [dlq], [queue], sourceCount, destinationCount, connectionCount] = await Promise.all([
+  const [byHour, byDestination, [dlq], [queued], [delivering], sourceCount, destinationCount, connectionCount] = await Promise.all([
     db
       .select({
         hour: hourOf(e.receivedAt),
@@ -55,14 +61,9 @@ export async function getStats({ db, clock }: Deps, scope: Scope): Promise<Stats
       .select({ n: count() })
       .from(a)
       .where(and(attemptScope, inDlq)),
-    db
-      .select({
-        depth: count(),
-        // Only rows already due are waiting: a retry scheduled for later is not late.
-        oldestDue: sql<string | null>`min(case when ${a.scheduledAt} <= ${iso(now)} then ${a.scheduledAt} end)`,
-      })
-      .from(a)
-      .where(and(attemptScope, pending)),
+    // Queued rows per destination of the scope (attempts_due); rows in flight are few (attempts_leased).
+    pendingQueue("queued", inArray(a.destinationId, scopeDestinations)),
+    pendingQueue("delivering", attemptScope),
     db.$count(sources, and(eq(sources.orgId, scope.orgId), eq(sources.envId, scope.envId))),
     db.$count(destinations, and(eq(destinations.orgId, scope.orgId), eq(destinations.envId, scope.envId))),
     db.$count(connections, and(eq(connections.orgId, scope.orgId), eq(connections.envId, scope.envId))),
@@ -83,7 +84,8 @@ export async function getStats({ db, clock }: Deps, scope: Scope): Promise<Stats
   });
   const succeeded = byDestination.reduce((n, d) => n + d.succeeded, 0);
   const failed = byDestination.reduce((n, d) => n + d.failed, 0);
-  const oldestDue = queue?.oldestDue ? Date.parse(queue.oldestDue) : null;
+  const dueSince = [queued?.oldestDue, delivering?.oldestDue].filter((at): at is string => !!at).sort()[0];
+  const oldestDue = dueSince ? Date.parse(dueSince) : null;
 
   return {
     window_hours: STATS_WINDOW_HOURS,
@@ -93,7 +95,7 @@ export async function getStats({ db, clock }: Deps, scope: Scope): Promise<Stats
     deliveries_failed_24h: failed,
     success_rate: succeeded + failed > 0 ? succeeded / (succeeded + failed) : null,
     dlq_size: dlq?.n ?? 0,
-    queue_depth: queue?.depth ?? 0,
+    queue_depth: (queued?.depth ?? 0) + (delivering?.depth ?? 0),
     oldest_pending_seconds: oldestDue === null ? 0 : Math.max(0, Math.floor((now.getTime() - oldestDue) / 1000)),
     slowest_destinations: slowest.map((d) => ({
       destination_id: d.destinationId,

@@ -80,7 +80,6 @@ CREATE INDEX `attempts_scope_created` ON `delivery_attempts` (`org_id`,`env_id`,
 CREATE INDEX `attempts_destination` ON `delivery_attempts` (`destination_id`,`created_at`);--> statement-breakpoint
 CREATE INDEX `attempts_dlq` ON `delivery_attempts` (`destination_id`) WHERE is_dlq = 1;--> statement-breakpoint
 CREATE INDEX `attempts_job` ON `delivery_attempts` (`job_id`,`status`) WHERE job_id is not null;--> statement-breakpoint
-CREATE INDEX `attempts_pending_scope` ON `delivery_attempts` (`org_id`,`env_id`,`status`,`scheduled_at`) WHERE status in ('queued', 'delivering');--> statement-breakpoint
 CREATE INDEX `attempts_dlq_scope` ON `delivery_attempts` (`org_id`,`env_id`) WHERE is_dlq = 1;--> statement-breakpoint
 CREATE TABLE `destinations` (
 	`id` text PRIMARY KEY NOT NULL,

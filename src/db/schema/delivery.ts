@@ -103,8 +103,8 @@ export const deliveryAttempts = sqliteTable(
     index("attempts_destination").on(t.destinationId, t.createdAt),
     index("attempts_dlq").on(t.destinationId).where(sql.raw("is_dlq = 1")),
     index("attempts_job").on(t.jobId, t.status).where(sql.raw("job_id is not null")),
-    // GET /v1/stats: queue depth and DLQ size per environment, from live work only (domain/stats.ts repeats these conditions).
-    index("attempts_pending_scope").on(t.orgId, t.envId, t.status, t.scheduledAt).where(sql.raw("status in ('queued', 'delivering')")),
+    // GET /v1/stats: DLQ size per environment (domain/stats.ts repeats the condition). Its queue depth reads
+    // attempts_due and attempts_leased: an index keyed by status would be rewritten on every claim and completion.
     index("attempts_dlq_scope").on(t.orgId, t.envId).where(sql.raw("is_dlq = 1")),
   ],
 );

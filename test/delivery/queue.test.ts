@@ -1,0 +1,174 @@
+import { eq } from "drizzle-orm";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { newId } from "../../src/contracts/ids";
+import { deliveryAttempts, destinations, events } from "../../src/db/schema";
+import { writeTransaction } from "../../src/db/transaction";
+import { claimDue, LEASE_MS, recordOutcomes, type AttemptOutcome, type AttemptRow } from "../../src/delivery/queue";
+import { insertQueuedAttempt } from "../../src/domain/deliveries";
+import { createDestination } from "../helpers/delivery";
+import { createSource, insertEvent, scopeOf, type TestScope } from "../helpers/rows";
+import { startTestServer, type TestServer } from "../helpers/server";
+
+/**
+ * The queue's batch statements on a real database file: one statement
+ * claims a batch, one records its outcomes, one settles its events.
+ * The destination stays paused so the server's own worker leaves these rows
+ * alone; each test makes it claimable only inside one synchronous block,
+ * where the worker cannot run.
+ */
+let server: TestServer;
+let scope: TestScope;
+let sourceId: string;
+let destinationId: string;
+
+beforeAll(async () => {
+  server = await startTestServer();
+  const key = await server.apiKey();
+  scope = await scopeOf(server, key);
+  sourceId = (await createSource(server, key)).id;
+  destinationId = await createDestination(server, key, { url: "http://127.0.0.1:9/never", status: "paused" });
+});
+afterAll(() => server.close());
+
+const db = () => server.deps.db;
+
+async function pendingEvent(): Promise<string> {
+  const id = await insertEvent(server, scope, sourceId, { body: "{}" });
+  await db().update(events).set({ status: "pending" }).where(eq(events.id, id));
+  return id;
+}
+
+function queue(eventId: string, scheduledAt = new Date(Date.now() - 1000)): string {
+  const id = newId("attempt");
+  insertQueuedAttempt(db(), {
+    id,
+    orgId: scope.orgId,
+    envId: scope.envId,
+    eventId,
+    destinationId,
+    requestUrl: "http://127.0.0.1:9/never",
+    requestMethod: "POST",
+    status: "queued",
+    attemptNumber: 1,
+    triggerType: "initial",
+    scheduledAt: scheduledAt.toISOString(),
+    createdAt: new Date().toISOString(),
+  });
+  return id;
+}
+
+/** Claims what is due of the test destination, in one synchronous block. */
+function claim(limit: number, now = new Date()): AttemptRow[] {
+  db().update(destinations).set({ status: "active" }).where(eq(destinations.id, destinationId)).run();
+  try {
+    return claimDue(db(), { now, limit, exclude: [] });
+  } finally {
+    db().update(destinations).set({ status: "paused" }).where(eq(destinations.id, destinationId)).run();
+  }
+}
+
+function outcome(attempt: AttemptRow, status: "success" | "failed", extra: Partial<AttemptOutcome> = {}): AttemptOutcome {
+  return {
+    attempt,
+    status,
+    requestUrl: "http://127.0.0.1:9/never",
+    requestMethod: "POST",
+    requestHeaders: JSON.stringify({ "content-type": "application/json" }),
+    requestBodySize: 2,
+    responseStatus: status === "success" ? 200 : 500,
+    responseHeaders: JSON.stringify({ "content-type": "text/plain" }),
+    responseBody: status === "success" ? "ok" : "boom",
+    durationMs: 3,
+    error: status === "success" ? null : "http_500",
+    errorDetail: status === "success" ? null : "destination answered HTTP 500",
+    retryAt: null,
+    dlq: status === "failed",
+    ...extra,
+  };
+}
+
+const attemptRow = async (id: string) => (await db().select().from(deliveryAttempts).where(eq(deliveryAttempts.id, id)))[0]!;
+const eventStatus = async (id: string) => (await db().select({ status: events.status }).from(events).where(eq(events.id, id)))[0]!.status;
+
+describe("claiming a batch", () => {
+  it("takes due rows oldest first up to the limit, marks them delivering with one lease, and leaves rows not yet due", async () => {
+    const eventId = await pendingEvent();
+    const ids = [0, 1, 2].map((i) => queue(eventId, new Date(Date.now() - 3000 + i * 1000)));
+    const later = queue(eventId, new Date(Date.now() + 60_000));
+    const now = new Date();
+
+    const first = claim(2, now);
+    expect(first.map((r) => r.id)).toEqual(ids.slice(0, 2));
+    const lease = new Date(now.getTime() + LEASE_MS).toISOString();
+    for (const r of first) {
+      expect(r.leaseUntil).toBe(lease);
+      expect(await attemptRow(r.id)).toMatchObject({ status: "delivering", leaseUntil: lease });
+    }
+    expect(claim(10, now).map((r) => r.id)).toEqual([ids[2]]);
+    expect((await attemptRow(later)).status).toBe("queued");
+  });
+});
+
+describe("recording a batch of outcomes", () => {
+  it("stores each attempt's details and settles each event by all its deliveries", async () => {
+    const delivered = await pendingEvent();
+    const failed = await pendingEvent();
+    const waiting = await pendingEvent();
+    const d1 = queue(delivered);
+    const f1 = queue(failed);
+    const f2 = queue(failed);
+    const w1 = queue(waiting);
+    queue(waiting, new Date(Date.now() + 60_000)); // still outstanding afterwards
+    const rows = claim(10);
+    expect(rows.map((r) => r.id).sort()).toEqual([d1, f1, f2, w1].sort());
+    const byId = new Map(rows.map((r) => [r.id, r]));
+
+    const recorded = writeTransaction(db(), () =>
+      recordOutcomes(db(), [outcome(byId.get(d1)!, "success"), outcome(byId.get(f1)!, "success"), outcome(byId.get(f2)!, "failed"), outcome(byId.get(w1)!, "success")], new Date()),
+    );
+
+    expect(recorded.stale).toBe(0);
+    expect(recorded.changedEvents.map((e) => [e.id, e.status]).sort()).toEqual(
+      [
+        [delivered, "delivered"],
+        [failed, "failed"],
+      ].sort(),
+    );
+    expect(await eventStatus(delivered)).toBe("delivered");
+    expect(await eventStatus(failed)).toBe("failed");
+    expect(await eventStatus(waiting)).toBe("pending");
+    expect(await attemptRow(d1)).toMatchObject({ status: "success", responseStatus: 200, responseBody: "ok", durationMs: 3, leaseUntil: null, isDlq: 0 });
+    expect(await attemptRow(f2)).toMatchObject({ status: "failed", responseStatus: 500, error: "http_500", isDlq: 1, leaseUntil: null });
+    expect((await attemptRow(f2)).dlqAt).not.toBeNull();
+  });
+
+  it("queues the next try of a failure that will be retried, and leaves the event's status alone", async () => {
+    const eventId = await pendingEvent();
+    const first = queue(eventId);
+    const [row] = claim(1);
+    const retryAt = new Date(Date.now() + 30_000);
+    writeTransaction(db(), () => recordOutcomes(db(), [outcome(row!, "failed", { dlq: false, retryAt })], new Date()));
+
+    const chain = await db().select().from(deliveryAttempts).where(eq(deliveryAttempts.eventId, eventId));
+    expect(chain).toHaveLength(2);
+    expect(chain.find((a) => a.id === first)).toMatchObject({ status: "failed", isDlq: 0, nextRetryAt: retryAt.toISOString() });
+    expect(chain.find((a) => a.id !== first)).toMatchObject({ status: "queued", attemptNumber: 2, triggerType: "retry", scheduledAt: retryAt.toISOString() });
+    expect(await eventStatus(eventId)).toBe("pending");
+  });
+
+  it("writes nothing for an outcome whose lease was taken over by a later claim", async () => {
+    const eventId = await pendingEvent();
+    queue(eventId);
+    const [old] = claim(1);
+    // The lease runs out (a worker that hung): the row is claimed again, with a new lease.
+    const again = claim(100, new Date(Date.now() + LEASE_MS + 1000)).find((r) => r.id === old!.id);
+    expect(again).toBeDefined();
+    expect(again!.leaseUntil).not.toBe(old!.leaseUntil);
+
+    const recorded = writeTransaction(db(), () => recordOutcomes(db(), [outcome(old!, "success")], new Date()));
+    expect(recorded.stale).toBe(1);
+    expect(recorded.changedEvents).toEqual([]);
+    expect(await attemptRow(old!.id)).toMatchObject({ status: "delivering", leaseUntil: again!.leaseUntil, responseStatus: null });
+    expect(await eventStatus(eventId)).toBe("pending");
+  });
+});
