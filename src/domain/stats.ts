@@ -38,11 +38,11 @@ export async function getStats({ db, clock }: Deps, scope: Scope): Promise<Stats
   const inDlq = sql`${a.isDlq} = 1`;
   const scopeDestinations = db.select({ id: destinations.id }).from(destinations).where(and(eq(destinations.orgId, scope.orgId), eq(destinations.envId, scope.envId)));
   // Only rows already due are waiting: a retry scheduled for later is not late.
-  const pendingQueue = (status: "queued" | "delivering", bounded: SQL | undefined) =>
+  const pendingQueue = (where: SQL | undefined) =>
     db
       .select({ depth: count(), oldestDue: sql<string | null>`min(case when ${a.scheduledAt} <= ${iso(now)} then ${a.scheduledAt} end)` })
       .from(a)
-      .where(and(sql.raw(`status = '${status}'`), bounded));
+      .where(where);
 
   const [byHour, byDestination, [dlq], [queued], [delivering], sourceCount, destinationCount, connectionCount] = await Promise.all([
     db
@@ -62,8 +62,8 @@ export async function getStats({ db, clock }: Deps, scope: Scope): Promise<Stats
       .from(a)
       .where(and(attemptScope, inDlq)),
     // Queued rows per destination of the scope (attempts_due); rows in flight are few (attempts_leased).
-    pendingQueue("queued", inArray(a.destinationId, scopeDestinations)),
-    pendingQueue("delivering", attemptScope),
+    pendingQueue(and(sql`${a.status} = 'queued'`, inArray(a.destinationId, scopeDestinations))),
+    pendingQueue(and(sql`${a.status} = 'delivering'`, attemptScope)),
     db.$count(sources, and(eq(sources.orgId, scope.orgId), eq(sources.envId, scope.envId))),
     db.$count(destinations, and(eq(destinations.orgId, scope.orgId), eq(destinations.envId, scope.envId))),
     db.$count(connections, and(eq(connections.orgId, scope.orgId), eq(connections.envId, scope.envId))),

@@ -189,6 +189,29 @@ describe("GET /v1/stats", () => {
     });
   });
 
+  // Last of the data tests: it adds a pipeline the counts above do not expect.
+  it("counts a delivery in flight in the queue, and stops counting it once it is answered", async () => {
+    let answer!: () => void;
+    const answered = new Promise<void>((r) => (answer = r));
+    const respond = sink.respond;
+    sink.respond = async (req, index) => (req.path === "/hang" ? (await answered, new Response("ok")) : respond(req, index));
+    try {
+      const hanging = await pipeline(server, key, { url: `${sink.url}/hang`, destination: { name: "Hanging" } });
+      const eventId = await sendEvent(server, hanging.sourceId, { n: 8 });
+      await waitFor(async () => (await listAttempts(server, key, { event_id: eventId, status: "delivering" })).length === 1, { what: "the delivery to be in flight" });
+      const during = (await stats()).body;
+      // Held's queued row and this one in flight; Held's is still the oldest due.
+      expect(during.queue_depth).toBe(2);
+      expect(during.oldest_pending_seconds).toBe(70 * 60);
+      answer();
+      await waitForEventStatus(server, key, eventId, ["delivered"]);
+      expect((await stats()).body.queue_depth).toBe(1);
+    } finally {
+      answer();
+      sink.respond = respond;
+    }
+  });
+
   it("answers 401 with the error body without credentials, and is documented in the OpenAPI document", async () => {
     const { status, body } = await call(server, "GET", "/v1/stats");
     expect(status).toBe(401);
