@@ -1,7 +1,7 @@
 /**
  * Delivery throughput and lag of the compiled binary against a bare fetch
  * loop to the same receiver, same machine, same concurrency.
- * `npm run bench:delivery [-- --backlog 100000 --seconds 10 --concurrency 32 --steady-rate 0]`
+ * `npm run bench:delivery [-- --backlog 100000 --seconds 10 --concurrency 32 --steady-rate 0 --drain-only]`
  *
  * 1. bare: a loop of fetch POSTs from Bun to the sink, `concurrency` at once:
  *    the physical limit of this machine for these requests.
@@ -14,7 +14,7 @@
  * backlog does not grow, lag p50 < 20 ms and p99 < 100 ms; RSS < 200 MB.
  */
 import { join } from "node:path";
-import { adminKey, api, ensureBinary, machine, peakRssMiB, root, startBunProcess, startHookrelay, type Proc } from "./bench/lib";
+import { adminKey, api, cpuSeconds, ensureBinary, machine, peakRssMiB, root, startBunProcess, startHookrelay, type Proc } from "./bench/lib";
 
 const arg = (name: string, def: number) => {
   const i = process.argv.indexOf(`--${name}`);
@@ -34,9 +34,13 @@ const sink = await startSink();
 const results: [string, string][] = [];
 
 // 1. The bare loop.
+const bareCpuBefore = cpuSeconds(process.pid);
 const bareRate = await bareLoop(`${sink.url}/bare`, concurrency, seconds);
+const bareCpuAfter = cpuSeconds(process.pid);
+const bareCpu = (which: "process" | "main") => Math.round(((bareCpuAfter[which] - bareCpuBefore[which]) / (bareRate * seconds)) * 1e6);
 results.push(["bare fetch loop (deliveries/s)", String(bareRate)]);
-console.log(`bare fetch loop: ${bareRate}/s`);
+results.push(["bare loop CPU per request: process / main thread (µs)", `${bareCpu("process")} / ${bareCpu("main")}`]);
+console.log(`bare fetch loop: ${bareRate}/s; CPU per request ${bareCpu("process")} µs, main thread ${bareCpu("main")} µs`);
 
 // 2. Drain a backlog.
 const hr = await startHookrelay({ HOOKRELAY_DELIVERY_CONCURRENCY: String(concurrency) });
@@ -52,17 +56,26 @@ await until(async () => (await metric(hr.url, "hookrelay_delivery_queue_depth"))
 const rssQueued = peakRssMiB(hr.pid);
 await resetSink();
 const drainStart = performance.now();
+const cpuBefore = cpuSeconds(hr.pid);
 await api(hr.url, key, "PATCH", `/destinations/${destination.id}`, { status: "active" });
 await until(async () => (await sinkStats()).count >= preload.ok, 600_000, "backlog drained");
 const drainSeconds = (performance.now() - drainStart) / 1000;
+const cpuAfter = cpuSeconds(hr.pid);
+const cpuPerDelivery = (which: "process" | "main") => Math.round(((cpuAfter[which] - cpuBefore[which]) / preload.ok) * 1e6);
 const drainRate = Math.round(preload.ok / drainSeconds);
 const rssDrained = peakRssMiB(hr.pid);
-console.log(`drained ${preload.ok} in ${drainSeconds.toFixed(1)} s: ${drainRate}/s (${Math.round((drainRate / bareRate) * 100)}% of bare)`);
+console.log(`drained ${preload.ok} in ${drainSeconds.toFixed(1)} s: ${drainRate}/s (${Math.round((drainRate / bareRate) * 100)}% of bare); server CPU per delivery ${cpuPerDelivery("process")} µs, main thread ${cpuPerDelivery("main")} µs`);
 results.push(["ingest peak while paused (events/s)", String(preload.rate)]);
 results.push([`drain ${preload.ok} backlog (deliveries/s)`, `${drainRate} (${Math.round((drainRate / bareRate) * 100)}% of bare), ${drainSeconds.toFixed(1)} s`]);
+results.push(["server CPU per drained delivery: process / main thread (µs)", `${cpuPerDelivery("process")} / ${cpuPerDelivery("main")}`]);
 results.push(["peak RSS with the backlog queued / after draining (MiB)", `${rssQueued} / ${rssDrained}`]);
 
 // 3. Steady state at half of the ingest peak.
+if (process.argv.includes("--drain-only")) {
+  await hr.stop();
+  await sink.stop();
+  process.exit(0);
+}
 const half = steadyRate || Math.round(preload.rate / 2);
 await resetSink();
 const depthBefore = await metric(hr.url, "hookrelay_delivery_queue_depth");

@@ -5,7 +5,8 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 
 export const root = join(import.meta.dir, "../..");
-export const binary = join(root, "dist/hookrelay");
+/** HOOKRELAY_BENCH_BINARY compares another build (an A/B of two commits) without touching dist/. */
+export const binary = process.env.HOOKRELAY_BENCH_BINARY ?? join(root, "dist/hookrelay");
 export const ADMIN = { email: "bench@localhost", password: "bench-password-123" };
 
 export function ensureBinary() {
@@ -24,6 +25,7 @@ export interface Proc {
 /**
  * Starts dist/hookrelay serve on a fresh temp data dir; resolves once it listens.
  * BENCH_CPU_PROFILE=<dir> runs the sources under `bun --cpu-prof` instead, writing a profile there on exit.
+ * BENCH_ECHO=1 copies the server's stderr to ours (its log, at level warn).
  */
 export async function startHookrelay(env: Record<string, string> = {}): Promise<Proc & { dataDir: string }> {
   const dataDir = mkdtempSync(join(tmpdir(), "hookrelay-bench-"));
@@ -73,6 +75,7 @@ function listenUrl(child: ChildProcess, pattern: RegExp): Promise<string> {
     let text = "";
     const timer = setTimeout(() => reject(new Error(`no listen line: ${text}`)), 15_000);
     child.stderr!.on("data", (d) => {
+      if (process.env.BENCH_ECHO) process.stderr.write(d);
       text += d;
       const m = pattern.exec(text);
       if (m) {
@@ -89,6 +92,16 @@ export function peakRssMiB(pid: number): number {
   const status = readFileSync(`/proc/${pid}/status`, "utf8");
   const kb = Number(/VmHWM:\s+(\d+)/.exec(status)?.[1] ?? 0);
   return Math.round((kb / 1024) * 10) / 10;
+}
+
+/** CPU seconds used so far (user + system): the whole process, and its main thread alone. */
+export function cpuSeconds(pid: number): { process: number; main: number } {
+  // Fields 14 and 15 of /proc/<pid>/stat, counted after the parenthesised command name.
+  const ticks = (path: string) => {
+    const fields = readFileSync(path, "utf8").split(") ")[1]!.split(" ");
+    return (Number(fields[11]) + Number(fields[12])) / 100;
+  };
+  return { process: ticks(`/proc/${pid}/stat`), main: ticks(`/proc/${pid}/task/${pid}/stat`) };
 }
 
 export interface LoadResult {

@@ -9,14 +9,27 @@
  */
 export class DestinationPacer {
   private readonly nextSlot = new Map<string, number>();
+  private readonly limited = new Map<string, number>();
 
   /** Takes a send slot for the destination now, or says it has none. */
   tryTake(destinationId: string, ratePerSecond: number | null, nowMs: number): boolean {
-    if (!ratePerSecond || ratePerSecond <= 0) return true;
+    if (!ratePerSecond || ratePerSecond <= 0) {
+      this.limited.delete(destinationId);
+      return true;
+    }
+    this.limited.set(destinationId, 1);
     const next = this.nextSlot.get(destinationId) ?? 0;
     if (nowMs < next) return false;
     this.nextSlot.set(destinationId, Math.max(nowMs, next) + 1000 / ratePerSecond);
     return true;
+  }
+
+  /**
+   * Rate-limited destinations seen so far, each with the one row a claim
+   * should take: a second row could only be handed back.
+   */
+  capped(): ReadonlyMap<string, number> {
+    return this.limited;
   }
 
   /** Destinations without a slot at `nowMs`: the claim leaves their rows alone. */

@@ -1,12 +1,12 @@
-import { eq, sql } from "drizzle-orm";
-import { preparedFor } from "../db/prepared";
-import { connections, events } from "../db/schema";
+import { eq } from "drizzle-orm";
+import { preparedFor, sqliteOf } from "../db/prepared";
+import { connections } from "../db/schema";
 import type { Deps } from "../domain/deps";
 import { loadDestinationForDelivery, type DeliveryDestination } from "../domain/destinations";
 import type { Logger } from "../observability/logger";
 import type { Metrics } from "../observability/metrics";
 import type { BackgroundTask } from "../runtime/tasks";
-import { eventView } from "./eventView";
+import { eventView, type StoredRequest } from "./eventView";
 import { writeTransaction } from "../db/transaction";
 import { claimDue, nextDueAt, recordOutcomes, releaseClaims, releaseOrphanedClaims, type AttemptOutcome, type AttemptRow } from "./queue";
 import { DestinationPacer } from "./rateLimiter";
@@ -16,14 +16,18 @@ import { applyTransform, DEFAULT_TRANSFORM_TIMEOUT_MS, TransformError } from "./
 import { TtlCache } from "./ttlCache";
 
 /**
- * The delivery worker pool: up to `concurrency` deliveries in flight.
+ * The delivery worker pool: up to `concurrency` deliveries held at once.
  *
- * One pump claims as many due rows as there are free slots, starts them,
- * and sleeps. It is woken by the bus (`delivery.queued`), by a finished
- * delivery freeing a slot, by a timer set for the next scheduled retry or
- * rate-limit slot, and by a slow safety poll; never by a tight loop.
- * Outcomes finished in the same event-loop turn are recorded in one write
- * transaction (group commit), which is what lets SQLite keep up.
+ * The pump claims due rows ahead into a ready list, in batches of up to
+ * twice the concurrency, so the rows a slot starts next are already claimed
+ * and loaded: no claim or event read sits between one delivery and the next.
+ * A finished delivery keeps its slot until its outcome is recorded (a crash
+ * can repeat at most `concurrency` deliveries); the pump records every
+ * outcome that finished in the same event-loop turn and, when the ready list
+ * runs low, claims the next batch, in one write transaction (group commit).
+ * It is woken by the bus (`delivery.queued`), by finished deliveries, by a
+ * timer set for the next scheduled retry or rate-limit slot, and by a slow
+ * safety poll; never by a tight loop.
  */
 export interface DeliveryWorkerOptions {
   concurrency: number;
@@ -45,15 +49,22 @@ export interface DeliveryWorker extends BackgroundTask {
   active(): number;
 }
 
-/** The events of a claimed batch, in one statement. */
+/** The events of a claimed batch, in one statement (plain SQL: it runs for every batch). */
 const loadEvents = preparedFor((db) =>
-  db
-    .select({ id: events.id, sourceId: events.sourceId, headers: events.headers, body: events.body, method: events.method, path: events.path, query: events.query, contentType: events.contentType })
-    .from(events)
-    .where(sql`${events.id} in (select value from json_each(${sql.placeholder("ids")}))`)
-    .prepare(),
+  sqliteOf(db).prepare<ClaimedEvent, [string]>(
+    `SELECT id, source_id AS sourceId, headers, body, method, path, query, content_type AS contentType
+       FROM events WHERE id IN (SELECT value FROM json_each(?1))`,
+  ),
 );
-type ClaimedEvent = Awaited<ReturnType<ReturnType<typeof loadEvents>["all"]>>[number];
+interface ClaimedEvent extends StoredRequest {
+  id: string;
+  sourceId: string;
+}
+/** A claimed row and its event (null when retention pruned the event meanwhile). */
+interface Claimed {
+  row: AttemptRow;
+  event: ClaimedEvent | null;
+}
 
 type ConnectionTransform = { transformEnabled: number; transformExpression: string | null } | null;
 
@@ -61,6 +72,8 @@ export function startDeliveryWorker(deps: Deps, opts: DeliveryWorkerOptions): De
   const { db, clock } = deps;
   const logger = opts.logger;
   const pollMs = opts.pollMs ?? 5000;
+  /** Rows held at most (in flight, awaiting their record, and ready): one batch of claims keeps every slot busy until the next. */
+  const readyTarget = opts.concurrency * 2;
   const pacer = new DestinationPacer();
   const destinationsCache = new TtlCache<DeliveryDestination | null>(opts.cacheMs ?? 1000, (id) => loadDestinationForDelivery(deps, id));
   const transformsCache = new TtlCache<ConnectionTransform>(opts.cacheMs ?? 1000, async (id) => {
@@ -75,6 +88,10 @@ export function startDeliveryWorker(deps: Deps, opts: DeliveryWorkerOptions): De
   let stopped = false;
   let active = 0;
   const inFlight = new Set<Promise<void>>();
+  /** Claimed and loaded, waiting for a free slot. */
+  let ready: Claimed[] = [];
+  /** The last claim found less than it asked for: claim again only when woken or when the timer fires. */
+  let drained = false;
   let outcomes: AttemptOutcome[] = [];
   let releases: AttemptRow[] = [];
   let pumping = false;
@@ -84,13 +101,13 @@ export function startDeliveryWorker(deps: Deps, opts: DeliveryWorkerOptions): De
 
   // A previous run of this process may have died mid-delivery: those rows are due again.
   // The first pump waits for this, so nothing is claimed before it.
-  const ready = releaseOrphanedClaims(db).then(
+  const orphansRequeued = releaseOrphanedClaims(db).then(
     (n) => void (n > 0 && logger.info("re-queued deliveries interrupted by the last shutdown", { count: n })),
     (err) => logger.error("re-queueing interrupted deliveries failed", { error: err instanceof Error ? err.message : String(err) }),
   );
 
   function schedulePump(delayMs = 0) {
-    if (stopped && active === 0 && outcomes.length === 0 && releases.length === 0) return;
+    if (stopped && active === 0 && outcomes.length === 0 && releases.length === 0 && ready.length === 0) return;
     if (pumping) {
       pumpAgain = true;
       return;
@@ -105,12 +122,14 @@ export function startDeliveryWorker(deps: Deps, opts: DeliveryWorkerOptions): De
     else setImmediate(go);
   }
 
+
   function armTimer(at: number) {
     if (timer) clearTimeout(timer);
     if (stopped) return;
     const delay = Math.min(Math.max(at - clock.now().getTime(), 10), pollMs);
     timer = setTimeout(() => {
       timer = null;
+      drained = false;
       schedulePump();
     }, delay);
     timer.unref?.();
@@ -123,25 +142,36 @@ export function startDeliveryWorker(deps: Deps, opts: DeliveryWorkerOptions): De
     }
     pumping = true;
     try {
-      await ready;
+      await orphansRequeued;
       do {
         pumpAgain = false;
-        const free = stopped ? 0 : opts.concurrency - active;
+        if (stopped) {
+          // Rows claimed but never started go back to the queue.
+          for (const c of ready) releases.push(c.row);
+          ready = [];
+        }
         const now = clock.now();
         const exclude = pacer.blocked(now.getTime());
         // One write transaction records what finished and claims what comes next: one commit, not two.
         let afterCommit: () => void = () => {};
+        let want = 0;
         const rows = writeTransaction(db, () => {
           afterCommit = recordFinished();
-          return free > 0 ? claimDue(db, { now, limit: free, exclude }) : [];
+          // Claims come in batches: once the ready list runs low, enough for every free slot and one more round.
+          want = stopped || drained || ready.length >= opts.concurrency ? 0 : readyTarget - held() - ready.length;
+          return want > 0 ? claimDue(db, { now, limit: want, exclude, capped: pacer.capped() }) : [];
         });
         afterCommit();
-        const claimedEvents = rows.length > 0 ? loadEvents(db).all({ ids: JSON.stringify([...new Set(rows.map((r) => r.eventId))]) }) : [];
-        const eventById = new Map(claimedEvents.map((e) => [e.id, e]));
-        // An event missing here was pruned by retention meanwhile: its attempts went with it (foreign key cascade).
-        for (const row of rows) start(row, eventById.get(row.eventId) ?? null);
-        if (stopped || free <= 0) break;
-        if (rows.length < free) {
+        if (want > 0 && rows.length < want) drained = true;
+        if (rows.length > 0) {
+          const claimedEvents = loadEvents(db).all(JSON.stringify([...new Set(rows.map((r) => r.eventId))]));
+          const eventById = new Map(claimedEvents.map((e) => [e.id, e]));
+          // An event missing here was pruned by retention meanwhile: its attempts went with it (foreign key cascade).
+          for (const row of rows) ready.push({ row, event: eventById.get(row.eventId) ?? null });
+        }
+        fill();
+        if (stopped) break;
+        if (drained && ready.length === 0) {
           // Drained what is due: sleep until the next scheduled row or rate-limit slot.
           const next = nextDueAt(db, pacer.blocked(clock.now().getTime()));
           const unblock = pacer.nextUnblockAt(clock.now().getTime());
@@ -160,7 +190,21 @@ export function startDeliveryWorker(deps: Deps, opts: DeliveryWorkerOptions): De
     if (pumpAgain) schedulePump();
   }
 
-  function start(row: AttemptRow, event: ClaimedEvent | null) {
+  /** Starts ready rows while slots are free. */
+  function fill() {
+    while (held() < opts.concurrency && ready.length > 0 && !stopped) start(ready.shift()!);
+  }
+
+  /**
+   * Deliveries sending or waiting for their outcome to be recorded: a slot
+   * stays taken until its outcome is on disk, so a crash can repeat at most
+   * `concurrency` deliveries.
+   */
+  function held(): number {
+    return active + outcomes.length + releases.length;
+  }
+
+  function start({ row, event }: Claimed) {
     active++;
     const p: Promise<void> = deliver(row, event)
       .catch((err) => {
@@ -185,17 +229,23 @@ export function startDeliveryWorker(deps: Deps, opts: DeliveryWorkerOptions): De
     const handBack = releases;
     outcomes = [];
     releases = [];
-    if (handBack.length > 0) releaseClaims(db, handBack);
+    if (handBack.length > 0) {
+      releaseClaims(db, handBack);
+      // A handed-back row is due again: the next pump claims it (or its destination's next slot does).
+      drained = false;
+    }
     if (batch.length === 0) return () => {};
     const recorded = recordOutcomes(db, batch, clock.now());
     return () => {
       for (const e of recorded.changedEvents) deps.bus.publish({ type: "event.updated", orgId: e.orgId, envId: e.envId, eventId: e.id, sourceId: e.sourceId });
       if (recorded.settledJobIds.length > 0) opts.onJobsSettled?.(recorded.settledJobIds);
       if (recorded.stale > 0) logger.warn("delivery outcomes arrived after their lease was lost", { count: recorded.stale });
+      // A retry scheduled by these outcomes may be due before the timer.
+      if (recorded.retriesQueued > 0) drained = false;
     };
   }
 
-  async function deliver(row: AttemptRow, event: ClaimedEvent | null) {
+  async function deliver(row: AttemptRow, event: ClaimedEvent | null): Promise<void> {
     const destination = await destinationsCache.get(row.destinationId);
     if (!destination) return finish(terminal(row, "destination_not_found", "the destination was deleted"));
     if (destination.status === "paused" || stopped) return void releases.push(row);
@@ -266,13 +316,18 @@ export function startDeliveryWorker(deps: Deps, opts: DeliveryWorkerOptions): De
   const task: DeliveryWorker = {
     name: "delivery-worker",
     running: () => !stopped,
-    wake: () => schedulePump(opts.coalesceMs ?? 0),
+    wake: () => {
+      drained = false;
+      schedulePump(opts.coalesceMs ?? 0);
+    },
     active: () => active,
     async stop() {
       stopped = true;
       if (timer) clearTimeout(timer);
       while (inFlight.size > 0) await Promise.allSettled([...inFlight]);
       while (pumping) await new Promise((r) => setTimeout(r, 5));
+      for (const c of ready) releases.push(c.row);
+      ready = [];
       try {
         writeTransaction(db, recordFinished)();
       } catch (err) {

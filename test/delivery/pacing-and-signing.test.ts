@@ -17,6 +17,15 @@ describe("DestinationPacer", () => {
     expect(p.tryTake("free", null, 1250)).toBe(true);
     expect(p.blocked(5000)).toEqual([]);
   });
+
+  it("caps claims of a rate-limited destination at one row, and lifts the cap when its limit goes", () => {
+    const p = new DestinationPacer();
+    p.tryTake("limited", 4, 1000);
+    p.tryTake("free", null, 1000);
+    expect([...p.capped()]).toEqual([["limited", 1]]);
+    p.tryTake("limited", null, 2000);
+    expect([...p.capped()]).toEqual([]);
+  });
 });
 
 describe("signing", () => {

@@ -1,0 +1,45 @@
+import { Database } from "bun:sqlite";
+import { rmSync } from "node:fs";
+import { join } from "node:path";
+import { afterAll, describe, expect, it } from "vitest";
+import { pipeline, sendEvent, waitFor } from "../helpers/delivery";
+import { startTestServer } from "../helpers/server";
+import { startSink } from "../helpers/sink";
+
+/**
+ * The worker claims ahead: rows it holds in its ready list are `delivering`
+ * in the database without having been sent. A graceful stop must hand them
+ * back, so nothing waits for a ten-minute lease after a restart.
+ */
+const sink = startSink();
+afterAll(() => sink.close());
+
+describe("a graceful stop with rows claimed ahead", () => {
+  it("finishes the delivery in flight and hands every row it had not started back to the queue", async () => {
+    const server = await startTestServer({ HOOKRELAY_DELIVERY_CONCURRENCY: "1" });
+    const key = await server.apiKey();
+    let release!: () => void;
+    const held = new Promise<void>((r) => (release = r));
+    sink.respond = async () => {
+      await held;
+      return new Response("ok");
+    };
+    const { sourceId } = await pipeline(server, key, { url: `${sink.url}/hook` });
+    for (let i = 0; i < 5; i++) await sendEvent(server, sourceId, { n: i });
+    await sink.waitFor(1);
+
+    const db = new Database(join(server.dataDir, "hookrelay.db"), { readonly: true });
+    const statuses = () => Object.fromEntries((db.query("SELECT status, count(*) AS n FROM delivery_attempts GROUP BY status").all() as { status: string; n: number }[]).map((r) => [r.status, r.n]));
+    // Once all five are routed: one in flight with one more claimed ahead, while the rest waits queued.
+    await waitFor(async () => statuses().queued === 3 && statuses().delivering === 2, { what: "one row in flight, one claimed ahead" });
+
+    const stopping = server.stop();
+    release();
+    await stopping;
+    expect(statuses()).toEqual({ success: 1, queued: 4 });
+    expect(db.query("SELECT count(*) AS n FROM delivery_attempts WHERE lease_until IS NOT NULL").get()).toEqual({ n: 0 });
+    expect(sink.requests).toHaveLength(1);
+    db.close();
+    rmSync(server.dataDir, { recursive: true, force: true });
+  });
+});
