@@ -1,5 +1,6 @@
 import { createApp } from "./api/app";
 import { ensureDataDir, type Config } from "./config/config";
+import { startCheckpointer } from "./db/checkpointer";
 import { openDatabase } from "./db/open";
 import { bootstrap, type BootstrapResult } from "./domain/bootstrap";
 import { systemClock, type Clock } from "./domain/clock";
@@ -25,6 +26,7 @@ export async function startServer(config: Config, opts: { logger?: Logger; clock
   const clock = opts.clock ?? systemClock;
   ensureDataDir(config.dataDir);
   const store = openDatabase(config.dataDir, { sync: config.sync });
+  const checkpointer = startCheckpointer(store.sqlite, store.path, { logger, synchronous: config.sync === "full" ? "FULL" : "NORMAL" });
   const deps: Deps = {
     db: store.db,
     clock,
@@ -69,6 +71,7 @@ export async function startServer(config: Config, opts: { logger?: Logger; clock
       const deadline = new Promise<void>((r) => setTimeout(r, config.shutdownTimeoutMs).unref?.());
       await Promise.race([Promise.all(tasks.map((t) => t.stop())), deadline]);
       await server.stop(true);
+      await checkpointer.stop();
       store.close();
     },
   };
