@@ -83,9 +83,12 @@ const steady = await paced(ingestUrl, { total: half * seconds, rate: half, conne
 const depthAtEnd = await metric(hr.url, "hookrelay_delivery_queue_depth");
 await until(async () => (await sinkStats()).count >= steady.ok, 120_000, "steady-state deliveries");
 const lag = await sinkStats();
-console.log(`steady: sent ${steady.ok} at ${steady.rate}/s; queue depth ${depthBefore} → ${depthAtEnd}; lag p50 ${lag.p50} ms, p99 ${lag.p99} ms, max ${lag.max} ms`);
+console.log(
+  `steady: sent ${steady.ok} at ${steady.rate}/s; queue depth ${depthBefore} → ${depthAtEnd}; lag p50 ${lag.p50} ms, p99 ${lag.p99} ms (first half ${lag.p99FirstHalf}, second half ${lag.p99SecondHalf}), max ${lag.max} ms`,
+);
 results.push([`steady ingest at ${steadyRate ? "" : "½ peak, "}${steady.rate}/s: queue depth before → at end`, `${depthBefore} → ${depthAtEnd}`]);
 results.push(["receive → delivery lag p50 / p99 / max (ms)", `${lag.p50} / ${lag.p99} / ${lag.max}`]);
+results.push(["lag p99, first half → second half of the run (ms; growing = falling behind)", `${lag.p99FirstHalf} → ${lag.p99SecondHalf}`]);
 results.push(["peak RSS over the whole run (MiB)", String(peakRssMiB(hr.pid))]);
 
 await hr.stop();
@@ -101,7 +104,7 @@ function startSink(): Promise<Proc> {
   return startBunProcess([join(root, "scripts/bench/sink.ts")]);
 }
 
-async function sinkStats(): Promise<{ count: number; p50: number; p99: number; max: number }> {
+async function sinkStats(): Promise<{ count: number; p50: number; p99: number; max: number; p99FirstHalf: number; p99SecondHalf: number }> {
   return (await fetch(`${sink.url}/stats`)).json() as never;
 }
 async function resetSink() {

@@ -1,7 +1,7 @@
 /**
  * The delivery benchmark's receiver, run as its own process: answers 200,
  * counts requests, and measures lag from the `sent_at` (ms) in the JSON body
- * to arrival. GET /stats → {count, p50, p99, max}; POST /reset clears.
+ * to arrival. GET /stats → {count, p50, p99, max, p99FirstHalf, p99SecondHalf}; POST /reset clears.
  */
 let count = 0;
 let lags: number[] = [];
@@ -16,7 +16,18 @@ const server = Bun.serve({
     const url = new URL(req.url);
     if (url.pathname === "/stats") {
       const sorted = [...lags].sort((a, b) => a - b);
-      return Response.json({ count, p50: quantile(sorted, 0.5), p99: quantile(sorted, 0.99), max: sorted[sorted.length - 1] ?? 0, samples: sorted.length });
+      // A backlog that grows shows as lag growing through the run: compare the halves (in arrival order).
+      const half = (part: number[]) => quantile([...part].sort((a, b) => a - b), 0.99);
+      const mid = Math.floor(lags.length / 2);
+      return Response.json({
+        count,
+        p50: quantile(sorted, 0.5),
+        p99: quantile(sorted, 0.99),
+        max: sorted[sorted.length - 1] ?? 0,
+        samples: sorted.length,
+        p99FirstHalf: half(lags.slice(0, mid)),
+        p99SecondHalf: half(lags.slice(mid)),
+      });
     }
     if (url.pathname === "/reset") {
       count = 0;

@@ -145,12 +145,13 @@ export async function send(request: OutgoingRequest, opts: { timeoutMs: number; 
   const headers = { ...request.headers };
   try {
     const target = await resolveAllowedTarget(url, opts.blockPrivate);
-    if (url.protocol === "http:") {
+    const checkedHost = target.family === 6 ? `[${target.address}]` : target.address;
+    if (url.protocol === "http:" && url.hostname !== checkedHost) {
       // Connect to the address that was checked, so a second DNS answer cannot differ (DNS rebinding).
       // https keeps the name: certificate checks need it; its remaining window is documented in docs/delivery.md.
       headers["host"] = url.host;
       url = new URL(url);
-      url.hostname = target.family === 6 ? `[${target.address}]` : target.address;
+      url.hostname = checkedHost;
     }
   } catch (err) {
     if (err instanceof DestinationRefused) return failure("ssrf_blocked", err.message, false);

@@ -1,5 +1,3 @@
-import { createHmac } from "node:crypto";
-
 /**
  * Standard Webhooks signing (https://www.standardwebhooks.com): the
  * signature is HMAC-SHA256 over `<webhook-id>.<webhook-timestamp>.<body>`
@@ -8,7 +6,18 @@ import { createHmac } from "node:crypto";
  */
 export function standardWebhookHeaders(secret: string, msgId: string, at: Date, body: Uint8Array): Record<string, string> {
   const timestamp = String(Math.floor(at.getTime() / 1000));
-  const key = Buffer.from(secret.startsWith("whsec_") ? secret.slice("whsec_".length) : secret, "base64");
-  const signature = createHmac("sha256", key).update(`${msgId}.${timestamp}.`).update(body).digest("base64");
+  const signature = new Bun.CryptoHasher("sha256", signingKey(secret)).update(`${msgId}.${timestamp}.`).update(body).digest("base64");
   return { "webhook-id": msgId, "webhook-timestamp": timestamp, "webhook-signature": `v1,${signature}` };
+}
+
+/** Decoded keys by secret: every delivery to a destination signs with the same one. */
+const keys = new Map<string, Uint8Array>();
+function signingKey(secret: string): Uint8Array {
+  let key = keys.get(secret);
+  if (!key) {
+    key = Buffer.from(secret.startsWith("whsec_") ? secret.slice("whsec_".length) : secret, "base64");
+    if (keys.size >= 1000) keys.clear();
+    keys.set(secret, key);
+  }
+  return key;
 }

@@ -60,6 +60,9 @@ const systemLookup: Lookup = (host) => lookup(host, { all: true, verbatim: true 
  */
 export async function resolveAllowedTarget(url: URL, blockPrivate: boolean, resolve: Lookup = systemLookup): Promise<ResolvedTarget> {
   const host = url.hostname.startsWith("[") ? url.hostname.slice(1, -1) : url.hostname;
+  const known = literalVerdicts.get(`${blockPrivate ? 1 : 0}${host}`);
+  if (known instanceof DestinationRefused) throw known;
+  if (known) return known;
   let addresses: { address: string; family: number }[];
   const literal = ipaddr.isValid(host);
   if (literal) {
@@ -74,10 +77,27 @@ export async function resolveAllowedTarget(url: URL, blockPrivate: boolean, reso
   }
   for (const a of addresses) {
     const reason = refusalReason(a.address, blockPrivate);
-    if (reason) throw new DestinationRefused(literal ? `refused: ${host} is ${reason}` : `refused: ${host} resolves to ${a.address}, ${reason}`);
+    if (reason) {
+      const refused = new DestinationRefused(literal ? `refused: ${host} is ${reason}` : `refused: ${host} resolves to ${a.address}, ${reason}`);
+      if (literal) remember(blockPrivate, host, refused);
+      throw refused;
+    }
   }
   const first = addresses[0]!;
-  return { address: first.address, family: first.family === 6 ? 6 : 4 };
+  const target: ResolvedTarget = { address: first.address, family: first.family === 6 ? 6 : 4 };
+  if (literal) remember(blockPrivate, host, target);
+  return target;
+}
+
+/**
+ * Verdicts on literal addresses never change, and parsing and classifying
+ * one costs more than the rest of building a request: kept per setting.
+ * Names are resolved every time (their answers may change).
+ */
+const literalVerdicts = new Map<string, ResolvedTarget | DestinationRefused>();
+function remember(blockPrivate: boolean, host: string, verdict: ResolvedTarget | DestinationRefused) {
+  if (literalVerdicts.size >= 1000) literalVerdicts.clear();
+  literalVerdicts.set(`${blockPrivate ? 1 : 0}${host}`, verdict);
 }
 
 /** Resolution failed: a connection-class failure, retried like any other. */
