@@ -79,16 +79,20 @@ if (process.argv.includes("--drain-only")) {
 const half = steadyRate || Math.round(preload.rate / 2);
 await resetSink();
 const depthBefore = await metric(hr.url, "hookrelay_delivery_queue_depth");
+const steadyCpuBefore = cpuSeconds(hr.pid);
 const steady = await paced(ingestUrl, { total: half * seconds, rate: half, connections: ingestConnections, stamp: true });
 const depthAtEnd = await metric(hr.url, "hookrelay_delivery_queue_depth");
 await until(async () => (await sinkStats()).count >= steady.ok, 120_000, "steady-state deliveries");
 const lag = await sinkStats();
+const steadyCpuAfter = cpuSeconds(hr.pid);
+const steadyCpu = (which: "process" | "main") => Math.round(((steadyCpuAfter[which] - steadyCpuBefore[which]) / steady.ok) * 1e6);
 console.log(
-  `steady: sent ${steady.ok} at ${steady.rate}/s; queue depth ${depthBefore} → ${depthAtEnd}; lag p50 ${lag.p50} ms, p99 ${lag.p99} ms (first half ${lag.p99FirstHalf}, second half ${lag.p99SecondHalf}), max ${lag.max} ms`,
+  `steady: sent ${steady.ok} at ${steady.rate}/s; server CPU per event (ingest and delivery) ${steadyCpu("process")} µs, main thread ${steadyCpu("main")} µs; queue depth ${depthBefore} → ${depthAtEnd}; lag p50 ${lag.p50} ms, p99 ${lag.p99} ms (first half ${lag.p99FirstHalf}, second half ${lag.p99SecondHalf}), max ${lag.max} ms`,
 );
 results.push([`steady ingest at ${steadyRate ? "" : "½ peak, "}${steady.rate}/s: queue depth before → at end`, `${depthBefore} → ${depthAtEnd}`]);
 results.push(["receive → delivery lag p50 / p99 / max (ms)", `${lag.p50} / ${lag.p99} / ${lag.max}`]);
 results.push(["lag p99, first half → second half of the run (ms; growing = falling behind)", `${lag.p99FirstHalf} → ${lag.p99SecondHalf}`]);
+results.push(["server CPU per event, ingest and delivery: process / main thread (µs)", `${steadyCpu("process")} / ${steadyCpu("main")}`]);
 results.push(["peak RSS over the whole run (MiB)", String(peakRssMiB(hr.pid))]);
 
 await hr.stop();

@@ -77,8 +77,30 @@ interface Pending {
   reject(e: unknown): void;
 }
 
+/** An event a group commit stored as `pending`, with the request it was stored from. */
+export interface StoredPendingEvent {
+  id: string;
+  orgId: string;
+  envId: string;
+  sourceId: string;
+  receivedAt: string;
+  write: EventWrite;
+}
+
+/**
+ * Runs inside each group commit with the events it stored `pending` (the
+ * delivery router: routing in the same transaction saves a second one and a
+ * read back). Each returns what to do once the batch has committed.
+ */
+export interface StoredEventsHook {
+  stored(events: StoredPendingEvent[]): () => void;
+  /** `stored` threw: its writes were rolled back and the events stay `pending`. */
+  failed(error: unknown): () => void;
+}
+
 interface Store {
   sqlite: Database;
+  hook: StoredEventsHook | null;
   findSource: Statement;
   countRequest: Statement;
   sourceState: Statement;
@@ -98,6 +120,7 @@ function storeFor(db: Db): Store {
   const sqlite = sqliteOf(db);
   s = {
     sqlite,
+    hook: null,
     findSource: sqlite.prepare(
       `SELECT id, org_id, env_id, status, template, verification_enabled, verification_type, verification_secret,
               verification_header, verification_config, dedup_enabled, dedup_strategy, dedup_field, dedup_window_seconds,
@@ -134,6 +157,11 @@ function storeFor(db: Db): Store {
   return s;
 }
 
+/** Sets (or with null, removes) the hook every group commit runs before it commits. */
+export function onEventsStored(db: Db, hook: StoredEventsHook | null): void {
+  storeFor(db).hook = hook;
+}
+
 export function findIngestSource(db: Db, id: string): IngestSourceRow | null {
   return (storeFor(db).findSource.get(id) as IngestSourceRow | null) ?? null;
 }
@@ -166,8 +194,16 @@ function flush(s: Store, now: () => Date) {
   s.lastMs = ms;
   const receivedAt = new Date(ms).toISOString();
   let results: WriteResult[];
+  let afterCommit = () => {};
   try {
-    results = s.sqlite.transaction(() => writeBatch(s, batch.map((p) => p.write), ms, receivedAt)).immediate();
+    results = s.sqlite
+      .transaction(() => {
+        const writes = batch.map((p) => p.write);
+        const stored = writeBatch(s, writes, ms, receivedAt);
+        afterCommit = runHook(s, writes, stored);
+        return stored;
+      })
+      .immediate();
   } catch (error) {
     // Nothing of the batch was committed. A locked database would stay locked for each retry too: fail them all now.
     if (isBusy(error)) {
@@ -177,7 +213,17 @@ function flush(s: Store, now: () => Date) {
     // Otherwise retry each event alone, so one bad row fails only its own request.
     for (const p of batch) {
       try {
-        p.resolve(s.sqlite.transaction(() => writeBatch(s, [p.write], ms, receivedAt)[0]!).immediate());
+        let after = () => {};
+        p.resolve(
+          s.sqlite
+            .transaction(() => {
+              const stored = writeBatch(s, [p.write], ms, receivedAt);
+              after = runHook(s, [p.write], stored);
+              return stored[0]!;
+            })
+            .immediate(),
+        );
+        setImmediate(after);
       } catch (error) {
         p.reject(error);
       }
@@ -185,6 +231,29 @@ function flush(s: Store, now: () => Date) {
     return;
   }
   batch.forEach((p, i) => p.resolve(results[i]!));
+  // After the requests' own continuations (which announce event.created), so a status change follows its creation.
+  setImmediate(afterCommit);
+}
+
+/**
+ * The hook in a savepoint of its own: should it fail, its writes roll back
+ * and the events stay `pending` for the background router, but the batch
+ * itself still commits (storing an event never depends on routing it).
+ */
+function runHook(s: Store, writes: EventWrite[], results: WriteResult[]): () => void {
+  const hook = s.hook;
+  if (!hook) return () => {};
+  const pending: StoredPendingEvent[] = [];
+  results.forEach((r, i) => {
+    const w = writes[i]!;
+    if (r.kind === "stored" && r.status === "pending") pending.push({ id: r.id, orgId: w.orgId, envId: w.envId, sourceId: w.sourceId, receivedAt: r.receivedAt, write: w });
+  });
+  if (pending.length === 0) return () => {};
+  try {
+    return s.sqlite.transaction(() => hook.stored(pending))();
+  } catch (error) {
+    return hook.failed(error);
+  }
 }
 
 function isBusy(error: unknown): boolean {

@@ -7,7 +7,8 @@ import { every, type BackgroundTask } from "../runtime/tasks";
 import { wakeable } from "../runtime/wakeable";
 import { startJobRunner } from "./jobRunner";
 import { queueStats } from "./queue";
-import { releaseHeldEvents, routePendingEvents, ROUTE_BATCH } from "./router";
+import { onEventsStored } from "../db/ingestStore";
+import { announceRouted, releaseHeldEvents, routePendingEvents, routeStoredEvents, ROUTE_BATCH } from "./router";
 import { startDeliveryWorker } from "./worker";
 
 /**
@@ -61,6 +62,19 @@ export function startDeliveryWork(ctx: BackgroundContext, opts: DeliveryWorkOpti
     },
     { pollMs, logger, coalesceMs: COALESCE_MS },
   );
+  // Events this process stores are routed inside ingest's own group commit. The router above
+  // takes the rest: held events released, events a CLI stored in local mode (the poll), and
+  // any batch whose routing failed.
+  onEventsStored(deps.db, {
+    stored: (events) => {
+      const routed = routeStoredEvents(deps.db, events, (e) => e.write, deps.clock, rules, logger);
+      return () => announceRouted(deps, routed);
+    },
+    failed: (error) => {
+      logger.error("routing at ingest failed; the router takes these events", { error: error instanceof Error ? error.message : String(error) });
+      return () => router.wake();
+    },
+  });
   const routerPoll = setInterval(() => {
     releaseHeld = true;
     router.wake();
@@ -80,7 +94,7 @@ export function startDeliveryWork(ctx: BackgroundContext, opts: DeliveryWorkOpti
   const unsubscribe = deps.bus.subscribe((m) => {
     switch (m.type) {
       case "event.created":
-        router.wake();
+        // Routed in the transaction that stored it (onEventsStored above).
         break;
       case "event.updated":
         if (!own.has(m)) router.wake();
@@ -108,6 +122,7 @@ export function startDeliveryWork(ctx: BackgroundContext, opts: DeliveryWorkOpti
     running: () => router.running(),
     async stop() {
       unsubscribe();
+      onEventsStored(deps.db, null);
       clearInterval(routerPoll);
       await Promise.all([router.stop(), jobsRunner.stop()]);
     },

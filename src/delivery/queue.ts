@@ -1,10 +1,9 @@
 import { and, count, eq, sql } from "drizzle-orm";
-import { newId } from "../contracts/ids";
 import type { Db } from "../db/open";
 import { deliveryAttempts, jobs } from "../db/schema";
 import { preparedFor, sqliteOf } from "../db/prepared";
 import { writeTransaction } from "../db/transaction";
-import { insertQueuedAttempt } from "../domain/deliveries";
+import { insertQueuedAttempt, newAttemptId } from "../domain/deliveries";
 import { iso } from "../domain/clock";
 import { refreshEventStatuses, type ChangedEvent } from "../domain/eventStatus";
 
@@ -282,7 +281,7 @@ export function recordOutcomes(db: Db, outcomes: AttemptOutcome[], now: Date): R
       if (o.retryAt) {
         retriesQueued++;
         insertQueuedAttempt(db, {
-          id: newId("attempt"),
+          id: newAttemptId(),
           orgId: a.orgId,
           envId: a.envId,
           eventId: a.eventId,

@@ -1,12 +1,14 @@
-import { and, asc, eq, inArray, isNull, sql } from "drizzle-orm";
-import { ph, preparedFor } from "../db/prepared";
-import { connections, events, sources } from "../db/schema";
+import { and, eq, inArray, isNull } from "drizzle-orm";
+import { preparedFor, sqliteOf } from "../db/prepared";
+import { events, sources } from "../db/schema";
 import { writeTransaction } from "../db/transaction";
 import { iso } from "../domain/clock";
-import { connectionsBySource, FilterRuleCache, insertQueuedAttempt, newQueuedAttempt } from "../domain/deliveries";
+import { connectionsBySource, FilterRuleCache, insertQueuedAttempt, newQueuedAttempt, type SourceConnection } from "../domain/deliveries";
+import type { Db } from "../db/open";
+import type { FilterRequest } from "./filter";
 import type { Deps } from "../domain/deps";
 import type { Logger } from "../observability/logger";
-import { eventView } from "./eventView";
+import { eventView, type StoredRequest } from "./eventView";
 
 /**
  * Fans stored events out to their connections. Ingest stores an event as
@@ -18,98 +20,124 @@ import { eventView } from "./eventView";
  */
 export const ROUTE_BATCH = 200;
 
-const statements = preparedFor((db) => ({
-  // Narrow on purpose: most events never need their body here (no connection,
-  // or connections without filter rules), and reading it back is most of the
-  // router's cost under load.
-  pending: db
-    .select({ id: events.id, orgId: events.orgId, envId: events.envId, sourceId: events.sourceId, receivedAt: events.receivedAt })
-    .from(events)
-    .where(and(eq(events.status, "pending"), isNull(events.routedAt)))
-    .orderBy(asc(events.receivedAt))
-    .limit(sql.placeholder("limit"))
-    .prepare(),
-  request: db
-    .select({ body: events.body, headers: events.headers, query: events.query, method: events.method, path: events.path, contentType: events.contentType })
-    .from(events)
-    .where(eq(events.id, sql.placeholder("id")))
-    .prepare(),
-  // Guarded: a manual retry may have routed the event meanwhile.
-  markRouted: db
-    .update(events)
-    .set({ routedAt: ph("now"), status: ph("status") })
-    .where(and(eq(events.id, sql.placeholder("id")), isNull(events.routedAt), eq(events.status, "pending")))
-    .returning({ id: events.id })
-    .prepare(),
-  countConnection: db
-    .update(connections)
-    .set({
-      eventCount: sql`${connections.eventCount} + ${sql.placeholder("count")}`,
-      lastEventAt: sql`max(coalesce(${connections.lastEventAt}, ''), ${sql.placeholder("last")})`,
-    })
-    .where(eq(connections.id, sql.placeholder("id")))
-    .prepare(),
-}));
+/** Plain SQL on bun:sqlite: these run for every routed batch, where drizzle's mapping cost more than the statements. */
+const statements = preparedFor((db) => {
+  const sqlite = sqliteOf(db);
+  return {
+    // Narrow on purpose: most events never need their body here (no connection,
+    // or connections without filter rules), and reading it back is most of the
+    // router's cost under load.
+    pending: sqlite.prepare<{ id: string; orgId: string; envId: string; sourceId: string; receivedAt: string }, [number]>(
+      `SELECT id, org_id AS orgId, env_id AS envId, source_id AS sourceId, received_at AS receivedAt
+         FROM events WHERE status = 'pending' AND routed_at IS NULL ORDER BY received_at LIMIT ?1`,
+    ),
+    request: sqlite.prepare<StoredRequest, [string]>(
+      `SELECT body, headers, query, method, path, content_type AS contentType FROM events WHERE id = ?1`,
+    ),
+    // Guarded: a manual retry may have routed the event meanwhile.
+    markRouted: sqlite.prepare<{ id: string }, [string, string, string]>(
+      `UPDATE events SET routed_at = ?2, status = ?3 WHERE id = ?1 AND routed_at IS NULL AND status = 'pending' RETURNING id`,
+    ),
+    countConnection: sqlite.prepare<never, [string, number, string]>(
+      `UPDATE connections SET event_count = event_count + ?2, last_event_at = max(coalesce(last_event_at, ''), ?3) WHERE id = ?1`,
+    ),
+  };
+});
+
+/** What routing needs of a stored event. */
+export interface RoutableEvent {
+  id: string;
+  orgId: string;
+  envId: string;
+  sourceId: string;
+  receivedAt: string;
+}
+
+/** What one routed batch came to, for the announcements after its commit. */
+export interface RoutedBatch {
+  queued: number;
+  ignored: RoutableEvent[];
+}
 
 /** Routes one batch of pending events; returns how many events it looked at. */
 export async function routePendingEvents(deps: Deps, opts: { limit?: number; rules?: FilterRuleCache; logger?: Logger } = {}): Promise<number> {
-  const { db, clock, bus } = deps;
-  const rules = opts.rules ?? new FilterRuleCache();
+  const { db, clock } = deps;
   const s = statements(db);
-  const batch = await s.pending.all({ limit: opts.limit ?? ROUTE_BATCH });
+  const batch = s.pending.all(opts.limit ?? ROUTE_BATCH);
   if (batch.length === 0) return 0;
-
-  const bySource = await connectionsBySource(db, [...new Set(batch.map((e) => e.sourceId))]);
-  const plans = batch.map((event) => {
-    let view: ReturnType<typeof eventView> | null = null;
-    const candidates = (bySource.get(event.sourceId) ?? []).filter((c) => c.enabled === 1 && c.destinationStatus !== "disabled");
-    const matched = candidates.filter((c) => rules.matches(c, () => (view ??= requestView(s, event.id)), opts.logger));
-    return { event, matched };
-  });
-
-  const now = clock.now();
-  const nowIso = iso(now);
-  const { queued, ignored } = writeTransaction(db, () => {
-    let queued = 0;
-    const ignored: typeof batch = [];
-    const perConnection = new Map<string, { count: number; last: string }>();
-    for (const { event, matched } of plans) {
-      if (!s.markRouted.get({ id: event.id, now: nowIso, status: matched.length === 0 ? "ignored" : "pending" })) continue;
-      if (matched.length === 0) ignored.push(event);
-      for (const c of matched) {
-        insertQueuedAttempt(
-          db,
-          newQueuedAttempt({
-            orgId: event.orgId,
-            envId: event.envId,
-            eventId: event.id,
-            connectionId: c.id,
-            destinationId: c.destinationId,
-            requestUrl: c.destinationUrl,
-            requestMethod: c.destinationMethod,
-            triggerType: "initial",
-            now,
-          }),
-        );
-        queued++;
-        const stat = perConnection.get(c.id) ?? { count: 0, last: "" };
-        stat.count++;
-        if (event.receivedAt > stat.last) stat.last = event.receivedAt;
-        perConnection.set(c.id, stat);
-      }
-    }
-    for (const [id, stat] of perConnection) s.countConnection.run({ id, ...stat });
-    return { queued, ignored };
-  });
-
-  if (queued > 0) bus.publish({ type: "delivery.queued" });
-  for (const e of ignored) bus.publish({ type: "event.updated", orgId: e.orgId, envId: e.envId, eventId: e.id, sourceId: e.sourceId });
+  const rules = opts.rules ?? new FilterRuleCache();
+  const plans = planRoutes(db, batch, (event) => requestView(s, event.id), rules, opts.logger);
+  const routed = writeTransaction(db, () => applyRoutes(db, plans, clock.now()));
+  announceRouted(deps, routed);
   return batch.length;
 }
 
+/**
+ * Routes events inside the transaction that stores them (ingest's group
+ * commit): no second transaction, no read back, no wake-up delay. `request`
+ * gives an event's request from memory when a filter rule needs it.
+ */
+export function routeStoredEvents<E extends RoutableEvent>(db: Db, events: E[], request: (event: E) => StoredRequest, clock: Deps["clock"], rules: FilterRuleCache, logger?: Logger): RoutedBatch {
+  if (events.length === 0) return { queued: 0, ignored: [] };
+  return applyRoutes(db, planRoutes(db, events, (e) => eventView(request(e)), rules, logger), clock.now());
+}
+
+/** After the routing transaction committed: wake the delivery worker, tell live views about ignored events. */
+export function announceRouted(deps: Pick<Deps, "bus">, routed: RoutedBatch) {
+  if (routed.queued > 0) deps.bus.publish({ type: "delivery.queued" });
+  for (const e of routed.ignored) deps.bus.publish({ type: "event.updated", orgId: e.orgId, envId: e.envId, eventId: e.id, sourceId: e.sourceId });
+}
+
+/** The connections each event goes through: enabled, destination not disabled, filter matching. */
+function planRoutes<E extends RoutableEvent>(db: Db, events: E[], view: (event: E) => FilterRequest, rules: FilterRuleCache, logger?: Logger) {
+  const bySource = connectionsBySource(db, [...new Set(events.map((e) => e.sourceId))]);
+  return events.map((event) => {
+    let seen: FilterRequest | null = null;
+    const candidates = (bySource.get(event.sourceId) ?? []).filter((c) => c.enabled === 1 && c.destinationStatus !== "disabled");
+    const matched = candidates.filter((c) => rules.matches(c, () => (seen ??= view(event)), logger));
+    return { event: event as RoutableEvent, matched };
+  });
+}
+
+/** Inside a write transaction: marks each event routed (or ignored), queues its first tries, counts them per connection. */
+function applyRoutes(db: Db, plans: { event: RoutableEvent; matched: SourceConnection[] }[], now: Date): RoutedBatch {
+  const s = statements(db);
+  const nowIso = iso(now);
+  let queued = 0;
+  const ignored: RoutableEvent[] = [];
+  const perConnection = new Map<string, { count: number; last: string }>();
+  for (const { event, matched } of plans) {
+    if (!s.markRouted.get(event.id, nowIso, matched.length === 0 ? "ignored" : "pending")) continue;
+    if (matched.length === 0) ignored.push(event);
+    for (const c of matched) {
+      insertQueuedAttempt(
+        db,
+        newQueuedAttempt({
+          orgId: event.orgId,
+          envId: event.envId,
+          eventId: event.id,
+          connectionId: c.id,
+          destinationId: c.destinationId,
+          requestUrl: c.destinationUrl,
+          requestMethod: c.destinationMethod,
+          triggerType: "initial",
+          now,
+        }),
+      );
+      queued++;
+      const stat = perConnection.get(c.id) ?? { count: 0, last: "" };
+      stat.count++;
+      if (event.receivedAt > stat.last) stat.last = event.receivedAt;
+      perConnection.set(c.id, stat);
+    }
+  }
+  for (const [id, stat] of perConnection) s.countConnection.run(id, stat.count, stat.last);
+  return { queued, ignored };
+}
+
 /** The event as filter rules see it, read only when a rule asks. */
-function requestView(s: ReturnType<typeof statements>, id: string) {
-  const row = s.request.get({ id });
+function requestView(s: ReturnType<typeof statements>, id: string): FilterRequest {
+  const row = s.request.get(id);
   // Retention may prune an event between the batch read and here; such an event matches nothing.
   return row ? eventView(row) : { body: null, headers: {}, query: {}, method: "", path: "" };
 }

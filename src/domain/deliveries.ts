@@ -1,10 +1,9 @@
-import { asc, eq, inArray, sql } from "drizzle-orm";
 import type { FilterRule } from "../contracts/connections";
 import type { TriggerType } from "../contracts/deliveryAttempts";
-import { newId } from "../contracts/ids";
+import { idPrefix } from "../contracts/ids";
 import type { Db } from "../db/open";
-import { preparedFor } from "../db/prepared";
-import { connections, deliveryAttempts, destinations } from "../db/schema";
+import { preparedFor, sqliteOf } from "../db/prepared";
+import { deliveryAttempts } from "../db/schema";
 // Pure leaf modules shared with the workers (as in domain/connections.ts).
 import type { FilterRequest } from "../delivery/filter";
 import { matchesFilter, parseFilterRules } from "../delivery/filter";
@@ -16,6 +15,15 @@ import { iso } from "./clock";
  * through, and the queued row that starts a delivery chain.
  */
 export type AttemptInsert = typeof deliveryAttempts.$inferInsert;
+
+/**
+ * Attempt ids are time-ordered (UUIDv7, like event ids): each new row and
+ * the completion that follows it touch the newest pages of the primary-key
+ * index instead of a random page each.
+ */
+export function newAttemptId(): string {
+  return idPrefix.attempt + Bun.randomUUIDv7("hex").replaceAll("-", "");
+}
 
 /** A fresh queued row: the first try of a chain. Retries of it count on from attempt_number 1. */
 export function newQueuedAttempt(fields: {
@@ -32,7 +40,7 @@ export function newQueuedAttempt(fields: {
 }): AttemptInsert {
   const now = iso(fields.now);
   return {
-    id: newId("attempt"),
+    id: newAttemptId(),
     orgId: fields.orgId,
     envId: fields.envId,
     eventId: fields.eventId,
@@ -51,27 +59,13 @@ export function newQueuedAttempt(fields: {
   };
 }
 
+/** Plain SQL, positional: routing inserts one of these per event and connection. */
 const attemptInsert = preparedFor((db) =>
-  db
-    .insert(deliveryAttempts)
-    .values({
-      id: sql.placeholder("id"),
-      orgId: sql.placeholder("orgId"),
-      envId: sql.placeholder("envId"),
-      eventId: sql.placeholder("eventId"),
-      connectionId: sql.placeholder("connectionId"),
-      destinationId: sql.placeholder("destinationId"),
-      requestUrl: sql.placeholder("requestUrl"),
-      requestMethod: sql.placeholder("requestMethod"),
-      status: "queued",
-      attemptNumber: sql.placeholder("attemptNumber"),
-      triggerType: sql.placeholder("triggerType"),
-      scheduledAt: sql.placeholder("scheduledAt"),
-      noRetry: sql.placeholder("noRetry"),
-      jobId: sql.placeholder("jobId"),
-      createdAt: sql.placeholder("createdAt"),
-    })
-    .prepare(),
+  sqliteOf(db).prepare<never, [string, string, string, string, string | null, string, string, string, number, string | null, string, number, string | null, string]>(
+    `INSERT INTO delivery_attempts (id, org_id, env_id, event_id, connection_id, destination_id, request_url, request_method,
+                                    status, attempt_number, trigger_type, scheduled_at, no_retry, job_id, created_at)
+     VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, 'queued', ?9, ?10, ?11, ?12, ?13, ?14)`,
+  ),
 );
 
 /**
@@ -79,22 +73,22 @@ const attemptInsert = preparedFor((db) =>
  * writeTransaction it runs on the transaction's connection (bun:sqlite has one).
  */
 export function insertQueuedAttempt(db: Db, row: AttemptInsert): void {
-  attemptInsert(db).run({
-    id: row.id,
-    orgId: row.orgId,
-    envId: row.envId,
-    eventId: row.eventId,
-    connectionId: row.connectionId ?? null,
-    destinationId: row.destinationId,
-    requestUrl: row.requestUrl,
-    requestMethod: row.requestMethod,
-    attemptNumber: row.attemptNumber ?? 1,
-    triggerType: row.triggerType ?? null,
-    scheduledAt: row.scheduledAt,
-    noRetry: row.noRetry ?? 0,
-    jobId: row.jobId ?? null,
-    createdAt: row.createdAt,
-  });
+  attemptInsert(db).run(
+    row.id,
+    row.orgId,
+    row.envId,
+    row.eventId,
+    row.connectionId ?? null,
+    row.destinationId,
+    row.requestUrl,
+    row.requestMethod,
+    row.attemptNumber ?? 1,
+    row.triggerType ?? null,
+    row.scheduledAt,
+    row.noRetry ?? 0,
+    row.jobId ?? null,
+    row.createdAt,
+  );
 }
 
 export interface SourceConnection {
@@ -110,27 +104,25 @@ export interface SourceConnection {
   destinationStatus: string;
 }
 
-/** The connections of these sources with what a queued row needs of their destination, oldest first. */
-export async function connectionsBySource(db: Db, sourceIds: string[]): Promise<Map<string, SourceConnection[]>> {
+const connectionsOf = preparedFor((db) =>
+  sqliteOf(db).prepare<SourceConnection, [string]>(
+    `SELECT c.id, c.name, c.source_id AS sourceId, c.destination_id AS destinationId, c.enabled, c.filter_rules AS filterRules,
+            c.updated_at AS updatedAt, d.url AS destinationUrl, d.http_method AS destinationMethod, d.status AS destinationStatus
+       FROM connections c JOIN destinations d ON d.id = c.destination_id
+      WHERE c.source_id IN (SELECT value FROM json_each(?1))
+      ORDER BY c.created_at, c.id`,
+  ),
+);
+
+/**
+ * The connections of these sources with what a queued row needs of their
+ * destination, oldest first. Prepared once (plain SQL): the router asks for
+ * every batch it routes.
+ */
+export function connectionsBySource(db: Db, sourceIds: string[]): Map<string, SourceConnection[]> {
   const out = new Map<string, SourceConnection[]>();
   if (sourceIds.length === 0) return out;
-  const rows = await db
-    .select({
-      id: connections.id,
-      name: connections.name,
-      sourceId: connections.sourceId,
-      destinationId: connections.destinationId,
-      enabled: connections.enabled,
-      filterRules: connections.filterRules,
-      updatedAt: connections.updatedAt,
-      destinationUrl: destinations.url,
-      destinationMethod: destinations.httpMethod,
-      destinationStatus: destinations.status,
-    })
-    .from(connections)
-    .innerJoin(destinations, eq(destinations.id, connections.destinationId))
-    .where(inArray(connections.sourceId, sourceIds))
-    .orderBy(asc(connections.createdAt), asc(connections.id));
+  const rows = connectionsOf(db).all(JSON.stringify(sourceIds));
   for (const r of rows) {
     const list = out.get(r.sourceId) ?? [];
     list.push(r);

@@ -1,3 +1,5 @@
+import { Database } from "bun:sqlite";
+import { join } from "node:path";
 import { Webhook } from "standardwebhooks";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { call, startTestServer, type TestServer } from "../helpers/server";
@@ -116,6 +118,25 @@ describe("routing", () => {
     const both = await sendEvent(server, sourceId, { type: "order.created" }, { headers: { "x-kind": "b" } });
     await waitForEventStatus(server, key, both, ["delivered"]);
     expect(received(both).map((r) => r.path).sort()).toEqual(["/a", "/b"]);
+  });
+
+  it("routes an event in the same commit that stores it: by the 200, its first try is queued (filters read the request from memory)", async () => {
+    const { sourceId, destinationId } = await pipeline(server, key, {
+      url: `${sink.url}/same-commit`,
+      destination: { status: "paused" },
+      connection: { filter_rules: [{ field: "body.kind", operator: "eq", value: "routed" }] },
+    });
+    const db = new Database(join(server.dataDir, "hookrelay.db"), { readonly: true });
+    const routedNow = (eventId: string) =>
+      db.query("SELECT e.status, e.routed_at IS NOT NULL AS routed, count(a.id) AS attempts FROM events e LEFT JOIN delivery_attempts a ON a.event_id = e.id WHERE e.id = ?1").get(eventId);
+    try {
+      // Read at once, with no wait: nothing else could have routed them in between.
+      expect(routedNow(await sendEvent(server, sourceId, { kind: "routed" }))).toEqual({ status: "pending", routed: 1, attempts: 1 });
+      expect(routedNow(await sendEvent(server, sourceId, { kind: "other" }))).toEqual({ status: "ignored", routed: 1, attempts: 0 });
+    } finally {
+      db.close();
+      await call(server, "DELETE", `/v1/destinations/${destinationId}`, { key });
+    }
   });
 });
 
