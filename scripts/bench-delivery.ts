@@ -80,6 +80,7 @@ if (process.argv.includes("--drain-only")) {
 const half = steadyRate || Math.round(preload.rate / 2);
 // One second at the same rate first, not measured: the load generator opens its connections and the
 // server's JIT settles on the mixed path (the first second's lag is mostly connection setup).
+await resetSink();
 const warmUp = await paced(ingestUrl, { total: half, rate: half, connections: ingestConnections, stamp: false });
 await until(async () => (await sinkStats()).count >= warmUp.ok, 60_000, "warm-up deliveries");
 await resetSink();
