@@ -122,7 +122,6 @@ export function startDeliveryWorker(deps: Deps, opts: DeliveryWorkerOptions): De
     else setImmediate(go);
   }
 
-
   function armTimer(at: number) {
     if (timer) clearTimeout(timer);
     if (stopped) return;
