@@ -1,6 +1,6 @@
 /** Shared pieces of the benchmarks: the compiled binary as a child process, a load generator, RSS. */
 import { spawn, spawnSync, type ChildProcess } from "node:child_process";
-import { existsSync, mkdtempSync, readFileSync, rmSync } from "node:fs";
+import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 
@@ -92,6 +92,28 @@ export function peakRssMiB(pid: number): number {
   const status = readFileSync(`/proc/${pid}/status`, "utf8");
   const kb = Number(/VmHWM:\s+(\d+)/.exec(status)?.[1] ?? 0);
   return Math.round((kb / 1024) * 10) / 10;
+}
+
+/** Resident set size now, in MiB (Linux VmRSS). */
+export function rssMiB(pid: number): number {
+  const status = readFileSync(`/proc/${pid}/status`, "utf8");
+  const kb = Number(/VmRSS:\s+(\d+)/.exec(status)?.[1] ?? 0);
+  return Math.round((kb / 1024) * 10) / 10;
+}
+
+/**
+ * Starts the peak (VmHWM) over from the current RSS (Linux: `5` into
+ * clear_refs), so a later peakRssMiB covers only what came after. Used to
+ * leave out the first start's admin password hash (argon2id takes 64 MiB
+ * for a moment), which has nothing to do with the load being measured.
+ */
+export function resetPeakRss(pid: number): boolean {
+  try {
+    writeFileSync(`/proc/${pid}/clear_refs`, "5");
+    return true;
+  } catch {
+    return false;
+  }
 }
 
 /** CPU seconds used so far (user + system): the whole process, and its main thread alone. */
