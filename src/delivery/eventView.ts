@@ -1,16 +1,8 @@
+import type { StoredRequestRow } from "../db/deliverySql";
 import type { FilterRequest } from "./filter";
 
 /** The columns of a stored event that filters and transforms look at. */
-export interface StoredRequest {
-  body: Uint8Array;
-  /** JSON object text, names lower-cased (events.headers). */
-  headers: string;
-  /** events.query: JSON object text or a raw query string; null when none. */
-  query: string | null;
-  method: string;
-  path: string | null;
-  contentType: string | null;
-}
+export type StoredRequest = StoredRequestRow;
 
 /**
  * One view of a stored request for filter rules and transforms. The body is

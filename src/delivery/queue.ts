@@ -1,7 +1,8 @@
 import { and, count, eq, sql } from "drizzle-orm";
 import type { Db } from "../db/open";
 import { deliveryAttempts, jobs } from "../db/schema";
-import { preparedFor, sqliteOf } from "../db/prepared";
+import { deliverySql, type AttemptRow } from "../db/deliverySql";
+import { preparedFor } from "../db/prepared";
 import { writeTransaction } from "../db/transaction";
 import { insertQueuedAttempt, newAttemptId } from "../domain/deliveries";
 import { iso } from "../domain/clock";
@@ -15,12 +16,7 @@ import { refreshEventStatuses, type ChangedEvent } from "../domain/eventStatus";
  * insert the next try, or move it to the DLQ.
  */
 const a = deliveryAttempts;
-/** What a worker needs of a claimed row (fewer columns: less to read back per claim); CLAIMED_SQL reads them. */
-export type AttemptRow = Pick<
-  typeof deliveryAttempts.$inferSelect,
-  "id" | "orgId" | "envId" | "eventId" | "connectionId" | "destinationId" | "requestUrl" | "requestMethod" | "attemptNumber" | "triggerType" | "noRetry" | "jobId" | "leaseUntil"
->;
-
+export type { AttemptRow };
 /**
  * Longer than the largest destination timeout (300 s): a live worker always
  * finishes before its lease runs out; only a dead one lets a row become
@@ -28,47 +24,9 @@ export type AttemptRow = Pick<
  */
 export const LEASE_MS = 10 * 60 * 1000;
 
-/** The claimed columns in SQL, named as AttemptRow names them (bun:sqlite returns plain objects). */
-const CLAIMED_SQL = `id, org_id AS orgId, env_id AS envId, event_id AS eventId, connection_id AS connectionId,
-  destination_id AS destinationId, request_url AS requestUrl, request_method AS requestMethod,
-  attempt_number AS attemptNumber, trigger_type AS triggerType, no_retry AS noRetry, job_id AS jobId, lease_until AS leaseUntil`;
-
-/**
- * The claim path's statements in plain SQL on bun:sqlite: they run for every
- * batch, and drizzle's result mapping cost more than the statements themselves
- * (measured). Each query spells `status = 'queued'` so SQLite can use the
- * partial index attempts_due.
- */
-const queueStatements = preparedFor((db) => {
-  const sqlite = sqliteOf(db);
-  return {
-    // A loose index scan over attempts_due (destination_id, scheduled_at WHERE queued): one seek per destination.
-    firstQueuedDestination: sqlite.prepare<{ id: string | null }, []>(`SELECT min(destination_id) AS id FROM delivery_attempts WHERE status = 'queued'`),
-    nextQueuedDestination: sqlite.prepare<{ id: string | null }, [string]>(
-      `SELECT min(destination_id) AS id FROM delivery_attempts WHERE status = 'queued' AND destination_id > ?1`,
-    ),
-    pausedDestinations: sqlite.prepare<{ id: string }, []>(`SELECT id FROM destinations WHERE status = 'paused'`),
-    dueOf: sqlite.prepare<AttemptRow, [string, string, number]>(
-      `SELECT ${CLAIMED_SQL} FROM delivery_attempts
-        WHERE status = 'queued' AND destination_id = ?1 AND scheduled_at <= ?2
-        ORDER BY scheduled_at LIMIT ?3`,
-    ),
-    firstScheduledOf: sqlite.prepare<{ at: string }, [string]>(
-      `SELECT scheduled_at AS at FROM delivery_attempts WHERE status = 'queued' AND destination_id = ?1 ORDER BY scheduled_at LIMIT 1`,
-    ),
-    leaseExpired: sqlite.prepare<AttemptRow, [string, number]>(
-      `SELECT ${CLAIMED_SQL} FROM delivery_attempts WHERE status = 'delivering' AND lease_until < ?1 LIMIT ?2`,
-    ),
-    // The whole batch in one statement: its rows were just read in this same write transaction.
-    claim: sqlite.prepare<never, [string, string]>(
-      `UPDATE delivery_attempts SET status = 'delivering', lease_until = ?2 WHERE id IN (SELECT value FROM json_each(?1))`,
-    ),
-  };
-});
-
 /** Destinations that have queued rows, paused ones and `exclude` left out. */
 function claimableDestinations(db: Db, exclude: Iterable<string>): string[] {
-  const s = queueStatements(db);
+  const s = deliverySql(db);
   const skip = new Set(exclude);
   for (const d of s.pausedDestinations.all()) skip.add(d.id);
   const out: string[] = [];
@@ -102,7 +60,7 @@ export interface ClaimOptions {
  * with FOR UPDATE SKIP LOCKED so several processes can claim side by side.
  */
 export function claimDue(db: Db, opts: ClaimOptions): AttemptRow[] {
-  const s = queueStatements(db);
+  const s = deliverySql(db);
   const now = iso(opts.now);
   const lease = iso(new Date(opts.now.getTime() + LEASE_MS));
   return writeTransaction(db, () => {
@@ -160,7 +118,7 @@ export async function releaseOrphanedClaims(db: Db): Promise<number> {
 
 /** When the next queued row not in `exclude` (nor of a paused destination) becomes due; null when none is queued. */
 export function nextDueAt(db: Db, exclude: string[]): Date | null {
-  const s = queueStatements(db);
+  const s = deliverySql(db);
   let first: string | null = null;
   for (const destinationId of claimableDestinations(db, exclude)) {
     const at = s.firstScheduledOf.get(destinationId)?.at;
@@ -212,24 +170,7 @@ export interface RecordedOutcomes {
   retriesQueued: number;
 }
 
-const outcomeStatements = preparedFor((db) => ({
-  /**
-   * Records one outcome; only the claim that holds the lease may record: a
-   * row re-claimed after its lease ran out belongs to the new claim. One
-   * prepared statement per row with bound values: measured against a single
-   * UPDATE … FROM json_each for the whole batch, it costs about 6 µs per row
-   * instead of 16 (extracting 16 fields with `->>` re-parses the JSON). The
-   * unary `+`s keep the planner on the primary key: once ANALYZE has seen
-   * attempts_leased nearly empty, it would otherwise scan that index.
-   */
-  complete: sqliteOf(db).prepare<{ id: string }, [string, string, string, string, string | null, number, number | null, string | null, string | null, number | null, string | null, string | null, string | null, number, string | null, string | null]>(
-    `UPDATE delivery_attempts
-        SET status = ?2, request_url = ?3, request_method = ?4, request_headers = ?5, request_body_size = ?6,
-            response_status = ?7, response_headers = ?8, response_body = ?9, duration_ms = ?10, error = ?11,
-            error_detail = ?12, next_retry_at = ?13, is_dlq = ?14, dlq_at = ?15, lease_until = NULL
-      WHERE id = ?1 AND +status = 'delivering' AND +lease_until = ?16
-      RETURNING id`,
-  ),
+const jobStatements = preparedFor((db) => ({
   countJob: db
     .update(jobs)
     .set({ succeeded: sql`${jobs.succeeded} + ${sql.placeholder("succeeded")}`, failed: sql`${jobs.failed} + ${sql.placeholder("failed")}` })
@@ -244,13 +185,14 @@ const outcomeStatements = preparedFor((db) => ({
  */
 export function recordOutcomes(db: Db, outcomes: AttemptOutcome[], now: Date): RecordedOutcomes {
   const nowIso = iso(now);
-  const s = outcomeStatements(db);
+  const s = jobStatements(db);
+  const complete = deliverySql(db).complete;
   return writeTransaction(db, () => {
     const settledEvents = new Set<string>();
     const jobCounts = new Map<string, { succeeded: number; failed: number }>();
     const recorded = new Set<string>();
     for (const o of outcomes) {
-      const row = s.complete.get(
+      const row = complete.get(
         o.attempt.id,
         o.status,
         o.requestUrl,

@@ -1,5 +1,5 @@
 import { and, eq, inArray, isNull } from "drizzle-orm";
-import { preparedFor, sqliteOf } from "../db/prepared";
+import { deliverySql } from "../db/deliverySql";
 import { events, sources } from "../db/schema";
 import { writeTransaction } from "../db/transaction";
 import { iso } from "../domain/clock";
@@ -11,38 +11,18 @@ import type { Logger } from "../observability/logger";
 import { eventView, type StoredRequest } from "./eventView";
 
 /**
- * Fans stored events out to their connections. Ingest stores an event as
- * `pending` with routed_at NULL and answers at once; this turns it into one
- * queued attempt (trigger `initial`) per enabled connection of its source
- * whose filter matches and whose destination is not disabled. No match: the
- * event becomes `ignored`. A batch is one write transaction, so an event is
- * routed exactly once even across a crash.
+ * Fans stored events out to their connections: one queued attempt (trigger
+ * `initial`) per enabled connection of the event's source whose filter
+ * matches and whose destination is not disabled; no match, and the event
+ * becomes `ignored`. Events this process stores are routed inside ingest's
+ * own group commit (routeStoredEvents, from the request in memory); the
+ * background router (routePendingEvents) takes the rest: held events once
+ * their source is active again, events a CLI stored in local mode, and any
+ * batch whose routing at ingest failed. Either way routing is one write
+ * transaction with the event, so an event is routed exactly once even
+ * across a crash.
  */
 export const ROUTE_BATCH = 200;
-
-/** Plain SQL on bun:sqlite: these run for every routed batch, where drizzle's mapping cost more than the statements. */
-const statements = preparedFor((db) => {
-  const sqlite = sqliteOf(db);
-  return {
-    // Narrow on purpose: most events never need their body here (no connection,
-    // or connections without filter rules), and reading it back is most of the
-    // router's cost under load.
-    pending: sqlite.prepare<{ id: string; orgId: string; envId: string; sourceId: string; receivedAt: string }, [number]>(
-      `SELECT id, org_id AS orgId, env_id AS envId, source_id AS sourceId, received_at AS receivedAt
-         FROM events WHERE status = 'pending' AND routed_at IS NULL ORDER BY received_at LIMIT ?1`,
-    ),
-    request: sqlite.prepare<StoredRequest, [string]>(
-      `SELECT body, headers, query, method, path, content_type AS contentType FROM events WHERE id = ?1`,
-    ),
-    // Guarded: a manual retry may have routed the event meanwhile.
-    markRouted: sqlite.prepare<{ id: string }, [string, string, string]>(
-      `UPDATE events SET routed_at = ?2, status = ?3 WHERE id = ?1 AND routed_at IS NULL AND status = 'pending' RETURNING id`,
-    ),
-    countConnection: sqlite.prepare<never, [string, number, string]>(
-      `UPDATE connections SET event_count = event_count + ?2, last_event_at = max(coalesce(last_event_at, ''), ?3) WHERE id = ?1`,
-    ),
-  };
-});
 
 /** What routing needs of a stored event. */
 export interface RoutableEvent {
@@ -62,7 +42,7 @@ export interface RoutedBatch {
 /** Routes one batch of pending events; returns how many events it looked at. */
 export async function routePendingEvents(deps: Deps, opts: { limit?: number; rules?: FilterRuleCache; logger?: Logger } = {}): Promise<number> {
   const { db, clock } = deps;
-  const s = statements(db);
+  const s = deliverySql(db);
   const batch = s.pending.all(opts.limit ?? ROUTE_BATCH);
   if (batch.length === 0) return 0;
   const rules = opts.rules ?? new FilterRuleCache();
@@ -101,7 +81,7 @@ function planRoutes<E extends RoutableEvent>(db: Db, events: E[], view: (event: 
 
 /** Inside a write transaction: marks each event routed (or ignored), queues its first tries, counts them per connection. */
 function applyRoutes(db: Db, plans: { event: RoutableEvent; matched: SourceConnection[] }[], now: Date): RoutedBatch {
-  const s = statements(db);
+  const s = deliverySql(db);
   const nowIso = iso(now);
   let queued = 0;
   const ignored: RoutableEvent[] = [];
@@ -136,7 +116,7 @@ function applyRoutes(db: Db, plans: { event: RoutableEvent; matched: SourceConne
 }
 
 /** The event as filter rules see it, read only when a rule asks. */
-function requestView(s: ReturnType<typeof statements>, id: string): FilterRequest {
+function requestView(s: ReturnType<typeof deliverySql>, id: string): FilterRequest {
   const row = s.request.get(id);
   // Retention may prune an event between the batch read and here; such an event matches nothing.
   return row ? eventView(row) : { body: null, headers: {}, query: {}, method: "", path: "" };

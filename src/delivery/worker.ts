@@ -1,12 +1,12 @@
 import { eq } from "drizzle-orm";
-import { preparedFor, sqliteOf } from "../db/prepared";
+import { deliverySql, type ClaimedEvent } from "../db/deliverySql";
 import { connections } from "../db/schema";
 import type { Deps } from "../domain/deps";
 import { loadDestinationForDelivery, type DeliveryDestination } from "../domain/destinations";
 import type { Logger } from "../observability/logger";
 import type { Metrics } from "../observability/metrics";
 import type { BackgroundTask } from "../runtime/tasks";
-import { eventView, type StoredRequest } from "./eventView";
+import { eventView } from "./eventView";
 import { writeTransaction } from "../db/transaction";
 import { claimDue, nextDueAt, recordOutcomes, releaseClaims, releaseOrphanedClaims, type AttemptOutcome, type AttemptRow } from "./queue";
 import { DestinationPacer } from "./rateLimiter";
@@ -49,17 +49,6 @@ export interface DeliveryWorker extends BackgroundTask {
   active(): number;
 }
 
-/** The events of a claimed batch, in one statement (plain SQL: it runs for every batch). */
-const loadEvents = preparedFor((db) =>
-  sqliteOf(db).prepare<ClaimedEvent, [string]>(
-    `SELECT id, source_id AS sourceId, headers, body, method, path, query, content_type AS contentType
-       FROM events WHERE id IN (SELECT value FROM json_each(?1))`,
-  ),
-);
-interface ClaimedEvent extends StoredRequest {
-  id: string;
-  sourceId: string;
-}
 /** A claimed row and its event (null when retention pruned the event meanwhile). */
 interface Claimed {
   row: AttemptRow;
@@ -163,7 +152,7 @@ export function startDeliveryWorker(deps: Deps, opts: DeliveryWorkerOptions): De
         afterCommit();
         if (want > 0 && rows.length < want) drained = true;
         if (rows.length > 0) {
-          const claimedEvents = loadEvents(db).all(JSON.stringify([...new Set(rows.map((r) => r.eventId))]));
+          const claimedEvents = deliverySql(db).loadEvents.all(JSON.stringify([...new Set(rows.map((r) => r.eventId))]));
           const eventById = new Map(claimedEvents.map((e) => [e.id, e]));
           // An event missing here was pruned by retention meanwhile: its attempts went with it (foreign key cascade).
           for (const row of rows) ready.push({ row, event: eventById.get(row.eventId) ?? null });

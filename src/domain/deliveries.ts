@@ -2,7 +2,7 @@ import type { FilterRule } from "../contracts/connections";
 import type { TriggerType } from "../contracts/deliveryAttempts";
 import { idPrefix } from "../contracts/ids";
 import type { Db } from "../db/open";
-import { preparedFor, sqliteOf } from "../db/prepared";
+import { deliverySql, type SourceConnection } from "../db/deliverySql";
 import { deliveryAttempts } from "../db/schema";
 // Pure leaf modules shared with the workers (as in domain/connections.ts).
 import type { FilterRequest } from "../delivery/filter";
@@ -15,6 +15,7 @@ import { iso } from "./clock";
  * through, and the queued row that starts a delivery chain.
  */
 export type AttemptInsert = typeof deliveryAttempts.$inferInsert;
+export type { SourceConnection };
 
 /**
  * Attempt ids are time-ordered (UUIDv7, like event ids): each new row and
@@ -59,21 +60,12 @@ export function newQueuedAttempt(fields: {
   };
 }
 
-/** Plain SQL, positional: routing inserts one of these per event and connection. */
-const attemptInsert = preparedFor((db) =>
-  sqliteOf(db).prepare<never, [string, string, string, string, string | null, string, string, string, number, string | null, string, number, string | null, string]>(
-    `INSERT INTO delivery_attempts (id, org_id, env_id, event_id, connection_id, destination_id, request_url, request_method,
-                                    status, attempt_number, trigger_type, scheduled_at, no_retry, job_id, created_at)
-     VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, 'queued', ?9, ?10, ?11, ?12, ?13, ?14)`,
-  ),
-);
-
 /**
  * Inserts a queued row with a statement prepared once. Inside a
  * writeTransaction it runs on the transaction's connection (bun:sqlite has one).
  */
 export function insertQueuedAttempt(db: Db, row: AttemptInsert): void {
-  attemptInsert(db).run(
+  deliverySql(db).insertAttempt.run(
     row.id,
     row.orgId,
     row.envId,
@@ -91,29 +83,6 @@ export function insertQueuedAttempt(db: Db, row: AttemptInsert): void {
   );
 }
 
-export interface SourceConnection {
-  id: string;
-  name: string;
-  sourceId: string;
-  destinationId: string;
-  enabled: number;
-  filterRules: string | null;
-  updatedAt: string;
-  destinationUrl: string;
-  destinationMethod: string;
-  destinationStatus: string;
-}
-
-const connectionsOf = preparedFor((db) =>
-  sqliteOf(db).prepare<SourceConnection, [string]>(
-    `SELECT c.id, c.name, c.source_id AS sourceId, c.destination_id AS destinationId, c.enabled, c.filter_rules AS filterRules,
-            c.updated_at AS updatedAt, d.url AS destinationUrl, d.http_method AS destinationMethod, d.status AS destinationStatus
-       FROM connections c JOIN destinations d ON d.id = c.destination_id
-      WHERE c.source_id IN (SELECT value FROM json_each(?1))
-      ORDER BY c.created_at, c.id`,
-  ),
-);
-
 /**
  * The connections of these sources with what a queued row needs of their
  * destination, oldest first. Prepared once (plain SQL): the router asks for
@@ -122,7 +91,7 @@ const connectionsOf = preparedFor((db) =>
 export function connectionsBySource(db: Db, sourceIds: string[]): Map<string, SourceConnection[]> {
   const out = new Map<string, SourceConnection[]>();
   if (sourceIds.length === 0) return out;
-  const rows = connectionsOf(db).all(JSON.stringify(sourceIds));
+  const rows = deliverySql(db).connectionsOf.all(JSON.stringify(sourceIds));
   for (const r of rows) {
     const list = out.get(r.sourceId) ?? [];
     list.push(r);
