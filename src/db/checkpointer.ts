@@ -53,21 +53,43 @@ self.onmessage = (e) => {
 };
 `;
 
+/** SQLite's own threshold, back in force whenever the thread cannot do the work. */
+const SQLITE_DEFAULT_PAGES = 1000;
+
 export function startCheckpointer(sqlite: Database, path: string, opts: { logger: Logger; synchronous: "NORMAL" | "FULL"; intervalMs?: number }): Checkpointer {
-  sqlite.exec(`PRAGMA wal_autocheckpoint = ${BACKSTOP_PAGES}`);
-  const worker = new Worker(URL.createObjectURL(new Blob([WORKER_SOURCE], { type: "application/javascript" })));
-  let reportedError = false;
-  let closed: (() => void) | null = null;
-  worker.onmessage = (e: MessageEvent<{ type: string; message?: string }>) => {
-    if (e.data.type === "error" && !reportedError) {
-      reportedError = true;
-      opts.logger.warn("background WAL checkpoint failed; SQLite's own checkpoint takes over", { error: e.data.message });
+  let handedBack = false;
+  const handBack = (why: string) => {
+    if (handedBack) return;
+    handedBack = true;
+    opts.logger.warn("background WAL checkpoints stopped; SQLite's own checkpoint takes over", { error: why });
+    try {
+      sqlite.exec(`PRAGMA wal_autocheckpoint = ${SQLITE_DEFAULT_PAGES}`);
+    } catch {
+      // The database is closing.
     }
+  };
+  let worker: Worker;
+  try {
+    worker = new Worker(URL.createObjectURL(new Blob([WORKER_SOURCE], { type: "application/javascript" })));
+  } catch (err) {
+    handBack(err instanceof Error ? err.message : String(err));
+    return { stop: async () => {} };
+  }
+  sqlite.exec(`PRAGMA wal_autocheckpoint = ${BACKSTOP_PAGES}`);
+  let closed: (() => void) | null = null;
+  let dead = false;
+  worker.onmessage = (e: MessageEvent<{ type: string; message?: string }>) => {
+    if (e.data.type === "error") handBack(e.data.message ?? "checkpoint failed");
     if (e.data.type === "closed") closed?.();
+  };
+  worker.onerror = (e) => {
+    dead = true;
+    handBack(e.message);
   };
   worker.postMessage({ type: "open", path, synchronous: opts.synchronous, intervalMs: opts.intervalMs ?? 200 });
   return {
     async stop() {
+      if (dead) return void worker.terminate();
       const done = new Promise<void>((resolve) => {
         closed = resolve;
         setTimeout(resolve, 2000).unref?.();

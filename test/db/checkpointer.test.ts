@@ -1,9 +1,11 @@
+import { Database } from "bun:sqlite";
 import { statSync } from "node:fs";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { createSource, ingest } from "../helpers/ingest";
 import { waitFor } from "../helpers/delivery";
-import { startTestServer, type TestServer } from "../helpers/server";
+import { startTestServer, tempDir, type TestServer } from "../helpers/server";
+import { BACKSTOP_PAGES, startCheckpointer } from "../../src/db/checkpointer";
 
 /**
  * `serve` checkpoints the WAL from a thread of its own (src/db/checkpointer.ts):
@@ -31,5 +33,23 @@ describe("WAL checkpoints in the background", () => {
     const body = JSON.stringify({ pad: "x".repeat(3500) });
     for (let i = 0; i < 30; i++) expect((await ingest(server, source.id, { body, headers: { "content-type": "application/json" } })).status).toBe(200);
     await waitFor(async () => statSync(dbFile).mtimeMs !== settled, { what: "a checkpoint to write the database file", timeoutMs: 5000 });
+  });
+});
+
+describe("when the checkpoint thread cannot work", () => {
+  it("hands checkpoints back to SQLite at its own 1000-page threshold, and says so", async () => {
+    const sqlite = new Database(join(tempDir(), "own.db"), { create: true });
+    sqlite.exec("PRAGMA journal_mode = WAL");
+    const warnings: string[] = [];
+    const logger = { debug() {}, info() {}, error() {}, warn: (msg: string) => void warnings.push(msg) };
+    const autocheckpoint = () => (sqlite.query("PRAGMA wal_autocheckpoint").get() as { wal_autocheckpoint: number }).wal_autocheckpoint;
+    // The thread's own connection cannot open this path.
+    const checkpointer = startCheckpointer(sqlite, "/nonexistent/dir/hookrelay.db", { logger, synchronous: "NORMAL", intervalMs: 20 });
+    expect(autocheckpoint()).toBe(BACKSTOP_PAGES);
+    await waitFor(async () => warnings.length > 0, { what: "the hand-back warning" });
+    expect(warnings[0]).toMatch(/SQLite's own checkpoint takes over/);
+    expect(autocheckpoint()).toBe(1000);
+    await checkpointer.stop();
+    sqlite.close();
   });
 });
