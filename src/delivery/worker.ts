@@ -224,12 +224,13 @@ export function startDeliveryWorker(deps: Deps, opts: DeliveryWorkerOptions): De
     }
     if (batch.length === 0) return () => {};
     const recorded = recordOutcomes(db, batch, clock.now());
+    // A next try is due again soon: this pump's claim (after this, in the same transaction) looks, and if it
+    // is not due yet, the pump's timer is set for it.
+    if (recorded.retriesQueued > 0) drained = false;
     return () => {
       for (const e of recorded.changedEvents) deps.bus.publish({ type: "event.updated", orgId: e.orgId, envId: e.envId, eventId: e.id, sourceId: e.sourceId });
       if (recorded.settledJobIds.length > 0) opts.onJobsSettled?.(recorded.settledJobIds);
       if (recorded.stale > 0) logger.warn("delivery outcomes arrived after their lease was lost", { count: recorded.stale });
-      // A retry scheduled by these outcomes may be due before the timer.
-      if (recorded.retriesQueued > 0) drained = false;
     };
   }
 

@@ -210,6 +210,9 @@ describe("retries", () => {
     expect(received(eventId).map((r) => r.headers["x-hookrelay-attempt"])).toEqual(["1", "2", "3"]);
     const times = received(eventId).map((r) => r.receivedAt);
     expect(times[1]! - times[0]!).toBeGreaterThanOrEqual(900);
+    // …and sent when it is due, not at the worker's next safety poll (5 s).
+    expect(times[1]! - times[0]!).toBeLessThan(2500);
+    expect(times[2]! - times[1]!).toBeLessThan(2500);
 
     const dlq = await listAttempts(server, key, { is_dlq: "1", destination_id: p.destinationId });
     expect(dlq).toHaveLength(1);
