@@ -75,6 +75,8 @@ export function startCheckpointer(sqlite: Database, path: string, opts: { logger
     handBack(err instanceof Error ? err.message : String(err));
     return { stop: async () => {} };
   }
+  // Helper work: it never keeps the process alive (a serve that fails to start must still exit).
+  worker.unref();
   sqlite.exec(`PRAGMA wal_autocheckpoint = ${BACKSTOP_PAGES}`);
   let closed: (() => void) | null = null;
   let dead = false;

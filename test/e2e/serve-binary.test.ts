@@ -76,6 +76,19 @@ describe("the compiled binary", () => {
     expect(proc.output().stderr.trim()).toBe('error: port must be a whole number, got "abc"');
   });
 
+  it("stops with an error and exit code 1 when the port is taken (its helper threads never keep it alive)", async () => {
+    const taken = Bun.serve({ port: 0, hostname: "127.0.0.1", fetch: () => new Response("busy") });
+    try {
+      const proc = startBinary(emptyDir(), ["serve", "--port", String(taken.port), "--host", "127.0.0.1"]);
+      const code = await Promise.race([proc.exited, Bun.sleep(8000).then(() => "still running")]);
+      if (code === "still running") proc.child.kill("SIGKILL");
+      expect(code).toBe(1);
+      expect(proc.output().stderr).toMatch(/Failed to start server/);
+    } finally {
+      taken.stop(true);
+    }
+  });
+
   it("stops with a one-line error and exit code 1 on an unwritable data dir", async () => {
     const cwd = emptyDir();
     // A path below a regular file can never be created, even by root (who ignores permissions).
