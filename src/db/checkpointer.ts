@@ -70,13 +70,12 @@ export function startCheckpointer(sqlite: Database, path: string, opts: { logger
   };
   let worker: Worker;
   try {
-    worker = new Worker(URL.createObjectURL(new Blob([WORKER_SOURCE], { type: "application/javascript" })));
+    // Helper work: it never keeps the process alive (a serve that fails to start must still exit).
+    worker = new Worker(URL.createObjectURL(new Blob([WORKER_SOURCE], { type: "application/javascript" })), { ref: false });
   } catch (err) {
     handBack(err instanceof Error ? err.message : String(err));
     return { stop: async () => {} };
   }
-  // Helper work: it never keeps the process alive (a serve that fails to start must still exit).
-  worker.unref();
   sqlite.exec(`PRAGMA wal_autocheckpoint = ${BACKSTOP_PAGES}`);
   let closed: (() => void) | null = null;
   let dead = false;
