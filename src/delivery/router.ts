@@ -3,7 +3,7 @@ import { deliverySql } from "../db/deliverySql";
 import { events, sources } from "../db/schema";
 import { writeTransaction } from "../db/transaction";
 import { iso } from "../domain/clock";
-import { connectionsBySource, FilterRuleCache, insertQueuedAttempt, newQueuedAttempt, type SourceConnection } from "../domain/deliveries";
+import { connectionsBySource, FilterRuleCache, insertQueuedAttempt, newQueuedAttemptThrough, type SourceConnection } from "../domain/deliveries";
 import type { Db } from "../db/open";
 import type { FilterRequest } from "./filter";
 import type { Deps } from "../domain/deps";
@@ -90,20 +90,7 @@ function applyRoutes(db: Db, plans: { event: RoutableEvent; matched: SourceConne
     if (!s.markRouted.get(event.id, nowIso, matched.length === 0 ? "ignored" : "pending")) continue;
     if (matched.length === 0) ignored.push(event);
     for (const c of matched) {
-      insertQueuedAttempt(
-        db,
-        newQueuedAttempt({
-          orgId: event.orgId,
-          envId: event.envId,
-          eventId: event.id,
-          connectionId: c.id,
-          destinationId: c.destinationId,
-          requestUrl: c.destinationUrl,
-          requestMethod: c.destinationMethod,
-          triggerType: "initial",
-          now,
-        }),
-      );
+      insertQueuedAttempt(db, newQueuedAttemptThrough(event, c, { triggerType: "initial", now }));
       queued++;
       const stat = perConnection.get(c.id) ?? { count: 0, last: "" };
       stat.count++;

@@ -60,6 +60,24 @@ export function newQueuedAttempt(fields: {
   };
 }
 
+/** The first try of an event through one of its source's connections (routing, manual retry). */
+export function newQueuedAttemptThrough(
+  event: { id: string; orgId: string; envId: string },
+  connection: SourceConnection,
+  fields: { triggerType: Exclude<TriggerType, "retry">; now: Date; jobId?: string | null },
+): AttemptInsert {
+  return newQueuedAttempt({
+    orgId: event.orgId,
+    envId: event.envId,
+    eventId: event.id,
+    connectionId: connection.id,
+    destinationId: connection.destinationId,
+    requestUrl: connection.destinationUrl,
+    requestMethod: connection.destinationMethod,
+    ...fields,
+  });
+}
+
 /**
  * Inserts a queued row with a statement prepared once. Inside a
  * writeTransaction it runs on the transaction's connection (bun:sqlite has one).

@@ -5,7 +5,7 @@ import { deliveryAttempts, events } from "../db/schema";
 import { writeTransaction, type Tx } from "../db/transaction";
 import { eventView } from "../delivery/eventView";
 import { iso } from "./clock";
-import { connectionsBySource, FilterRuleCache, newQueuedAttempt, type SourceConnection } from "./deliveries";
+import { connectionsBySource, FilterRuleCache, newQueuedAttemptThrough, type SourceConnection } from "./deliveries";
 import type { Deps, Scope } from "./deps";
 
 /**
@@ -87,18 +87,7 @@ export function queueEventRetries(
       .set({ isDlq: 0 })
       .where(and(chain, eq(deliveryAttempts.isDlq, 1)))
       .run();
-    const row = newQueuedAttempt({
-      orgId: event.orgId,
-      envId: event.envId,
-      eventId: event.id,
-      connectionId: c.id,
-      destinationId: c.destinationId,
-      requestUrl: c.destinationUrl,
-      requestMethod: c.destinationMethod,
-      triggerType: args.trigger,
-      now,
-      jobId: args.jobId,
-    });
+    const row = newQueuedAttemptThrough(event, c, { triggerType: args.trigger, now, jobId: args.jobId });
     tx.insert(deliveryAttempts).values(row).run();
     result.retried.push({ ...ids, attempt_id: row.id!, status: "queued" });
   }
