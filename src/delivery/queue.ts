@@ -43,8 +43,8 @@ export interface ClaimOptions {
   limit: number;
   /** Destinations to leave alone this time (out of rate-limit slots). */
   exclude: string[];
-  /** At most this many rows of these destinations (rate-limited ones: more would only be handed back). */
-  capped?: ReadonlyMap<string, number>;
+  /** One row at most of each of these destinations (rate-limited ones: more would only be handed back). */
+  oneEach?: ReadonlySet<string>;
 }
 
 /**
@@ -65,7 +65,7 @@ export function claimDue(db: Db, opts: ClaimOptions): AttemptRow[] {
   const lease = iso(new Date(opts.now.getTime() + LEASE_MS));
   return writeTransaction(db, () => {
     const perDestination = claimableDestinations(db, opts.exclude).map((destinationId) =>
-      s.dueOf.all(destinationId, now, Math.min(opts.limit, opts.capped?.get(destinationId) ?? opts.limit)),
+      s.dueOf.all(destinationId, now, opts.oneEach?.has(destinationId) ? 1 : opts.limit),
     );
     const claimed: AttemptRow[] = [];
     for (let turn = 0; claimed.length < opts.limit; turn++) {

@@ -9,7 +9,7 @@
  */
 export class DestinationPacer {
   private readonly nextSlot = new Map<string, number>();
-  private readonly limited = new Map<string, number>();
+  private readonly limited = new Set<string>();
 
   /** Takes a send slot for the destination now, or says it has none. */
   tryTake(destinationId: string, ratePerSecond: number | null, nowMs: number): boolean {
@@ -17,18 +17,15 @@ export class DestinationPacer {
       this.limited.delete(destinationId);
       return true;
     }
-    this.limited.set(destinationId, 1);
+    this.limited.add(destinationId);
     const next = this.nextSlot.get(destinationId) ?? 0;
     if (nowMs < next) return false;
     this.nextSlot.set(destinationId, Math.max(nowMs, next) + 1000 / ratePerSecond);
     return true;
   }
 
-  /**
-   * Rate-limited destinations seen so far, each with the one row a claim
-   * should take: a second row could only be handed back.
-   */
-  capped(): ReadonlyMap<string, number> {
+  /** Rate-limited destinations seen so far: a claim takes one row of each, since a second could only be handed back. */
+  rateLimited(): ReadonlySet<string> {
     return this.limited;
   }
 

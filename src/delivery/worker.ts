@@ -147,7 +147,7 @@ export function startDeliveryWorker(deps: Deps, opts: DeliveryWorkerOptions): De
           afterCommit = recordFinished();
           // Claims come in batches: once the ready list runs low, enough for every free slot and one more round.
           want = stopped || drained || ready.length >= opts.concurrency ? 0 : readyTarget - held() - ready.length;
-          return want > 0 ? claimDue(db, { now, limit: want, exclude, capped: pacer.capped() }) : [];
+          return want > 0 ? claimDue(db, { now, limit: want, exclude, oneEach: pacer.rateLimited() }) : [];
         });
         afterCommit();
         if (want > 0 && rows.length < want) drained = true;

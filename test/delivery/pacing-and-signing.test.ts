@@ -22,9 +22,9 @@ describe("DestinationPacer", () => {
     const p = new DestinationPacer();
     p.tryTake("limited", 4, 1000);
     p.tryTake("free", null, 1000);
-    expect([...p.capped()]).toEqual([["limited", 1]]);
+    expect([...p.rateLimited()]).toEqual(["limited"]);
     p.tryTake("limited", null, 2000);
-    expect([...p.capped()]).toEqual([]);
+    expect([...p.rateLimited()]).toEqual([]);
   });
 });
 
