@@ -77,7 +77,7 @@ interface Pending {
   reject(e: unknown): void;
 }
 
-/** An event a group commit stored as `pending`, with the request it was stored from. */
+/** An event a group commit stored routed (`pending` or `ignored`), with the request it was stored from. */
 export interface StoredPendingEvent {
   id: string;
   orgId: string;
@@ -88,14 +88,31 @@ export interface StoredPendingEvent {
 }
 
 /**
- * Runs inside each group commit with the events it stored `pending` (the
- * delivery router: routing in the same transaction saves a second one and a
- * read back). Each returns what to do once the batch has committed.
+ * Routes the events each group commit stores `pending`, inside its
+ * transaction (serve's delivery router): each is inserted already routed
+ * (`routed_at` set, `ignored` when nothing takes it) and its first tries are
+ * queued before the COMMIT. No second transaction, no read back, and no
+ * UPDATE of the row just inserted.
  */
 export interface StoredEventsHook {
-  stored(events: StoredPendingEvent[]): () => void;
-  /** `stored` threw: its writes were rolled back and the events stay `pending`. */
+  /** A batch begins, inside the transaction and before its first insert. */
+  begin(): StoredEventsBatch;
+  /** Routing the batch threw: what it wrote was rolled back and its events are stored `pending`, unrouted. */
   failed(error: unknown): () => void;
+}
+
+export interface StoredEventsBatch {
+  /** Before an event is inserted `pending`: whether any connection takes it (false: it is stored `ignored`). Reads only. */
+  takes(write: EventWrite): boolean;
+  /** After the batch's inserts, in a savepoint: queues the routed events' first tries. Returns what to do once committed. */
+  stored(events: StoredPendingEvent[]): () => void;
+}
+
+/** One group commit's routing: the hook's batch until it throws, and the events it routed. */
+interface Routing {
+  batch: StoredEventsBatch | null;
+  error: unknown;
+  routed: StoredPendingEvent[];
 }
 
 interface Store {
@@ -107,6 +124,7 @@ interface Store {
   countEvents: Statement;
   findOriginal: Statement;
   insertEvent: Statement;
+  unroute: Statement;
   queue: Pending[];
   scheduled: boolean;
   lastMs: number;
@@ -147,8 +165,10 @@ function storeFor(db: Db): Store {
       `INSERT INTO events (id, org_id, env_id, source_id, method, path, query, content_type, source_ip, headers, body,
                            payload_size, verification_status, verification_error, dedup_status, dedup_key, duplicate_of,
                            status, schema_errors, event_type, received_at, routed_at)
-       VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, NULL)`,
+       VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
     ),
+    // Routing failed after these were inserted routed: they go back to the background router.
+    unroute: sqlite.prepare(`UPDATE events SET routed_at = NULL, status = 'pending' WHERE id IN (SELECT value FROM json_each(?))`),
     queue: [],
     scheduled: false,
     lastMs: 0,
@@ -198,9 +218,9 @@ function flush(s: Store, now: () => Date) {
   try {
     results = s.sqlite
       .transaction(() => {
-        const writes = batch.map((p) => p.write);
-        const stored = writeBatch(s, writes, ms, receivedAt);
-        afterCommit = runHook(s, writes, stored);
+        const routing = beginRouting(s);
+        const stored = writeBatch(s, batch.map((p) => p.write), ms, receivedAt, routing);
+        afterCommit = finishRouting(s, routing);
         return stored;
       })
       .immediate();
@@ -217,8 +237,9 @@ function flush(s: Store, now: () => Date) {
         p.resolve(
           s.sqlite
             .transaction(() => {
-              const stored = writeBatch(s, [p.write], ms, receivedAt);
-              after = runHook(s, [p.write], stored);
+              const routing = beginRouting(s);
+              const stored = writeBatch(s, [p.write], ms, receivedAt, routing);
+              after = finishRouting(s, routing);
               return stored[0]!;
             })
             .immediate(),
@@ -235,23 +256,44 @@ function flush(s: Store, now: () => Date) {
   setImmediate(afterCommit);
 }
 
+function beginRouting(s: Store): Routing {
+  const routing: Routing = { batch: null, error: null, routed: [] };
+  try {
+    routing.batch = s.hook?.begin() ?? null;
+  } catch (error) {
+    routing.error = error;
+  }
+  return routing;
+}
+
+/** Whether a `pending` event is stored routed, and if so whether anything takes it; null: stored unrouted. */
+function routeOne(routing: Routing, w: EventWrite): boolean | null {
+  if (!routing.batch) return null;
+  try {
+    return routing.batch.takes(w);
+  } catch (error) {
+    routing.batch = null;
+    routing.error = error;
+    return null;
+  }
+}
+
 /**
- * The hook in a savepoint of its own: should it fail, its writes roll back
- * and the events stay `pending` for the background router, but the batch
- * itself still commits (storing an event never depends on routing it).
+ * The hook's writes in a savepoint of their own: should routing fail, they
+ * roll back, the events routed so far are made `pending` and unrouted again
+ * for the background router, and the batch itself still commits (storing an
+ * event never depends on routing it).
  */
-function runHook(s: Store, writes: EventWrite[], results: WriteResult[]): () => void {
+function finishRouting(s: Store, routing: Routing): () => void {
   const hook = s.hook;
   if (!hook) return () => {};
-  const pending: StoredPendingEvent[] = [];
-  results.forEach((r, i) => {
-    const w = writes[i]!;
-    if (r.kind === "stored" && r.status === "pending") pending.push({ id: r.id, orgId: w.orgId, envId: w.envId, sourceId: w.sourceId, receivedAt: r.receivedAt, write: w });
-  });
-  if (pending.length === 0) return () => {};
   try {
-    return s.sqlite.transaction(() => hook.stored(pending))();
+    if (routing.error !== null) throw routing.error;
+    const batch = routing.batch;
+    if (!batch || routing.routed.length === 0) return () => {};
+    return s.sqlite.transaction(() => batch.stored(routing.routed))();
   } catch (error) {
+    if (routing.routed.length > 0) s.unroute.run(JSON.stringify(routing.routed.map((e) => e.id)));
     return hook.failed(error);
   }
 }
@@ -266,7 +308,7 @@ function isBusy(error: unknown): boolean {
  * read its status and request budget once, store the events that fit, and
  * move the counters once by the number stored.
  */
-function writeBatch(s: Store, writes: EventWrite[], ms: number, receivedAt: string): WriteResult[] {
+function writeBatch(s: Store, writes: EventWrite[], ms: number, receivedAt: string, routing: Routing): WriteResult[] {
   const sources = new Map<string, { status: string; budget: number; stored: number } | null>();
   const results = writes.map((w): WriteResult => {
     let source = sources.get(w.sourceId);
@@ -278,7 +320,7 @@ function writeBatch(s: Store, writes: EventWrite[], ms: number, receivedAt: stri
     if (!source) return { kind: "source_gone" };
     if (source.stored >= source.budget) return { kind: "limit_reached" };
     source.stored++;
-    return insertOne(s, w, source.status, ms, receivedAt);
+    return insertOne(s, w, source.status, ms, receivedAt, routing);
   });
   for (const [id, source] of sources) {
     if (source && source.stored > 0) s.countEvents.run(source.stored, source.stored, receivedAt, id);
@@ -286,7 +328,7 @@ function writeBatch(s: Store, writes: EventWrite[], ms: number, receivedAt: stri
   return results;
 }
 
-function insertOne(s: Store, w: EventWrite, sourceStatus: string, ms: number, receivedAt: string): WriteResult {
+function insertOne(s: Store, w: EventWrite, sourceStatus: string, ms: number, receivedAt: string, routing: Routing): WriteResult {
   let dedupStatus: string = w.dedupStatus;
   let duplicateOf: string | null = null;
   if (w.dedupStatus === "unique" && w.dedupKey !== null) {
@@ -297,8 +339,11 @@ function insertOne(s: Store, w: EventWrite, sourceStatus: string, ms: number, re
       duplicateOf = original.id;
     }
   }
-  const status = w.status === "rejected" ? "rejected" : duplicateOf ? "ignored" : sourceStatus === "paused" ? "held" : "pending";
+  let status = w.status === "rejected" ? "rejected" : duplicateOf ? "ignored" : sourceStatus === "paused" ? "held" : "pending";
+  const taken = status === "pending" ? routeOne(routing, w) : null;
+  if (taken === false) status = "ignored";
   const id = "evt_" + randomUUIDv7("hex", ms).replaceAll("-", "");
+  if (taken !== null) routing.routed.push({ id, orgId: w.orgId, envId: w.envId, sourceId: w.sourceId, receivedAt, write: w });
   s.insertEvent.run(
     id,
     w.orgId,
@@ -321,6 +366,7 @@ function insertOne(s: Store, w: EventWrite, sourceStatus: string, ms: number, re
     w.schemaErrors,
     w.eventType,
     receivedAt,
+    taken === null ? null : receivedAt,
   );
   return { kind: "stored", id, receivedAt, status, dedupStatus, duplicateOf };
 }

@@ -8,7 +8,7 @@ import { wakeable } from "../runtime/wakeable";
 import { startJobRunner } from "./jobRunner";
 import { queueStats } from "./queue";
 import { onEventsStored } from "../db/ingestStore";
-import { announceRouted, releaseHeldEvents, routePendingEvents, routeStoredEvents, ROUTE_BATCH } from "./router";
+import { ingestRouting, releaseHeldEvents, routePendingEvents, ROUTE_BATCH } from "./router";
 import { startDeliveryWorker } from "./worker";
 
 /**
@@ -66,10 +66,7 @@ export function startDeliveryWork(ctx: BackgroundContext, opts: DeliveryWorkOpti
   // takes the rest: held events released, events a CLI stored in local mode (the poll), and
   // any batch whose routing failed.
   onEventsStored(deps.db, {
-    stored: (events) => {
-      const routed = routeStoredEvents(deps.db, events, (e) => e.write, deps.clock, rules, logger);
-      return () => announceRouted(deps, routed);
-    },
+    begin: () => ingestRouting(deps, rules, logger),
     failed: (error) => {
       logger.error("routing at ingest failed; the router takes these events", { error: error instanceof Error ? error.message : String(error) });
       return () => router.wake();

@@ -5,17 +5,18 @@ import { writeTransaction } from "../db/transaction";
 import { iso } from "../domain/clock";
 import { connectionsBySource, FilterRuleCache, insertQueuedAttempt, newQueuedAttemptThrough, type SourceConnection } from "../domain/deliveries";
 import type { Db } from "../db/open";
+import type { EventWrite, StoredEventsBatch } from "../db/ingestStore";
 import type { FilterRequest } from "./filter";
 import type { Deps } from "../domain/deps";
 import type { Logger } from "../observability/logger";
-import { eventView, type StoredRequest } from "./eventView";
+import { eventView } from "./eventView";
 
 /**
  * Fans stored events out to their connections: one queued attempt (trigger
  * `initial`) per enabled connection of the event's source whose filter
  * matches and whose destination is not disabled; no match, and the event
  * becomes `ignored`. Events this process stores are routed inside ingest's
- * own group commit (routeStoredEvents, from the request in memory); the
+ * own group commit (ingestRouting, from the request in memory); the
  * background router (routePendingEvents) takes the rest: held events once
  * their source is active again, events a CLI stored in local mode, and any
  * batch whose routing at ingest failed. Either way routing is one write
@@ -53,42 +54,68 @@ export async function routePendingEvents(deps: Deps, opts: { limit?: number; rul
 }
 
 /**
- * Routes events inside the transaction that stores them (ingest's group
- * commit): no second transaction, no read back, no wake-up delay. `request`
- * gives an event's request from memory when a filter rule needs it.
+ * Routes the events of one ingest group commit inside its transaction (see
+ * StoredEventsHook): `takes` decides before each event is inserted, from the
+ * request in memory, so the row is written routed (or `ignored`) once;
+ * `stored` queues the first tries after the inserts. No second transaction,
+ * no read back, no wake-up delay.
  */
-export function routeStoredEvents<E extends RoutableEvent>(db: Db, events: E[], request: (event: E) => StoredRequest, clock: Deps["clock"], rules: FilterRuleCache, logger?: Logger): RoutedBatch {
-  if (events.length === 0) return { queued: 0, ignored: [] };
-  return applyRoutes(db, planRoutes(db, events, (e) => eventView(request(e)), rules, logger), clock.now());
+export function ingestRouting(deps: Pick<Deps, "db" | "clock" | "bus">, rules: FilterRuleCache, logger?: Logger): StoredEventsBatch {
+  const bySource = new Map<string, SourceConnection[]>();
+  const matchedOf = new Map<EventWrite, SourceConnection[]>();
+  return {
+    takes(write) {
+      let candidates = bySource.get(write.sourceId);
+      if (!candidates) {
+        candidates = connectionsBySource(deps.db, [write.sourceId]).get(write.sourceId) ?? [];
+        bySource.set(write.sourceId, candidates);
+      }
+      const matched = matchingConnections(candidates, () => eventView(write), rules, logger);
+      matchedOf.set(write, matched);
+      return matched.length > 0;
+    },
+    stored(events) {
+      const plans = events.map((event) => ({ event: event as RoutableEvent, matched: matchedOf.get(event.write) ?? [] }));
+      // Stored routed already, `ignored` ones included (their event.created says so): no status to change.
+      const routed = applyRoutes(deps.db, plans, deps.clock.now(), { stored: true });
+      return () => announceRouted(deps, routed);
+    },
+  };
 }
 
 /** After the routing transaction committed: wake the delivery worker, tell live views about ignored events. */
-export function announceRouted(deps: Pick<Deps, "bus">, routed: RoutedBatch) {
+function announceRouted(deps: Pick<Deps, "bus">, routed: RoutedBatch) {
   if (routed.queued > 0) deps.bus.publish({ type: "delivery.queued" });
   for (const e of routed.ignored) deps.bus.publish({ type: "event.updated", orgId: e.orgId, envId: e.envId, eventId: e.id, sourceId: e.sourceId });
 }
 
-/** The connections each event goes through: enabled, destination not disabled, filter matching. */
+/** The connections each event goes through. */
 function planRoutes<E extends RoutableEvent>(db: Db, events: E[], view: (event: E) => FilterRequest, rules: FilterRuleCache, logger?: Logger) {
   const bySource = connectionsBySource(db, [...new Set(events.map((e) => e.sourceId))]);
-  return events.map((event) => {
-    let seen: FilterRequest | null = null;
-    const candidates = (bySource.get(event.sourceId) ?? []).filter((c) => c.enabled === 1 && c.destinationStatus !== "disabled");
-    const matched = candidates.filter((c) => rules.matches(c, () => (seen ??= view(event)), logger));
-    return { event: event as RoutableEvent, matched };
-  });
+  return events.map((event) => ({ event: event as RoutableEvent, matched: matchingConnections(bySource.get(event.sourceId) ?? [], () => view(event), rules, logger) }));
 }
 
-/** Inside a write transaction: marks each event routed (or ignored), queues its first tries, counts them per connection. */
-function applyRoutes(db: Db, plans: { event: RoutableEvent; matched: SourceConnection[] }[], now: Date): RoutedBatch {
+/** Of a source's connections, those an event goes through: enabled, destination not disabled, filter matching. */
+function matchingConnections(candidates: SourceConnection[], view: () => FilterRequest, rules: FilterRuleCache, logger?: Logger): SourceConnection[] {
+  let seen: FilterRequest | null = null;
+  return candidates.filter((c) => c.enabled === 1 && c.destinationStatus !== "disabled" && rules.matches(c, () => (seen ??= view()), logger));
+}
+
+/**
+ * Inside a write transaction: marks each event routed (or ignored) unless it
+ * was `stored` so, queues its first tries, counts them per connection.
+ */
+function applyRoutes(db: Db, plans: { event: RoutableEvent; matched: SourceConnection[] }[], now: Date, opts: { stored?: boolean } = {}): RoutedBatch {
   const s = deliverySql(db);
   const nowIso = iso(now);
   let queued = 0;
   const ignored: RoutableEvent[] = [];
   const perConnection = new Map<string, { count: number; last: string }>();
   for (const { event, matched } of plans) {
-    if (!s.markRouted.get(event.id, nowIso, matched.length === 0 ? "ignored" : "pending")) continue;
-    if (matched.length === 0) ignored.push(event);
+    if (!opts.stored) {
+      if (!s.markRouted.get(event.id, nowIso, matched.length === 0 ? "ignored" : "pending")) continue;
+      if (matched.length === 0) ignored.push(event);
+    }
     for (const c of matched) {
       insertQueuedAttempt(db, newQueuedAttemptThrough(event, c, { triggerType: "initial", now }));
       queued++;

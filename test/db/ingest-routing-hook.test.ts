@@ -6,10 +6,11 @@ import { scopeOf, type TestScope } from "../helpers/rows";
 import { startTestServer, type TestServer } from "../helpers/server";
 
 /**
- * The hook every ingest group commit runs (serve routes events there) is in
- * a savepoint of its own: when it throws, what it wrote rolls back, the
- * events are stored all the same (`pending`, unrouted, for the background
- * router), and `failed` decides what happens after the commit.
+ * The hook every ingest group commit runs (serve routes events there)
+ * decides each pending event before it is inserted and writes after the
+ * inserts in a savepoint of its own: when it throws, what it wrote rolls
+ * back, the events are stored all the same (`pending`, unrouted, for the
+ * background router), and `failed` decides what happens after the commit.
  * On a data dir whose server has stopped, so nothing else writes.
  */
 let server: TestServer;
@@ -51,34 +52,45 @@ const write = (): EventWrite => ({
   eventType: null,
 });
 
+const routedAt = (id: string) => store.sqlite.query("SELECT status, routed_at AS routedAt FROM events WHERE id = ?1").get(id) as { status: string; routedAt: string | null };
+const idOf = (r: Awaited<ReturnType<typeof writeEvent>>) => (r.kind === "stored" ? r.id : "");
+
 describe("the group commit's stored-events hook", () => {
-  it("sees the batch's pending events inside the transaction and runs its follow-up after the commit", async () => {
+  it("decides each pending event before its insert, so it is stored routed (or ignored), and runs the follow-up after the commit", async () => {
     let seen: string[] = [];
     let followedUp = false;
+    let asked = 0;
     onEventsStored(store.db, {
-      stored: (events) => {
-        seen = events.map((e) => e.id);
-        return () => (followedUp = true);
-      },
+      begin: () => ({
+        takes: (w) => asked++ === 0 && w.sourceId === sourceId,
+        stored: (events) => {
+          seen = events.map((e) => e.id);
+          return () => (followedUp = true);
+        },
+      }),
       failed: (error) => {
         throw error;
       },
     });
     const [a, b] = await Promise.all([writeEvent(store.db, () => new Date(), write()), writeEvent(store.db, () => new Date(), write())]);
-    expect(a!.kind === "stored" && b!.kind === "stored").toBe(true);
-    expect(seen.sort()).toEqual([a, b].map((r) => (r!.kind === "stored" ? r!.id : "")).sort());
+    expect(seen.sort()).toEqual([idOf(a!), idOf(b!)].sort());
+    expect(routedAt(idOf(a!))).toEqual({ status: "pending", routedAt: expect.any(String) });
+    expect(routedAt(idOf(b!))).toEqual({ status: "ignored", routedAt: expect.any(String) });
     await new Promise((r) => setImmediate(r));
     expect(followedUp).toBe(true);
   });
 
-  it("rolls back what a failing hook wrote, still stores the events, and runs what `failed` returns", async () => {
+  it("rolls back what a failing hook wrote, stores the events pending and unrouted, and runs what `failed` returns", async () => {
     let failure: unknown = null;
     let followedUp = false;
     onEventsStored(store.db, {
-      stored: (events) => {
-        store.sqlite.query("UPDATE events SET status = 'ignored', routed_at = 'x' WHERE id = ?1").run(events[0]!.id);
-        throw new Error("routing broke");
-      },
+      begin: () => ({
+        takes: () => false,
+        stored: (events) => {
+          store.sqlite.query("UPDATE events SET event_type = 'written' WHERE id = ?1").run(events[0]!.id);
+          throw new Error("routing broke");
+        },
+      }),
       failed: (error) => {
         failure = error;
         return () => (followedUp = true);
@@ -86,11 +98,31 @@ describe("the group commit's stored-events hook", () => {
     });
     const result = await writeEvent(store.db, () => new Date(), write());
     expect(result.kind).toBe("stored");
-    const id = result.kind === "stored" ? result.id : "";
-    expect(store.sqlite.query("SELECT status, routed_at FROM events WHERE id = ?1").get(id)).toEqual({ status: "pending", routed_at: null });
+    expect(store.sqlite.query("SELECT status, routed_at, event_type FROM events WHERE id = ?1").get(idOf(result))).toEqual({ status: "pending", routed_at: null, event_type: null });
     expect((failure as Error).message).toBe("routing broke");
     await new Promise((r) => setImmediate(r));
     expect(followedUp).toBe(true);
+  });
+
+  it("stores every event of the batch unrouted when deciding one of them throws", async () => {
+    let failure: unknown = null;
+    let asked = 0;
+    onEventsStored(store.db, {
+      begin: () => ({
+        takes: () => {
+          if (asked++ === 1) throw new Error("no connections today");
+          return true;
+        },
+        stored: () => () => {},
+      }),
+      failed: (error) => {
+        failure = error;
+        return () => {};
+      },
+    });
+    const results = await Promise.all([1, 2, 3].map(() => writeEvent(store.db, () => new Date(), write())));
+    for (const r of results) expect(routedAt(idOf(r))).toEqual({ status: "pending", routedAt: null });
+    expect((failure as Error).message).toBe("no connections today");
     onEventsStored(store.db, null);
   });
 });
