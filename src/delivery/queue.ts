@@ -192,7 +192,7 @@ export function recordOutcomes(db: Db, outcomes: AttemptOutcome[], now: Date): R
     const jobCounts = new Map<string, { succeeded: number; failed: number }>();
     const recorded = new Set<string>();
     for (const o of outcomes) {
-      const row = complete.get(
+      const { changes } = complete.run(
         o.attempt.id,
         o.status,
         o.requestUrl,
@@ -210,7 +210,7 @@ export function recordOutcomes(db: Db, outcomes: AttemptOutcome[], now: Date): R
         o.dlq ? nowIso : null,
         o.attempt.leaseUntil,
       );
-      if (row) recorded.add(row.id);
+      if (changes > 0) recorded.add(o.attempt.id);
     }
     let stale = 0;
     let retriesQueued = 0;
