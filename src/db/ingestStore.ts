@@ -78,7 +78,7 @@ interface Pending {
 }
 
 /** An event a group commit stored routed (`pending` or `ignored`), with the request it was stored from. */
-export interface StoredPendingEvent {
+export interface StoredRoutedEvent {
   id: string;
   orgId: string;
   envId: string;
@@ -105,14 +105,14 @@ export interface StoredEventsBatch {
   /** Before an event is inserted `pending`: whether any connection takes it (false: it is stored `ignored`). Reads only. */
   takes(write: EventWrite): boolean;
   /** After the batch's inserts, in a savepoint: queues the routed events' first tries. Returns what to do once committed. */
-  stored(events: StoredPendingEvent[]): () => void;
+  stored(events: StoredRoutedEvent[]): () => void;
 }
 
-/** One group commit's routing: the hook's batch until it throws, and the events it routed. */
+/** One group commit's routing: the hook's batch (null once it threw), what it threw, and the events it routed. */
 interface Routing {
   batch: StoredEventsBatch | null;
-  error: unknown;
-  routed: StoredPendingEvent[];
+  failure: { error: unknown } | null;
+  routed: StoredRoutedEvent[];
 }
 
 interface Store {
@@ -252,16 +252,16 @@ function flush(s: Store, now: () => Date) {
     return;
   }
   batch.forEach((p, i) => p.resolve(results[i]!));
-  // After the requests' own continuations (which announce event.created), so a status change follows its creation.
+  // After the requests' own continuations (which announce event.created): what routing announces follows it.
   setImmediate(afterCommit);
 }
 
 function beginRouting(s: Store): Routing {
-  const routing: Routing = { batch: null, error: null, routed: [] };
+  const routing: Routing = { batch: null, failure: null, routed: [] };
   try {
     routing.batch = s.hook?.begin() ?? null;
   } catch (error) {
-    routing.error = error;
+    routing.failure = { error };
   }
   return routing;
 }
@@ -273,7 +273,7 @@ function routeOne(routing: Routing, w: EventWrite): boolean | null {
     return routing.batch.takes(w);
   } catch (error) {
     routing.batch = null;
-    routing.error = error;
+    routing.failure = { error };
     return null;
   }
 }
@@ -287,14 +287,17 @@ function routeOne(routing: Routing, w: EventWrite): boolean | null {
 function finishRouting(s: Store, routing: Routing): () => void {
   const hook = s.hook;
   if (!hook) return () => {};
-  try {
-    if (routing.error !== null) throw routing.error;
-    const batch = routing.batch;
-    if (!batch || routing.routed.length === 0) return () => {};
-    return s.sqlite.transaction(() => batch.stored(routing.routed))();
-  } catch (error) {
+  const fail = (error: unknown) => {
     if (routing.routed.length > 0) s.unroute.run(JSON.stringify(routing.routed.map((e) => e.id)));
     return hook.failed(error);
+  };
+  if (routing.failure) return fail(routing.failure.error);
+  const batch = routing.batch;
+  if (!batch || routing.routed.length === 0) return () => {};
+  try {
+    return s.sqlite.transaction(() => batch.stored(routing.routed))();
+  } catch (error) {
+    return fail(error);
   }
 }
 

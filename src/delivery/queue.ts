@@ -190,10 +190,12 @@ export function recordOutcomes(db: Db, outcomes: AttemptOutcome[], now: Date): R
   return writeTransaction(db, () => {
     const settledEvents = new Set<string>();
     const jobCounts = new Map<string, { succeeded: number; failed: number }>();
-    const recorded = new Set<string>();
+    let stale = 0;
+    let retriesQueued = 0;
     for (const o of outcomes) {
+      const a = o.attempt;
       const { changes } = complete.run(
-        o.attempt.id,
+        a.id,
         o.status,
         o.requestUrl,
         o.requestMethod,
@@ -208,15 +210,9 @@ export function recordOutcomes(db: Db, outcomes: AttemptOutcome[], now: Date): R
         o.retryAt ? iso(o.retryAt) : null,
         o.dlq ? 1 : 0,
         o.dlq ? nowIso : null,
-        o.attempt.leaseUntil,
+        a.leaseUntil,
       );
-      if (changes > 0) recorded.add(o.attempt.id);
-    }
-    let stale = 0;
-    let retriesQueued = 0;
-    for (const o of outcomes) {
-      const a = o.attempt;
-      if (!recorded.has(a.id)) {
+      if (changes === 0) {
         stale++;
         continue;
       }

@@ -75,7 +75,7 @@ export function ingestRouting(deps: Pick<Deps, "db" | "clock" | "bus">, rules: F
       return matched.length > 0;
     },
     stored(events) {
-      const plans = events.map((event) => ({ event: event as RoutableEvent, matched: matchedOf.get(event.write) ?? [] }));
+      const plans = events.map((event) => ({ event, matched: matchedOf.get(event.write) ?? [] }));
       // Stored routed already, `ignored` ones included (their event.created says so): no status to change.
       const routed = applyRoutes(deps.db, plans, deps.clock.now(), { stored: true });
       return () => announceRouted(deps, routed);
@@ -92,7 +92,7 @@ function announceRouted(deps: Pick<Deps, "bus">, routed: RoutedBatch) {
 /** The connections each event goes through. */
 function planRoutes<E extends RoutableEvent>(db: Db, events: E[], view: (event: E) => FilterRequest, rules: FilterRuleCache, logger?: Logger) {
   const bySource = connectionsBySource(db, [...new Set(events.map((e) => e.sourceId))]);
-  return events.map((event) => ({ event: event as RoutableEvent, matched: matchingConnections(bySource.get(event.sourceId) ?? [], () => view(event), rules, logger) }));
+  return events.map((event) => ({ event, matched: matchingConnections(bySource.get(event.sourceId) ?? [], () => view(event), rules, logger) }));
 }
 
 /** Of a source's connections, those an event goes through: enabled, destination not disabled, filter matching. */
