@@ -2,6 +2,7 @@ import type { Database, Statement } from "bun:sqlite";
 import { randomUUIDv7 } from "bun";
 import type { Db } from "./open";
 import { sqliteOf } from "./prepared";
+import { inWriteTurn } from "./writeTurn";
 
 /**
  * The ingest hot path's SQL, kept here because it is SQLite-specific: one
@@ -198,62 +199,68 @@ export function writeEvent(db: Db, now: () => Date, write: EventWrite): Promise<
     s.queue.push({ write, resolve, reject });
     if (!s.scheduled) {
       s.scheduled = true;
-      // After this turn's I/O: every request whose body arrived meanwhile joins the batch.
-      setImmediate(() => flush(s, now));
+      flushInNextTurn(db, s, now);
     }
   });
 }
 
-function flush(s: Store, now: () => Date) {
-  s.scheduled = false;
-  const batch = s.queue;
-  s.queue = [];
-  if (batch.length === 0) return;
+/**
+ * The batch is written in the turn's write transaction (writeTurn.ts), after
+ * this turn's I/O: every request whose body arrived meanwhile joins it, and
+ * the delivery pump commits with it.
+ */
+function flushInNextTurn(db: Db, s: Store, now: () => Date) {
+  let batch: Pending[] = [];
+  let afterCommit = () => {};
+  inWriteTurn(db, () => {
+    s.scheduled = false;
+    batch = s.queue;
+    s.queue = [];
+    const written = writeQueued(s, batch, now);
+    afterCommit = written.afterCommit;
+    return written.results;
+  }).then(
+    (results) => {
+      batch.forEach((p, i) => p.resolve(results[i]!));
+      // After the requests' own continuations (which announce event.created): what routing announces follows it.
+      setImmediate(afterCommit);
+    },
+    (error) => {
+      // Nothing of the batch was committed. A locked database would stay locked for each retry too: fail them all now.
+      if (batch.length === 1 || isBusy(error)) {
+        for (const p of batch) p.reject(error);
+        return;
+      }
+      // Otherwise each event again alone, so one bad row fails only its own request.
+      for (const p of batch) {
+        let after = () => {};
+        inWriteTurn(db, () => {
+          const written = writeQueued(s, [p], now);
+          after = written.afterCommit;
+          return written.results[0]!;
+        }).then((result) => {
+          p.resolve(result);
+          setImmediate(after);
+        }, p.reject);
+      }
+    },
+  );
+}
+
+/** Inside the turn's transaction (a savepoint of its own): the batch's events, and what routing announces once committed. */
+function writeQueued(s: Store, batch: Pending[], now: () => Date): { results: WriteResult[]; afterCommit: () => void } {
   // received_at never goes backwards, so (received_at, id) keeps commit order and cursors never skip a late commit.
   const ms = Math.max(now().getTime(), s.lastMs);
   s.lastMs = ms;
   const receivedAt = new Date(ms).toISOString();
-  let results: WriteResult[];
-  let afterCommit = () => {};
-  try {
-    results = s.sqlite
-      .transaction(() => {
-        const routing = beginRouting(s);
-        const stored = writeBatch(s, batch.map((p) => p.write), ms, receivedAt, routing);
-        afterCommit = finishRouting(s, routing);
-        return stored;
-      })
-      .immediate();
-  } catch (error) {
-    // Nothing of the batch was committed. A locked database would stay locked for each retry too: fail them all now.
-    if (isBusy(error)) {
-      for (const p of batch) p.reject(error);
-      return;
-    }
-    // Otherwise retry each event alone, so one bad row fails only its own request.
-    for (const p of batch) {
-      try {
-        let after = () => {};
-        p.resolve(
-          s.sqlite
-            .transaction(() => {
-              const routing = beginRouting(s);
-              const stored = writeBatch(s, [p.write], ms, receivedAt, routing);
-              after = finishRouting(s, routing);
-              return stored[0]!;
-            })
-            .immediate(),
-        );
-        setImmediate(after);
-      } catch (error) {
-        p.reject(error);
-      }
-    }
-    return;
-  }
-  batch.forEach((p, i) => p.resolve(results[i]!));
-  // After the requests' own continuations (which announce event.created): what routing announces follows it.
-  setImmediate(afterCommit);
+  const routing = beginRouting(s);
+  const results = writeBatch(s, batch.map((p) => p.write), ms, receivedAt, routing);
+  return { results, afterCommit: finishRouting(s, routing) };
+}
+
+function isBusy(error: unknown): boolean {
+  const code = (error as { code?: unknown } | null)?.code;
+  return (typeof code === "string" && /^SQLITE_(BUSY|LOCKED)/.test(code)) || (error instanceof Error && /database is locked|busy/i.test(error.message));
 }
 
 function beginRouting(s: Store): Routing {
@@ -299,11 +306,6 @@ function finishRouting(s: Store, routing: Routing): () => void {
   } catch (error) {
     return fail(error);
   }
-}
-
-function isBusy(error: unknown): boolean {
-  const code = (error as { code?: unknown } | null)?.code;
-  return (typeof code === "string" && /^SQLITE_(BUSY|LOCKED)/.test(code)) || (error instanceof Error && /database is locked|busy/i.test(error.message));
 }
 
 /**

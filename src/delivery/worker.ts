@@ -8,6 +8,7 @@ import type { Metrics } from "../observability/metrics";
 import type { BackgroundTask } from "../runtime/tasks";
 import { eventView } from "./eventView";
 import { writeTransaction } from "../db/transaction";
+import { inWriteTurn } from "../db/writeTurn";
 import { claimDue, nextDueAt, recordOutcomes, releaseClaims, releaseOrphanedClaims, type AttemptOutcome, type AttemptRow } from "./queue";
 import { DestinationPacer } from "./rateLimiter";
 import { decideRetry } from "./retryPolicy";
@@ -23,7 +24,8 @@ import { TtlCache } from "./ttlCache";
  * next ready row at once, and no claim, event read or commit sits between one
  * request and the next. The pump records every outcome that finished since it
  * last ran and, when the ready list runs low, claims the next batch, in one
- * write transaction (group commit). Rows claimed and not yet recorded
+ * write transaction (group commit): the turn's, which ingest's group commit
+ * shares (src/db/writeTurn.ts). Rows claimed and not yet recorded
  * (sending, awaiting their record, ready) never exceed twice the
  * concurrency: that bounds what a crash can repeat.
  * It is woken by the bus (`delivery.queued`), by finished deliveries, by a
@@ -102,14 +104,14 @@ export function startDeliveryWorker(deps: Deps, opts: DeliveryWorkerOptions): De
       pumpAgain = true;
       return;
     }
+    // At once: the pump's writes wait for the turn's write transaction anyway, which they share with ingest.
+    if (delayMs === 0) return void pump();
     if (pumpScheduled) return;
     pumpScheduled = true;
-    const go = () => {
+    setTimeout(() => {
       pumpScheduled = false;
       void pump();
-    };
-    if (delayMs > 0) setTimeout(go, delayMs);
-    else setImmediate(go);
+    }, delayMs);
   }
 
   function armTimer(at: number) {
@@ -139,16 +141,16 @@ export function startDeliveryWorker(deps: Deps, opts: DeliveryWorkerOptions): De
           for (const c of ready) releases.push(c.row);
           ready = [];
         }
-        const now = clock.now();
-        const exclude = pacer.blocked(now.getTime());
-        // One write transaction records what finished and claims what comes next: one commit, not two.
+        // One write transaction records what finished and claims what comes next: the turn's, shared with ingest.
         let afterCommit: () => void = () => {};
         let want = 0;
-        const rows = writeTransaction(db, () => {
+        const rows = await inWriteTurn(db, () => {
           afterCommit = recordFinished();
           // Claims come in batches: once the ready list runs low, enough for every free slot and one more round.
           want = stopped || drained || ready.length >= opts.concurrency ? 0 : readyTarget - held() - ready.length;
-          return want > 0 ? claimDue(db, { now, limit: want, exclude, oneEach: pacer.rateLimited() }) : [];
+          if (want === 0) return [];
+          const now = clock.now();
+          return claimDue(db, { now, limit: want, exclude: pacer.blocked(now.getTime()), oneEach: pacer.rateLimited() });
         });
         afterCommit();
         if (want > 0 && rows.length < want) drained = true;

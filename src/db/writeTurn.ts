@@ -1,0 +1,82 @@
+import type { Database } from "bun:sqlite";
+import type { Db } from "./open";
+import { sqliteOf } from "./prepared";
+
+/**
+ * One write transaction per event-loop turn, shared by the hot writers of
+ * `serve` (ingest's group commit and the delivery pump): whatever asks for a
+ * write during a turn runs in the same BEGIN IMMEDIATE … COMMIT once the
+ * turn's I/O is done. A commit costs by the pages it writes, and these
+ * writers dirty the same newest pages (the events and attempts just inserted
+ * are the ones being completed), so two commits a turn cost nearly twice one
+ * (docs/performance.md, fifth round).
+ *
+ * Each unit runs in a savepoint of its own: one that throws is rolled back
+ * alone and its promise rejects; the others still commit. If BEGIN or COMMIT
+ * fails, every unit of the turn rejects with that error. A promise resolves
+ * only after the COMMIT, so a caller that answers after it answers with its
+ * writes on disk. Work must be synchronous (see transaction.ts).
+ */
+interface Unit {
+  work: () => unknown;
+  resolve(value: unknown): void;
+  reject(error: unknown): void;
+}
+
+interface Turn {
+  units: Unit[];
+  scheduled: boolean;
+}
+
+const turns = new WeakMap<Database, Turn>();
+
+export function inWriteTurn<T>(db: Db, work: () => T): Promise<T> {
+  const sqlite = sqliteOf(db);
+  let turn = turns.get(sqlite);
+  if (!turn) turns.set(sqlite, (turn = { units: [], scheduled: false }));
+  const current = turn;
+  return new Promise<T>((resolve, reject) => {
+    current.units.push({ work, resolve: resolve as (value: unknown) => void, reject });
+    if (!current.scheduled) {
+      current.scheduled = true;
+      setImmediate(() => runTurn(sqlite, current));
+    }
+  });
+}
+
+type Settled = { ok: true; value: unknown } | { ok: false; error: unknown };
+
+function runTurn(sqlite: Database, turn: Turn) {
+  turn.scheduled = false;
+  const units = turn.units;
+  // A unit that asks for another write while it runs gets the next turn.
+  turn.units = [];
+  const settled: Settled[] = [];
+  try {
+    sqlite
+      .transaction(() => {
+        for (const unit of units) {
+          try {
+            // Nested: bun:sqlite makes it a SAVEPOINT, rolled back alone when it throws.
+            const value = sqlite.transaction(() => {
+              const out = unit.work();
+              if (out instanceof Promise) throw new Error("inWriteTurn: work must be synchronous (see src/db/transaction.ts)");
+              return out;
+            })();
+            settled.push({ ok: true, value });
+          } catch (error) {
+            settled.push({ ok: false, error });
+          }
+        }
+      })
+      .immediate();
+  } catch (error) {
+    for (const unit of units) unit.reject(error);
+    return;
+  }
+  units.forEach((unit, i) => {
+    const s = settled[i]!;
+    if (s.ok) unit.resolve(s.value);
+    else unit.reject(s.error);
+  });
+}
