@@ -247,7 +247,7 @@ function flushInNextTurn(db: Db, s: Store, now: () => Date) {
   );
 }
 
-/** Inside the turn's transaction (a savepoint of its own): the batch's events, and what routing announces once committed. */
+/** Inside the turn's transaction: the batch's events, and what routing announces once committed. */
 function writeQueued(s: Store, batch: Pending[], now: () => Date): { results: WriteResult[]; afterCommit: () => void } {
   // received_at never goes backwards, so (received_at, id) keeps commit order and cursors never skip a late commit.
   const ms = Math.max(now().getTime(), s.lastMs);

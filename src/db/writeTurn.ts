@@ -11,8 +11,9 @@ import { sqliteOf } from "./prepared";
  * are the ones being completed), so two commits a turn cost nearly twice one
  * (docs/performance.md, fifth round).
  *
- * Each unit runs in a savepoint of its own: one that throws is rolled back
- * alone and its promise rejects; the others still commit. If BEGIN or COMMIT
+ * Each unit that shares its turn runs in a savepoint of its own: one that
+ * throws is rolled back alone and its promise rejects; the others still
+ * commit. If BEGIN or COMMIT
  * fails, every unit of the turn rejects with that error. A promise resolves
  * only after the COMMIT, so a caller that answers after it answers with its
  * writes on disk. Work must be synchronous (see transaction.ts).
@@ -51,19 +52,18 @@ function runTurn(sqlite: Database, turn: Turn) {
   const units = turn.units;
   // A unit that asks for another write while it runs gets the next turn.
   turn.units = [];
+  // Alone in its turn, a unit needs no savepoint: its rollback is the transaction's. (A savepoint
+  // copies every page it is the first to change into a journal in memory.)
+  const alone = units.length === 1;
   const settled: Settled[] = [];
   try {
     sqlite
       .transaction(() => {
+        if (alone) return void settled.push({ ok: true, value: synchronous(units[0]!.work) });
         for (const unit of units) {
           try {
             // Nested: bun:sqlite makes it a SAVEPOINT, rolled back alone when it throws.
-            const value = sqlite.transaction(() => {
-              const out = unit.work();
-              if (out instanceof Promise) throw new Error("inWriteTurn: work must be synchronous (see src/db/transaction.ts)");
-              return out;
-            })();
-            settled.push({ ok: true, value });
+            settled.push({ ok: true, value: sqlite.transaction(() => synchronous(unit.work))() });
           } catch (error) {
             settled.push({ ok: false, error });
           }
@@ -79,4 +79,10 @@ function runTurn(sqlite: Database, turn: Turn) {
     if (s.ok) unit.resolve(s.value);
     else unit.reject(s.error);
   });
+}
+
+function synchronous(work: () => unknown): unknown {
+  const out = work();
+  if (out instanceof Promise) throw new Error("inWriteTurn: work must be synchronous (see src/db/transaction.ts)");
+  return out;
 }

@@ -67,6 +67,19 @@ describe("inWriteTurn", () => {
     expect(committed()).toEqual(["kept", "also kept"]);
   });
 
+  it("rolls back a unit alone in its turn when it throws, and rejects it", async () => {
+    clear();
+    await expect(
+      inWriteTurn(store.db, () => {
+        log("alone");
+        throw new Error("bad row");
+      }),
+    ).rejects.toThrow("bad row");
+    expect(committed()).toEqual([]);
+    await inWriteTurn(store.db, () => log("next"));
+    expect(committed()).toEqual(["next"]);
+  });
+
   it("gives a unit that asks for a write while it runs the next turn", async () => {
     clear();
     let inner: Promise<unknown> | null = null;
