@@ -6,17 +6,17 @@ import { sqliteOf } from "./prepared";
  * One write transaction per event-loop turn, shared by the hot writers of
  * `serve` (ingest's group commit and the delivery pump): whatever asks for a
  * write during a turn runs in the same BEGIN IMMEDIATE … COMMIT once the
- * turn's I/O is done. A commit costs by the pages it writes, and these
+ * turn's I/O is done. A commit's cost is the pages it writes, and these
  * writers dirty the same newest pages (the events and attempts just inserted
  * are the ones being completed), so two commits a turn cost nearly twice one
  * (docs/performance.md, fifth round).
  *
  * Each unit that shares its turn runs in a savepoint of its own: one that
  * throws is rolled back alone and its promise rejects; the others still
- * commit. If BEGIN or COMMIT
- * fails, every unit of the turn rejects with that error. A promise resolves
- * only after the COMMIT, so a caller that answers after it answers with its
- * writes on disk. Work must be synchronous (see transaction.ts).
+ * commit. If BEGIN or COMMIT fails, every unit of the turn rejects with that
+ * error. A promise resolves only after the COMMIT, so a caller that answers
+ * after it answers with its writes on disk. Work must be synchronous (see
+ * transaction.ts).
  */
 interface Unit {
   work: () => unknown;
