@@ -23,12 +23,11 @@ export interface Proc {
 }
 
 /**
- * Starts dist/hookrelay serve on a fresh temp data dir; resolves once it listens.
+ * Starts dist/hookrelay serve on a fresh temp data dir (or on `dataDir`, a restart); resolves once it listens.
  * BENCH_CPU_PROFILE=<dir> runs the sources under `bun --cpu-prof` instead, writing a profile there on exit.
  * BENCH_ECHO=1 copies the server's stderr to ours (its log, at level warn).
  */
-export async function startHookrelay(env: Record<string, string> = {}): Promise<Proc & { dataDir: string }> {
-  const dataDir = mkdtempSync(join(tmpdir(), "hookrelay-bench-"));
+export async function startHookrelay(env: Record<string, string> = {}, dataDir = mkdtempSync(join(tmpdir(), "hookrelay-bench-"))): Promise<Proc & { dataDir: string }> {
   const profileDir = process.env.BENCH_CPU_PROFILE;
   const command = profileDir ? ["bun", "--cpu-prof", `--cpu-prof-dir=${profileDir}`, join(root, "cli/main.ts")] : [binary];
   const child = spawn(command[0]!, [...command.slice(1), "serve", "--port", "0", "--host", "127.0.0.1", "--data-dir", dataDir, "--log-level", "warn"], {
