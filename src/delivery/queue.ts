@@ -81,7 +81,7 @@ export function claimDue(db: Db, opts: ClaimOptions): AttemptRow[] {
     }
     if (claimed.length < opts.limit) claimed.push(...s.leaseExpired.all(now, opts.limit - claimed.length));
     if (claimed.length === 0) return claimed;
-    s.claim.run(JSON.stringify(claimed.map((r) => r.id)), lease);
+    s.claim.run(JSON.stringify(claimed.map((r) => r.rowId)), lease);
     for (const row of claimed) row.leaseUntil = lease;
     return claimed;
   });
@@ -195,7 +195,7 @@ export function recordOutcomes(db: Db, outcomes: AttemptOutcome[], now: Date): R
     for (const o of outcomes) {
       const a = o.attempt;
       const { changes } = complete.run(
-        a.id,
+        a.rowId,
         o.status,
         o.requestUrl,
         o.requestMethod,
@@ -211,6 +211,7 @@ export function recordOutcomes(db: Db, outcomes: AttemptOutcome[], now: Date): R
         o.dlq ? 1 : 0,
         o.dlq ? nowIso : null,
         a.leaseUntil,
+        a.id,
       );
       if (changes === 0) {
         stale++;
