@@ -3,7 +3,6 @@ import type { Db } from "../db/open";
 import { deliveryAttempts, jobs } from "../db/schema";
 import { deliverySql, type AttemptRow } from "../db/deliverySql";
 import { preparedFor } from "../db/prepared";
-import { writeTransaction } from "../db/transaction";
 import { insertQueuedAttempt, newAttemptId } from "../domain/deliveries";
 import { iso } from "../domain/clock";
 import { refreshEventStatuses, type ChangedEvent } from "../domain/eventStatus";
@@ -55,36 +54,36 @@ export interface ClaimOptions {
  * 100k is never scanned. Destinations take turns (one row each in turn, oldest
  * first within each), so one destination's backlog never starves another's.
  *
- * SQLite dialect: reads and updates in one write transaction, atomic because
- * SQLite has one writer. A PostgreSQL implementation would select the ids
- * with FOR UPDATE SKIP LOCKED so several processes can claim side by side.
+ * Inside the caller's write transaction (the worker's pump): the read and
+ * the UPDATE must not be split by another writer. SQLite dialect: atomic
+ * because SQLite has one writer. A PostgreSQL implementation would select
+ * the ids with FOR UPDATE SKIP LOCKED so several processes can claim side
+ * by side.
  */
 export function claimDue(db: Db, opts: ClaimOptions): AttemptRow[] {
   const s = deliverySql(db);
   const now = iso(opts.now);
   const lease = iso(new Date(opts.now.getTime() + LEASE_MS));
-  return writeTransaction(db, () => {
-    const perDestination = claimableDestinations(db, opts.exclude).map((destinationId) =>
-      s.dueOf.all(destinationId, now, opts.oneEach?.has(destinationId) ? 1 : opts.limit),
-    );
-    const claimed: AttemptRow[] = [];
-    for (let turn = 0; claimed.length < opts.limit; turn++) {
-      let any = false;
-      for (const rows of perDestination) {
-        const row = rows[turn];
-        if (!row) continue;
-        any = true;
-        claimed.push(row);
-        if (claimed.length >= opts.limit) break;
-      }
-      if (!any) break;
+  const perDestination = claimableDestinations(db, opts.exclude).map((destinationId) =>
+    s.dueOf.all(destinationId, now, opts.oneEach?.has(destinationId) ? 1 : opts.limit),
+  );
+  const claimed: AttemptRow[] = [];
+  for (let turn = 0; claimed.length < opts.limit; turn++) {
+    let any = false;
+    for (const rows of perDestination) {
+      const row = rows[turn];
+      if (!row) continue;
+      any = true;
+      claimed.push(row);
+      if (claimed.length >= opts.limit) break;
     }
-    if (claimed.length < opts.limit) claimed.push(...s.leaseExpired.all(now, opts.limit - claimed.length));
-    if (claimed.length === 0) return claimed;
-    s.claim.run(JSON.stringify(claimed.map((r) => r.rowId)), lease);
-    for (const row of claimed) row.leaseUntil = lease;
-    return claimed;
-  });
+    if (!any) break;
+  }
+  if (claimed.length < opts.limit) claimed.push(...s.leaseExpired.all(now, opts.limit - claimed.length));
+  if (claimed.length === 0) return claimed;
+  s.claim.run(JSON.stringify(claimed.map((r) => r.rowId)), lease);
+  for (const row of claimed) row.leaseUntil = lease;
+  return claimed;
 }
 
 const releaseStatement = preparedFor((db) =>
@@ -179,78 +178,79 @@ const jobStatements = preparedFor((db) => ({
 }));
 
 /**
- * Records outcomes of finished deliveries in one write transaction: the
- * row's request/response details, the next try as a new queued row, the
- * DLQ flag, replay job counters and the statuses of the events concerned.
+ * Records outcomes of finished deliveries: the row's request/response
+ * details, the next try as a new queued row, the DLQ flag, replay job
+ * counters and the statuses of the events concerned. Inside the caller's
+ * write transaction (the worker's pump), which it does not nest: a nested
+ * one is a savepoint plus a drizzle transaction object, a cost per pump
+ * that showed in profiles.
  */
 export function recordOutcomes(db: Db, outcomes: AttemptOutcome[], now: Date): RecordedOutcomes {
   const nowIso = iso(now);
   const s = jobStatements(db);
   const complete = deliverySql(db).complete;
-  return writeTransaction(db, () => {
-    const settledEvents = new Set<string>();
-    const jobCounts = new Map<string, { succeeded: number; failed: number }>();
-    let stale = 0;
-    let retriesQueued = 0;
-    for (const o of outcomes) {
-      const a = o.attempt;
-      const { changes } = complete.run(
-        a.rowId,
-        o.status,
-        o.requestUrl,
-        o.requestMethod,
-        o.requestHeaders,
-        o.requestBodySize,
-        o.responseStatus,
-        o.responseHeaders,
-        o.responseBody,
-        o.durationMs,
-        o.error,
-        o.errorDetail,
-        o.retryAt ? iso(o.retryAt) : null,
-        o.dlq ? 1 : 0,
-        o.dlq ? nowIso : null,
-        a.leaseUntil,
-        a.id,
-      );
-      if (changes === 0) {
-        stale++;
-        continue;
-      }
-      if (o.retryAt) {
-        retriesQueued++;
-        insertQueuedAttempt(db, {
-          id: newAttemptId(),
-          orgId: a.orgId,
-          envId: a.envId,
-          eventId: a.eventId,
-          connectionId: a.connectionId,
-          destinationId: a.destinationId,
-          requestUrl: a.requestUrl,
-          requestMethod: a.requestMethod,
-          status: "queued",
-          attemptNumber: (a.attemptNumber ?? 1) + 1,
-          triggerType: "retry",
-          scheduledAt: iso(o.retryAt),
-          noRetry: a.noRetry,
-          jobId: a.jobId,
-          createdAt: nowIso,
-        });
-        continue;
-      }
-      if (a.triggerType === "replay") {
-        if (a.jobId) {
-          const c = jobCounts.get(a.jobId) ?? { succeeded: 0, failed: 0 };
-          if (o.status === "success") c.succeeded++;
-          else c.failed++;
-          jobCounts.set(a.jobId, c);
-        }
-        continue;
-      }
-      settledEvents.add(a.eventId);
+  const settledEvents = new Set<string>();
+  const jobCounts = new Map<string, { succeeded: number; failed: number }>();
+  let stale = 0;
+  let retriesQueued = 0;
+  for (const o of outcomes) {
+    const a = o.attempt;
+    const { changes } = complete.run(
+      a.rowId,
+      o.status,
+      o.requestUrl,
+      o.requestMethod,
+      o.requestHeaders,
+      o.requestBodySize,
+      o.responseStatus,
+      o.responseHeaders,
+      o.responseBody,
+      o.durationMs,
+      o.error,
+      o.errorDetail,
+      o.retryAt ? iso(o.retryAt) : null,
+      o.dlq ? 1 : 0,
+      o.dlq ? nowIso : null,
+      a.leaseUntil,
+      a.id,
+    );
+    if (changes === 0) {
+      stale++;
+      continue;
     }
-    for (const [id, c] of jobCounts) s.countJob.run({ id, ...c });
-    const changedEvents = refreshEventStatuses(db, settledEvents);
-    return { changedEvents, settledJobIds: [...jobCounts.keys()], stale, retriesQueued };
-  });
+    if (o.retryAt) {
+      retriesQueued++;
+      insertQueuedAttempt(db, {
+        id: newAttemptId(),
+        orgId: a.orgId,
+        envId: a.envId,
+        eventId: a.eventId,
+        connectionId: a.connectionId,
+        destinationId: a.destinationId,
+        requestUrl: a.requestUrl,
+        requestMethod: a.requestMethod,
+        status: "queued",
+        attemptNumber: (a.attemptNumber ?? 1) + 1,
+        triggerType: "retry",
+        scheduledAt: iso(o.retryAt),
+        noRetry: a.noRetry,
+        jobId: a.jobId,
+        createdAt: nowIso,
+      });
+      continue;
+    }
+    if (a.triggerType === "replay") {
+      if (a.jobId) {
+        const c = jobCounts.get(a.jobId) ?? { succeeded: 0, failed: 0 };
+        if (o.status === "success") c.succeeded++;
+        else c.failed++;
+        jobCounts.set(a.jobId, c);
+      }
+      continue;
+    }
+    settledEvents.add(a.eventId);
+  }
+  for (const [id, c] of jobCounts) s.countJob.run({ id, ...c });
+  const changedEvents = refreshEventStatuses(db, settledEvents);
+  return { changedEvents, settledJobIds: [...jobCounts.keys()], stale, retriesQueued };
 }
