@@ -66,15 +66,11 @@ export interface OutgoingRequest {
 export function buildRequest(opts: { target: SendTarget; event: SendEvent; transformed?: { value: unknown }; attemptNumber: number; now: Date }): OutgoingRequest {
   const { target, event } = opts;
   const headers: Record<string, string> = {};
-  const connectionListed = new Set(
-    String(event.headers["connection"] ?? "")
-      .split(",")
-      .map((h) => h.trim().toLowerCase())
-      .filter(Boolean),
-  );
+  const connection = event.headers["connection"];
+  const connectionListed = connection ? new Set(String(connection).split(",").map((h) => h.trim().toLowerCase())) : null;
   for (const [rawName, value] of Object.entries(event.headers)) {
     const name = rawName.toLowerCase();
-    if (DROPPED_HEADERS.has(name) || connectionListed.has(name) || name.startsWith("x-hookrelay-")) continue;
+    if (DROPPED_HEADERS.has(name) || connectionListed?.has(name) || name.startsWith("x-hookrelay-")) continue;
     if (value === undefined || value === null) continue;
     headers[name] = Array.isArray(value) ? value.join(", ") : String(value);
   }
@@ -92,7 +88,7 @@ export function buildRequest(opts: { target: SendTarget; event: SendEvent; trans
 
   const authed = applyDestinationAuth(target.url, headers, target.auth);
   const url = authed.url;
-  Object.assign(headers, authed.headers);
+  if (authed.headers !== headers) Object.assign(headers, authed.headers);
   const auth = target.auth;
   const secretHeaders = auth.type === "basic" || auth.type === "bearer" ? ["authorization"] : auth.type === "api_key" && auth.to !== "query" ? [auth.key.toLowerCase()] : [];
 
@@ -142,14 +138,14 @@ export async function send(request: OutgoingRequest, opts: { timeoutMs: number; 
 
   const signal = AbortSignal.timeout(opts.timeoutMs);
   let url = new URL(request.url);
-  const headers = { ...request.headers };
+  let headers = request.headers;
   try {
     const target = await resolveAllowedTarget(url, opts.blockPrivate);
     const checkedHost = target.family === 6 ? `[${target.address}]` : target.address;
     if (url.protocol === "http:" && url.hostname !== checkedHost) {
       // Connect to the address that was checked, so a second DNS answer cannot differ (DNS rebinding).
       // https keeps the name: certificate checks need it; its remaining window is documented in docs/delivery.md.
-      headers["host"] = url.host;
+      headers = { ...headers, host: url.host };
       url = new URL(url);
       url.hostname = checkedHost;
     }
@@ -161,7 +157,7 @@ export async function send(request: OutgoingRequest, opts: { timeoutMs: number; 
 
   try {
     const res = await fetch(url, { method: request.method, headers, body: request.body as BodyInit | null, redirect: "manual", signal });
-    const responseHeaders = Object.fromEntries(res.headers);
+    const responseHeaders = flatHeaders(res.headers);
     const responseBody = await readLimited(res, RESPONSE_BODY_LIMIT);
     const ok = res.status >= 200 && res.status < 300;
     return {
@@ -180,6 +176,15 @@ export async function send(request: OutgoingRequest, opts: { timeoutMs: number; 
     const e = err as { code?: string; message?: string };
     return failure("connection_error", [e.code, e.message].filter(Boolean).join(": ") || "connection failed");
   }
+}
+
+/** Response headers as one string per name; several `set-cookie`s joined as the others are. */
+function flatHeaders(headers: Headers): Record<string, string> {
+  // Bun's toJSON: a plain object at once, instead of iterating entries.
+  const json = headers.toJSON() as Record<string, string | string[]>;
+  const cookies = json["set-cookie"];
+  if (Array.isArray(cookies)) json["set-cookie"] = cookies.join(", ");
+  return json as Record<string, string>;
 }
 
 /** Reads at most `limit` bytes of a response body, then stops downloading. */

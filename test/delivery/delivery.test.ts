@@ -101,6 +101,22 @@ describe("a delivered event", () => {
     const [attempt] = await listAttempts(server, key, { event_id: eventId });
     expect(attempt.response_body.length).toBe(16 * 1024);
   });
+
+  it("stores the response headers, one string per name (several set-cookie joined)", async () => {
+    const p = await pipeline(server, key, { url: `${sink.url}/cookies` });
+    sink.respond = (r) => {
+      if (r.path !== "/cookies") return new Response("ok");
+      const headers = new Headers({ "x-receiver": "yes" });
+      headers.append("set-cookie", "a=1");
+      headers.append("set-cookie", "b=2");
+      return new Response("ok", { headers });
+    };
+    const eventId = await sendEvent(server, p.sourceId, { n: 1 });
+    await waitForEventStatus(server, key, eventId, ["delivered"]);
+    sink.respond = () => new Response("ok");
+    const [attempt] = await listAttempts(server, key, { event_id: eventId });
+    expect(JSON.parse(attempt.response_headers)).toMatchObject({ "x-receiver": "yes", "set-cookie": "a=1, b=2" });
+  });
 });
 
 describe("routing", () => {
