@@ -15,18 +15,14 @@
  * backlog does not grow, lag p50 < 20 ms and p99 < 100 ms; RSS < 200 MB.
  */
 import { join } from "node:path";
-import { adminKey, api, cpuSeconds, ensureBinary, machine, peakRssMiB, resetPeakRss, root, rssMiB, startBunProcess, startHookrelay, type Proc } from "./bench/lib";
+import { adminKey, api, cpuSeconds, ensureBinary, machine, numberArg, peakRssMiB, resetPeakRss, root, rssMiB, startBunProcess, startHookrelay, type Proc } from "./bench/lib";
 
-const arg = (name: string, def: number) => {
-  const i = process.argv.indexOf(`--${name}`);
-  return i > 0 ? Number(process.argv[i + 1]) : def;
-};
-const backlog = arg("backlog", 100_000);
-const seconds = arg("seconds", 10);
-const concurrency = arg("concurrency", 32);
-const ingestConnections = arg("connections", 64);
+const backlog = numberArg("backlog", 100_000);
+const seconds = numberArg("seconds", 10);
+const concurrency = numberArg("concurrency", 32);
+const ingestConnections = numberArg("connections", 64);
 /** Steady-phase ingest rate; 0 (default): half the ingest peak measured in phase 2. */
-const steadyRate = arg("steady-rate", 0);
+const steadyRate = numberArg("steady-rate", 0);
 
 ensureBinary();
 console.log(`machine: ${machine()}; delivery concurrency ${concurrency}; backlog ${backlog}; ${seconds} s runs\n`);

@@ -6,14 +6,10 @@
  * within 2× bare p99 + 10 ms.
  */
 import { createHmac } from "node:crypto";
-import { adminKey, api, ensureBinary, load, machine, peakRssMiB, startBareServer, startHookrelay, type LoadResult } from "./bench/lib";
+import { adminKey, api, ensureBinary, load, machine, numberArg, peakRssMiB, startBareServer, startHookrelay, type LoadResult } from "./bench/lib";
 
-const arg = (name: string, def: number) => {
-  const i = process.argv.indexOf(`--${name}`);
-  return i > 0 ? Number(process.argv[i + 1]) : def;
-};
-const seconds = arg("seconds", 10);
-const connections = arg("connections", 64);
+const seconds = numberArg("seconds", 10);
+const connections = numberArg("connections", 64);
 
 const secret = "bench-secret";
 const body = JSON.stringify({ type: "order.created", data: { id: "ord_123", amount: 4200, currency: "eur", items: [{ sku: "a", qty: 1 }] } });

@@ -17,16 +17,12 @@
  * dir of a failed run for a look inside.
  */
 import { rmSync } from "node:fs";
-import { adminKey, api, ensureBinary, machine, startHookrelay, type Proc } from "./bench/lib";
+import { adminKey, api, ensureBinary, machine, numberArg, startHookrelay, type Proc } from "./bench/lib";
 
-const arg = (name: string, def: number) => {
-  const i = process.argv.indexOf(`--${name}`);
-  return i > 0 ? Number(process.argv[i + 1]) : def;
-};
-const EVENTS = arg("events", 20_000);
-const KILLS = arg("kills", 3);
-const SENDERS = arg("senders", 32);
-const LATENCY_MS = arg("latency-ms", 2);
+const EVENTS = numberArg("events", 20_000);
+const KILLS = numberArg("kills", 3);
+const SENDERS = numberArg("senders", 32);
+const LATENCY_MS = numberArg("latency-ms", 2);
 /** The server's default (docs/configuration.md): what a crash can repeat is bounded by it. */
 const CONCURRENCY = 32;
 

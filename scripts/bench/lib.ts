@@ -9,6 +9,12 @@ export const root = join(import.meta.dir, "../..");
 export const binary = process.env.HOOKRELAY_BENCH_BINARY ?? join(root, "dist/hookrelay");
 export const ADMIN = { email: "bench@localhost", password: "bench-password-123" };
 
+/** `--name <number>` from the command line, or `def`. */
+export function numberArg(name: string, def: number): number {
+  const i = process.argv.indexOf(`--${name}`);
+  return i > 0 ? Number(process.argv[i + 1]) : def;
+}
+
 export function ensureBinary() {
   if (existsSync(binary) && !process.argv.includes("--rebuild")) return;
   const r = spawnSync("bun", ["scripts/build.ts"], { cwd: root, stdio: "inherit" });
