@@ -210,29 +210,35 @@ export function writeEvent(db: Db, now: () => Date, write: EventWrite): Promise<
  * the delivery pump commits with it.
  */
 function flushInNextTurn(db: Db, s: Store, now: () => Date) {
-  let batch: Pending[] = [];
+  let batch: Pending[] | null = null;
+  const take = () => {
+    s.scheduled = false;
+    const taken = s.queue;
+    s.queue = [];
+    return taken;
+  };
   let afterCommit = () => {};
   inWriteTurn(db, () => {
-    s.scheduled = false;
-    batch = s.queue;
-    s.queue = [];
+    batch = take();
     const written = writeQueued(s, batch, now);
     afterCommit = written.afterCommit;
     return written.results;
   }).then(
     (results) => {
-      batch.forEach((p, i) => p.resolve(results[i]!));
+      batch!.forEach((p, i) => p.resolve(results[i]!));
       // After the requests' own continuations (which announce event.created): what routing announces follows it.
       setImmediate(afterCommit);
     },
     (error) => {
+      // When the transaction could not even begin, the batch was never taken: it is still queued.
+      const failed = batch ?? take();
       // Nothing of the batch was committed. A locked database would stay locked for each retry too: fail them all now.
-      if (batch.length === 1 || isBusy(error)) {
-        for (const p of batch) p.reject(error);
+      if (failed.length === 1 || isBusy(error)) {
+        for (const p of failed) p.reject(error);
         return;
       }
       // Otherwise each event again alone, so one bad row fails only its own request.
-      for (const p of batch) {
+      for (const p of failed) {
         let after = () => {};
         inWriteTurn(db, () => {
           const written = writeQueued(s, [p], now);

@@ -1,3 +1,4 @@
+import { Database } from "bun:sqlite";
 import { rmSync } from "node:fs";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { writeEvent, type EventWrite } from "../../src/db/ingestStore";
@@ -87,6 +88,23 @@ describe("group commit writer", () => {
     expect(settled.map((s) => s.status)).toEqual(["fulfilled", "rejected", "fulfilled"]);
     expect(counters("src_a")).toMatchObject({ event_count: 2, request_count: 2 });
     expect((store.sqlite.query("select count(*) as n from events").get() as { n: number }).n).toBe(2);
+  });
+
+  it("fails the whole batch when the database is locked, then writes the next one once it is free", async () => {
+    const now = () => clock.now();
+    const holder = new Database(store.path);
+    holder.exec("BEGIN IMMEDIATE");
+    store.sqlite.exec("PRAGMA busy_timeout = 0");
+    try {
+      const settled = await Promise.allSettled([writeEvent(store.db, now, write("src_a")), writeEvent(store.db, now, write("src_a"))]);
+      expect(settled.map((s) => s.status)).toEqual(["rejected", "rejected"]);
+    } finally {
+      holder.exec("ROLLBACK");
+      holder.close();
+      store.sqlite.exec("PRAGMA busy_timeout = 5000");
+    }
+    expect(await writeEvent(store.db, now, write("src_a"))).toMatchObject({ kind: "stored" });
+    expect(counters("src_a")).toMatchObject({ event_count: 1, request_count: 1 });
   });
 
   it("keeps received_at and ids in commit order even when the clock goes back", async () => {
