@@ -14,8 +14,14 @@ export type PrefixedKind = keyof typeof idPrefix;
 
 const HEX32 = /^[0-9a-f]{32}$/;
 
+/**
+ * A new id: a UUIDv7 in hex, so ids sort in creation order (monotonic within
+ * the process). Lists ordered newest first by (created_at, id) stay in
+ * creation order for rows made within the same millisecond, and new rows
+ * land on the newest index pages. Not a secret: tokens come from elsewhere.
+ */
 export function hex32(): string {
-  return crypto.randomUUID().replaceAll("-", "");
+  return Bun.randomUUIDv7("hex").replaceAll("-", "");
 }
 
 export function newId(kind?: PrefixedKind): string {

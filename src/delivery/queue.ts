@@ -3,7 +3,8 @@ import type { Db } from "../db/open";
 import { deliveryAttempts, jobs } from "../db/schema";
 import { deliverySql, type AttemptRow } from "../db/deliverySql";
 import { preparedFor } from "../db/prepared";
-import { insertQueuedAttempt, newAttemptId } from "../domain/deliveries";
+import { newId } from "../contracts/ids";
+import { insertQueuedAttempt } from "../domain/deliveries";
 import { iso } from "../domain/clock";
 import { refreshEventStatuses, type ChangedEvent } from "../domain/eventStatus";
 
@@ -221,7 +222,7 @@ export function recordOutcomes(db: Db, outcomes: AttemptOutcome[], now: Date): R
     if (o.retryAt) {
       retriesQueued++;
       insertQueuedAttempt(db, {
-        id: newAttemptId(),
+        id: newId("attempt"),
         orgId: a.orgId,
         envId: a.envId,
         eventId: a.eventId,

@@ -1,6 +1,6 @@
 import type { FilterRule } from "../contracts/connections";
 import type { TriggerType } from "../contracts/deliveryAttempts";
-import { idPrefix } from "../contracts/ids";
+import { newId } from "../contracts/ids";
 import type { Db } from "../db/open";
 import { deliverySql, type SourceConnection } from "../db/deliverySql";
 import { deliveryAttempts } from "../db/schema";
@@ -17,15 +17,6 @@ import { iso } from "./clock";
 export type AttemptInsert = typeof deliveryAttempts.$inferInsert;
 export type { SourceConnection };
 
-/**
- * Attempt ids are time-ordered (UUIDv7, like event ids): each new row and
- * the completion that follows it touch the newest pages of the primary-key
- * index instead of a random page each.
- */
-export function newAttemptId(): string {
-  return idPrefix.attempt + Bun.randomUUIDv7("hex").replaceAll("-", "");
-}
-
 /** A fresh queued row: the first try of a chain. Retries of it count on from attempt_number 1. */
 export function newQueuedAttempt(fields: {
   orgId: string;
@@ -41,7 +32,7 @@ export function newQueuedAttempt(fields: {
 }): AttemptInsert {
   const now = iso(fields.now);
   return {
-    id: newAttemptId(),
+    id: newId("attempt"),
     orgId: fields.orgId,
     envId: fields.envId,
     eventId: fields.eventId,

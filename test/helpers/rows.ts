@@ -61,7 +61,7 @@ export async function otherOrgKey(server: TestServer): Promise<string> {
   const now = new Date().toISOString();
   const orgId = hex32();
   const envId = hex32();
-  await server.deps.db.insert(organizations).values({ id: orgId, name: "Other", slug: `other-${orgId.slice(0, 8)}`, createdAt: now });
+  await server.deps.db.insert(organizations).values({ id: orgId, name: "Other", slug: `other-${orgId}`, createdAt: now });
   await server.deps.db.insert(environments).values({ id: envId, orgId, name: "production", createdAt: now });
   const created = await createApiKey(server.deps, { orgId, envId, userId: null, via: "local", scopes: "*" }, { name: "other" });
   return created.key;
