@@ -19,15 +19,7 @@ export function registerServe(program: Command) {
     const { startServer } = await import("../../src/server");
     const server = await startServer(config);
     const out = (line: string) => process.stderr.write(line + "\n");
-    out(`hookrelay listening on ${server.url} (data: ${config.dataDir})`);
-    out(`  admin UI  ${server.url}/`);
-    out(`  API       ${server.url}/v1   ingest: ${server.deps.settings.baseUrl}/v1/ingest/src_<id>`);
-    if (server.bootstrap.generatedPassword) {
-      out(`  first start: admin user ${server.bootstrap.email} with password ${server.bootstrap.generatedPassword}`);
-      out(`  (shown only this once; set HOOKRELAY_ADMIN_PASSWORD to choose it)`);
-    } else if (server.bootstrap.created) {
-      out(`  first start: admin user ${server.bootstrap.email} (password from HOOKRELAY_ADMIN_PASSWORD)`);
-    }
+    // Handlers go in before the "listening" line: whoever reads it may signal at once.
     let signalled = false;
     const shutdown = async (signal: string) => {
       if (signalled) process.exit(1);
@@ -38,5 +30,14 @@ export function registerServe(program: Command) {
     };
     process.on("SIGTERM", () => void shutdown("SIGTERM"));
     process.on("SIGINT", () => void shutdown("SIGINT"));
+    out(`hookrelay listening on ${server.url} (data: ${config.dataDir})`);
+    out(`  admin UI  ${server.url}/`);
+    out(`  API       ${server.url}/v1   ingest: ${server.deps.settings.baseUrl}/v1/ingest/src_<id>`);
+    if (server.bootstrap.generatedPassword) {
+      out(`  first start: admin user ${server.bootstrap.email} with password ${server.bootstrap.generatedPassword}`);
+      out(`  (shown only this once; set HOOKRELAY_ADMIN_PASSWORD to choose it)`);
+    } else if (server.bootstrap.created) {
+      out(`  first start: admin user ${server.bootstrap.email} (password from HOOKRELAY_ADMIN_PASSWORD)`);
+    }
   });
 }
