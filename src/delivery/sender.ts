@@ -66,9 +66,9 @@ export interface OutgoingRequest {
 export function buildRequest(opts: { target: SendTarget; event: SendEvent; transformed?: { value: unknown }; attemptNumber: number; now: Date }): OutgoingRequest {
   const { target, event } = opts;
   const headers: Record<string, string> = {};
-  const connection = event.headers["connection"];
-  const connectionListed = connection ? new Set(String(connection).split(",").map((h) => h.trim().toLowerCase())) : null;
-  for (const [rawName, value] of Object.entries(event.headers)) {
+  const connectionListed = connectionListedNames(event.headers["connection"]);
+  for (const rawName in event.headers) {
+    const value = event.headers[rawName];
     const name = rawName.toLowerCase();
     if (DROPPED_HEADERS.has(name) || connectionListed?.has(name) || name.startsWith("x-hookrelay-")) continue;
     if (value === undefined || value === null) continue;
@@ -104,6 +104,18 @@ export function buildRequest(opts: { target: SendTarget; event: SendEvent; trans
   return { url, method, headers, body: sendsBody ? body : null, secretHeaders };
 }
 
+/**
+ * Names a Connection header lists as hop-by-hop besides its own options
+ * (RFC 9110 §7.6.1); null when it lists none, as `keep-alive` and `close`
+ * (nearly every request) do.
+ */
+function connectionListedNames(connection: unknown): Set<string> | null {
+  if (connection === undefined || connection === null) return null;
+  const value = String(connection).toLowerCase();
+  if (value === "keep-alive" || value === "close") return null;
+  return new Set(value.split(",").map((h) => h.trim()));
+}
+
 export type FailureClass = "timeout" | "connection_error" | "ssrf_blocked" | `http_${number}`;
 
 export interface SendResult {
@@ -137,22 +149,29 @@ export async function send(request: OutgoingRequest, opts: { timeoutMs: number; 
   });
 
   const signal = AbortSignal.timeout(opts.timeoutMs);
-  let url = new URL(request.url);
+  let url: URL | string = request.url;
   let headers = request.headers;
-  try {
-    const target = await resolveAllowedTarget(url, opts.blockPrivate);
-    const checkedHost = target.family === 6 ? `[${target.address}]` : target.address;
-    if (url.protocol === "http:" && url.hostname !== checkedHost) {
-      // Connect to the address that was checked, so a second DNS answer cannot differ (DNS rebinding).
-      // https keeps the name: certificate checks need it; its remaining window is documented in docs/delivery.md.
-      headers = { ...headers, host: url.host };
-      url = new URL(url);
-      url.hostname = checkedHost;
+  const allowedKey = `${opts.blockPrivate ? 1 : 0}${request.url}`;
+  if (!allowedLiteralUrls.has(allowedKey)) {
+    try {
+      const parsed = new URL(request.url);
+      const target = await resolveAllowedTarget(parsed, opts.blockPrivate);
+      const checkedHost = target.family === 6 ? `[${target.address}]` : target.address;
+      if (parsed.protocol === "http:" && parsed.hostname !== checkedHost) {
+        // Connect to the address that was checked, so a second DNS answer cannot differ (DNS rebinding).
+        // https keeps the name: certificate checks need it; its remaining window is documented in docs/delivery.md.
+        headers = { ...headers, host: parsed.host };
+        url = new URL(parsed);
+        url.hostname = checkedHost;
+      } else if (target.literal) {
+        if (allowedLiteralUrls.size >= 1000) allowedLiteralUrls.clear();
+        allowedLiteralUrls.add(allowedKey);
+      }
+    } catch (err) {
+      if (err instanceof DestinationRefused) return failure("ssrf_blocked", err.message, false);
+      if (err instanceof DnsFailure) return failure("connection_error", err.message);
+      throw err;
     }
-  } catch (err) {
-    if (err instanceof DestinationRefused) return failure("ssrf_blocked", err.message, false);
-    if (err instanceof DnsFailure) return failure("connection_error", err.message);
-    throw err;
   }
 
   try {
@@ -178,6 +197,13 @@ export async function send(request: OutgoingRequest, opts: { timeoutMs: number; 
   }
 }
 
+/**
+ * URLs naming an address the guard allowed (per blockPrivate setting): such
+ * a verdict never changes and nothing is rewritten, so they are sent as they
+ * are, without parsing or checking them again for every delivery.
+ */
+const allowedLiteralUrls = new Set<string>();
+
 /** Response headers as one string per name; several `set-cookie`s joined as the others are. */
 function flatHeaders(headers: Headers): Record<string, string> {
   // Bun's toJSON: a plain object at once, instead of iterating entries.
@@ -187,11 +213,13 @@ function flatHeaders(headers: Headers): Record<string, string> {
   return json as Record<string, string>;
 }
 
+const utf8 = new TextDecoder();
+
 /** Reads at most `limit` bytes of a response body, then stops downloading. */
 async function readLimited(res: Response, limit: number): Promise<string | null> {
   if (!res.body) return null;
   const declared = Number(res.headers.get("content-length"));
-  if (Number.isFinite(declared) && declared > 0 && declared <= limit) return new TextDecoder().decode(await res.arrayBuffer());
+  if (Number.isFinite(declared) && declared > 0 && declared <= limit) return utf8.decode(await res.arrayBuffer());
   const reader = res.body.getReader();
   const chunks: Uint8Array[] = [];
   let size = 0;
@@ -203,7 +231,7 @@ async function readLimited(res: Response, limit: number): Promise<string | null>
   }
   if (size >= limit) await reader.cancel().catch(() => {});
   const all = Buffer.concat(chunks.map((c) => Buffer.from(c.buffer, c.byteOffset, c.byteLength)));
-  return new TextDecoder().decode(all.subarray(0, limit));
+  return utf8.decode(all.subarray(0, limit));
 }
 
 /** The request headers as stored on the attempt row: secrets redacted. */

@@ -48,6 +48,8 @@ export interface ResolvedTarget {
   /** The address that was checked and will be contacted. */
   address: string;
   family: 4 | 6;
+  /** The URL named the address itself: the verdict never changes. */
+  literal: boolean;
 }
 
 type Lookup = (host: string) => Promise<{ address: string; family: number }[]>;
@@ -84,7 +86,7 @@ export async function resolveAllowedTarget(url: URL, blockPrivate: boolean, reso
     }
   }
   const first = addresses[0]!;
-  const target: ResolvedTarget = { address: first.address, family: first.family === 6 ? 6 : 4 };
+  const target: ResolvedTarget = { address: first.address, family: first.family === 6 ? 6 : 4, literal };
   if (literal) remember(blockPrivate, host, target);
   return target;
 }

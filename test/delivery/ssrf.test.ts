@@ -31,11 +31,11 @@ describe("resolveAllowedTarget", () => {
     await expect(resolveAllowedTarget(new URL("http://metadata.example/"), false, resolve)).rejects.toThrow(DestinationRefused);
     await expect(resolveAllowedTarget(new URL("http://metadata.example/"), false, resolve)).rejects.toThrow(/metadata\.example resolves to 169\.254\.169\.254, a link-local/);
     const ok = await resolveAllowedTarget(new URL("http://fine.example/"), true, async () => [{ address: "93.184.216.34", family: 4 }]);
-    expect(ok).toEqual({ address: "93.184.216.34", family: 4 });
+    expect(ok).toEqual({ address: "93.184.216.34", family: 4, literal: false });
   });
 
   it("takes IP literals as they are, IPv6 in brackets too", async () => {
     await expect(resolveAllowedTarget(new URL("http://[fe80::1]:8080/"), false)).rejects.toThrow(/fe80::1 is a link-local/);
-    expect(await resolveAllowedTarget(new URL("http://127.0.0.1:1/"), false)).toEqual({ address: "127.0.0.1", family: 4 });
+    expect(await resolveAllowedTarget(new URL("http://127.0.0.1:1/"), false)).toEqual({ address: "127.0.0.1", family: 4, literal: true });
   });
 });
