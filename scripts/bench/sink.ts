@@ -2,8 +2,12 @@
  * The delivery benchmark's receiver, run as its own process: answers 200,
  * counts requests, and measures lag from the `sent_at` (ms) in the JSON body
  * to arrival. GET /stats → {count, p50, p99, max, p99FirstHalf, p99SecondHalf}; POST /reset clears.
+ * A request to /capture is answered and kept (its method, headers and body):
+ * GET /captured returns the last one, so the bare loop can send exactly what
+ * a delivery sends.
  */
 let count = 0;
+let captured: { method: string; headers: Record<string, string>; body: string } | null = null;
 let lags: number[] = [];
 const decoder = new TextDecoder();
 
@@ -28,6 +32,11 @@ const server = Bun.serve({
         p99FirstHalf: half(lags.slice(0, mid)),
         p99SecondHalf: half(lags.slice(mid)),
       });
+    }
+    if (url.pathname === "/captured") return Response.json(captured);
+    if (url.pathname === "/capture") {
+      captured = { method: req.method, headers: req.headers.toJSON(), body: await req.text() };
+      return new Response("ok");
     }
     if (url.pathname === "/reset") {
       count = 0;
