@@ -11,12 +11,14 @@
  *   least once;
  * - no destination receives an event of the other source
  *   (x-hookrelay-source-id): nothing goes to the wrong place;
- * - duplicates only for deliveries in flight at a kill: at most twice the
- *   delivery concurrency per destination and kill (docs/delivery.md).
+ * - duplicates only for deliveries in flight at a kill: at most what a
+ *   worker holds (HELD_PER_SLOT times the delivery concurrency) per
+ *   destination and kill (docs/delivery.md).
  * CRASH_TRACE=1 prints progress every second; CRASH_KEEP=1 keeps the data
  * dir of a failed run for a look inside.
  */
 import { rmSync } from "node:fs";
+import { HELD_PER_SLOT } from "../src/delivery/worker";
 import { adminKey, api, ensureBinary, machine, numberArg, startHookrelay, type Proc } from "./bench/lib";
 
 const EVENTS = numberArg("events", 20_000);
@@ -133,7 +135,7 @@ for (const [path, list] of received) {
   const wrong = list.filter((r) => r.sourceId !== sourceId).length;
   const duplicates = list.length - seen.size;
   const unacknowledged = [...seen].filter((id) => !acked.get(sourceId)!.has(id)).length;
-  const bound = KILLS * 2 * CONCURRENCY;
+  const bound = KILLS * HELD_PER_SLOT * CONCURRENCY;
   rows.push([`destination ${path}: requests / distinct events / duplicates (bound ${bound})`, `${list.length} / ${seen.size} / ${duplicates}`]);
   rows.push([`destination ${path}: acknowledged events missing / events of the other source`, `${missing[path]} / ${wrong}`]);
   rows.push([`destination ${path}: delivered though never acknowledged (stored, answer cut by a kill)`, String(unacknowledged - wrong)]);

@@ -25,9 +25,14 @@ import { TtlCache } from "./ttlCache";
  * request and the next. The pump records every outcome that finished since it
  * last ran and, when the ready list runs low, claims the next batch, in one
  * write transaction (group commit): the turn's, which ingest's group commit
- * shares (src/db/writeTurn.ts). Rows claimed and not yet recorded
- * (sending, awaiting their record, ready) never exceed twice the
- * concurrency: that bounds what a crash can repeat.
+ * shares (src/db/writeTurn.ts). While enough rows are ready, outcomes are
+ * recorded a few milliseconds later in bigger batches: claiming, recording
+ * and committing cost less per row in a bigger transaction (a commit writes
+ * the pages its rows share once), which is most of a delivery's CPU when
+ * a backlog drains (docs/performance.md, sixth round). Rows claimed and not
+ * yet recorded (sending, awaiting their record, ready) never exceed
+ * HELD_PER_SLOT times the concurrency; only those sent and not yet recorded
+ * can be delivered twice after a crash.
  * It is woken by the bus (`delivery.queued`), by finished deliveries, by a
  * timer set for the next scheduled retry or rate-limit slot, and by a slow
  * safety poll; never by a tight loop.
@@ -58,14 +63,23 @@ interface Claimed {
   event: ClaimedEvent | null;
 }
 
+/**
+ * Rows a worker holds per sending slot: one sending, its share of a ready
+ * list that keeps every slot busy through a pump, and of outcomes that wait
+ * for a bigger commit.
+ */
+export const HELD_PER_SLOT = 4;
+/** How long a finished delivery's outcome may wait for others to share its commit, while the ready list is full. */
+const RECORD_COALESCE_MS = 2;
+
 type ConnectionTransform = { transformEnabled: number; transformExpression: string | null } | null;
 
 export function startDeliveryWorker(deps: Deps, opts: DeliveryWorkerOptions): DeliveryWorker {
   const { db, clock } = deps;
   const logger = opts.logger;
   const pollMs = opts.pollMs ?? 5000;
-  /** Rows held at most (in flight, awaiting their record, and ready): one batch of claims keeps every slot busy until the next. */
-  const readyTarget = opts.concurrency * 2;
+  /** Rows held at most (in flight, awaiting their record, and ready). */
+  const readyTarget = opts.concurrency * HELD_PER_SLOT;
   const pacer = new DestinationPacer();
   const destinationsCache = new TtlCache<DeliveryDestination | null>(opts.cacheMs ?? 1000, (id) => loadDestinationForDelivery(deps, id));
   const transformsCache = new TtlCache<ConnectionTransform>(opts.cacheMs ?? 1000, async (id) => {
@@ -88,7 +102,7 @@ export function startDeliveryWorker(deps: Deps, opts: DeliveryWorkerOptions): De
   let releases: AttemptRow[] = [];
   let pumping = false;
   let pumpAgain = false;
-  let pumpScheduled = false;
+  let pumpTimer: ReturnType<typeof setTimeout> | null = null;
   let timer: ReturnType<typeof setTimeout> | null = null;
 
   // A previous run of this process may have died mid-delivery: those rows are due again.
@@ -100,18 +114,21 @@ export function startDeliveryWorker(deps: Deps, opts: DeliveryWorkerOptions): De
 
   function schedulePump(delayMs = 0) {
     if (stopped && active === 0 && outcomes.length === 0 && releases.length === 0 && ready.length === 0) return;
+    if (delayMs > 0) {
+      pumpTimer ??= setTimeout(() => {
+        pumpTimer = null;
+        schedulePump();
+      }, delayMs);
+      return;
+    }
+    if (pumpTimer) clearTimeout(pumpTimer);
+    pumpTimer = null;
     if (pumping) {
       pumpAgain = true;
       return;
     }
     // At once: the pump's writes wait for the turn's write transaction anyway, which they share with ingest.
-    if (delayMs === 0) return void pump();
-    if (pumpScheduled) return;
-    pumpScheduled = true;
-    setTimeout(() => {
-      pumpScheduled = false;
-      void pump();
-    }, delayMs);
+    void pump();
   }
 
   function armTimer(at: number) {
@@ -186,11 +203,7 @@ export function startDeliveryWorker(deps: Deps, opts: DeliveryWorkerOptions): De
     while (active < opts.concurrency && ready.length > 0 && !stopped) start(ready.shift()!);
   }
 
-  /**
-   * Claimed rows that are sending or whose outcome awaits its record: with
-   * the ready list never more than twice the concurrency, which bounds what
-   * a crash can repeat.
-   */
+  /** Claimed rows that are sending or whose outcome awaits its record (with the ready list, at most readyTarget). */
   function held(): number {
     return active + outcomes.length + releases.length;
   }
@@ -209,7 +222,9 @@ export function startDeliveryWorker(deps: Deps, opts: DeliveryWorkerOptions): De
         // The next ready row starts now, not after the outcome's commit: the receiver and the HTTP
         // client thread keep working while the pump writes (docs/performance.md, fourth round).
         fill();
-        schedulePump();
+        // Record at once when rows are needed or many outcomes wait; else let a few more join the commit.
+        const recordNow = ready.length < opts.concurrency || outcomes.length + releases.length >= opts.concurrency * 2;
+        schedulePump(recordNow ? 0 : RECORD_COALESCE_MS);
       });
     inFlight.add(p);
   }
@@ -319,6 +334,7 @@ export function startDeliveryWorker(deps: Deps, opts: DeliveryWorkerOptions): De
     async stop() {
       stopped = true;
       if (timer) clearTimeout(timer);
+      if (pumpTimer) clearTimeout(pumpTimer);
       while (inFlight.size > 0) await Promise.allSettled([...inFlight]);
       while (pumping) await new Promise((r) => setTimeout(r, 5));
       for (const c of ready) releases.push(c.row);

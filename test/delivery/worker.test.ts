@@ -5,6 +5,7 @@ import { afterAll, describe, expect, it } from "vitest";
 import { pipeline, sendEvent, waitFor } from "../helpers/delivery";
 import { startTestServer } from "../helpers/server";
 import { startSink } from "../helpers/sink";
+import { HELD_PER_SLOT } from "../../src/delivery/worker";
 
 /**
  * The worker claims ahead: rows it holds in its ready list are `delivering`
@@ -25,18 +26,19 @@ describe("a graceful stop with rows claimed ahead", () => {
       return new Response("ok");
     };
     const { sourceId } = await pipeline(server, key, { url: `${sink.url}/hook` });
-    for (let i = 0; i < 5; i++) await sendEvent(server, sourceId, { n: i });
+    const events = HELD_PER_SLOT + 3;
+    for (let i = 0; i < events; i++) await sendEvent(server, sourceId, { n: i });
     await sink.waitFor(1);
 
     const db = new Database(join(server.dataDir, "hookrelay.db"), { readonly: true });
     const statuses = () => Object.fromEntries((db.query("SELECT status, count(*) AS n FROM delivery_attempts GROUP BY status").all() as { status: string; n: number }[]).map((r) => [r.status, r.n]));
-    // Once all five are routed: one in flight with one more claimed ahead, while the rest waits queued.
-    await waitFor(async () => statuses().queued === 3 && statuses().delivering === 2, { what: "one row in flight, one claimed ahead" });
+    // Once all are routed: one in flight and the rest of what one slot holds claimed ahead, while the others wait queued.
+    await waitFor(async () => statuses().queued === events - HELD_PER_SLOT && statuses().delivering === HELD_PER_SLOT, { what: "one row in flight, more claimed ahead" });
 
     const stopping = server.stop();
     release();
     await stopping;
-    expect(statuses()).toEqual({ success: 1, queued: 4 });
+    expect(statuses()).toEqual({ success: 1, queued: events - 1 });
     expect(db.query("SELECT count(*) AS n FROM delivery_attempts WHERE lease_until IS NOT NULL").get()).toEqual({ n: 0 });
     expect(sink.requests).toHaveLength(1);
     db.close();
