@@ -127,7 +127,6 @@ interface Store {
   insertEvent: Statement;
   unroute: Statement;
   queue: Pending[];
-  scheduled: boolean;
   lastMs: number;
 }
 
@@ -171,7 +170,6 @@ function storeFor(db: Db): Store {
     // Routing failed after these were inserted routed: they go back to the background router.
     unroute: sqlite.prepare(`UPDATE events SET routed_at = NULL, status = 'pending' WHERE id IN (SELECT value FROM json_each(?))`),
     queue: [],
-    scheduled: false,
     lastMs: 0,
   };
   stores.set(db, s);
@@ -196,11 +194,8 @@ export function countIngestRequest(db: Db, sourceId: string): boolean {
 export function writeEvent(db: Db, now: () => Date, write: EventWrite): Promise<WriteResult> {
   const s = storeFor(db);
   return new Promise((resolve, reject) => {
-    s.queue.push({ write, resolve, reject });
-    if (!s.scheduled) {
-      s.scheduled = true;
-      flushInNextTurn(db, s, now);
-    }
+    // The first event queued schedules the flush; the others join it until it takes the queue.
+    if (s.queue.push({ write, resolve, reject }) === 1) flushInNextTurn(db, s, now);
   });
 }
 
@@ -210,47 +205,42 @@ export function writeEvent(db: Db, now: () => Date, write: EventWrite): Promise<
  * the delivery pump commits with it.
  */
 function flushInNextTurn(db: Db, s: Store, now: () => Date) {
-  let batch: Pending[] | null = null;
+  let taken: Pending[] | null = null;
   const take = () => {
-    s.scheduled = false;
-    const taken = s.queue;
+    taken = s.queue;
     s.queue = [];
     return taken;
   };
+  writeInTurn(db, s, now, take).catch((error) => {
+    // When the transaction could not even begin, the batch was never taken: it is still queued.
+    const failed = taken ?? take();
+    // Nothing of the batch was committed. A locked database would stay locked for each retry too: fail them all now.
+    if (failed.length === 1 || isBusy(error)) {
+      for (const p of failed) p.reject(error);
+      return;
+    }
+    // Otherwise each event again alone, so one bad row fails only its own request.
+    for (const p of failed) writeInTurn(db, s, now, () => [p]).catch(p.reject);
+  });
+}
+
+/**
+ * Writes the events `pick` hands over (inside the turn's transaction) and
+ * answers each of them after the COMMIT; then announces what routing did.
+ */
+function writeInTurn(db: Db, s: Store, now: () => Date, pick: () => Pending[]): Promise<void> {
+  let batch: Pending[] = [];
   let afterCommit = () => {};
-  inWriteTurn(db, () => {
-    batch = take();
+  return inWriteTurn(db, () => {
+    batch = pick();
     const written = writeQueued(s, batch, now);
     afterCommit = written.afterCommit;
     return written.results;
-  }).then(
-    (results) => {
-      batch!.forEach((p, i) => p.resolve(results[i]!));
-      // After the requests' own continuations (which announce event.created): what routing announces follows it.
-      setImmediate(afterCommit);
-    },
-    (error) => {
-      // When the transaction could not even begin, the batch was never taken: it is still queued.
-      const failed = batch ?? take();
-      // Nothing of the batch was committed. A locked database would stay locked for each retry too: fail them all now.
-      if (failed.length === 1 || isBusy(error)) {
-        for (const p of failed) p.reject(error);
-        return;
-      }
-      // Otherwise each event again alone, so one bad row fails only its own request.
-      for (const p of failed) {
-        let after = () => {};
-        inWriteTurn(db, () => {
-          const written = writeQueued(s, [p], now);
-          after = written.afterCommit;
-          return written.results[0]!;
-        }).then((result) => {
-          p.resolve(result);
-          setImmediate(after);
-        }, p.reject);
-      }
-    },
-  );
+  }).then((results) => {
+    batch.forEach((p, i) => p.resolve(results[i]!));
+    // After the requests' own continuations (which announce event.created): what routing announces follows it.
+    setImmediate(afterCommit);
+  });
 }
 
 /** Inside the turn's transaction: the batch's events, and what routing announces once committed. */

@@ -24,31 +24,22 @@ interface Unit {
   reject(error: unknown): void;
 }
 
-interface Turn {
-  units: Unit[];
-  scheduled: boolean;
-}
-
-const turns = new WeakMap<Database, Turn>();
+/** The units waiting for the next turn of each database; the first to arrive schedules it. */
+const turns = new WeakMap<Database, { units: Unit[] }>();
 
 export function inWriteTurn<T>(db: Db, work: () => T): Promise<T> {
   const sqlite = sqliteOf(db);
   let turn = turns.get(sqlite);
-  if (!turn) turns.set(sqlite, (turn = { units: [], scheduled: false }));
+  if (!turn) turns.set(sqlite, (turn = { units: [] }));
   const current = turn;
   return new Promise<T>((resolve, reject) => {
-    current.units.push({ work, resolve: resolve as (value: unknown) => void, reject });
-    if (!current.scheduled) {
-      current.scheduled = true;
-      setImmediate(() => runTurn(sqlite, current));
-    }
+    if (current.units.push({ work, resolve: resolve as (value: unknown) => void, reject }) === 1) setImmediate(() => runTurn(sqlite, current));
   });
 }
 
 type Settled = { ok: true; value: unknown } | { ok: false; error: unknown };
 
-function runTurn(sqlite: Database, turn: Turn) {
-  turn.scheduled = false;
+function runTurn(sqlite: Database, turn: { units: Unit[] }) {
   const units = turn.units;
   // A unit that asks for another write while it runs gets the next turn.
   turn.units = [];

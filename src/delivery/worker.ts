@@ -163,7 +163,7 @@ export function startDeliveryWorker(deps: Deps, opts: DeliveryWorkerOptions): De
         let want = 0;
         const rows = await inWriteTurn(db, () => {
           afterCommit = recordFinished();
-          // Claims come in batches: once the ready list runs low, enough for every free slot and one more round.
+          // Claims come in batches: once the ready list runs low, enough to hold HELD_PER_SLOT rows a slot again.
           want = stopped || drained || ready.length >= opts.concurrency ? 0 : readyTarget - held() - ready.length;
           if (want === 0) return [];
           const now = clock.now();
