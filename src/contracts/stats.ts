@@ -9,6 +9,10 @@ export const statsBucket = z.object({
   received: z.number().int().describe("Events received in the hour"),
   delivered: z.number().int().describe("Of those events, how many are now `delivered`"),
   failed: z.number().int().describe("Of those events, how many are now `failed` (a delivery in the DLQ)"),
+  deliveries_failed: z
+    .number()
+    .int()
+    .describe("Delivery attempts created in the hour that failed, whether or not a retry followed (the buckets add up to `deliveries_failed_24h`)"),
 });
 export type StatsBucket = z.infer<typeof statsBucket>;
 

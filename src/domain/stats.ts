@@ -1,4 +1,4 @@
-import { and, count, eq, gte, inArray, lt, sql, type SQL } from "drizzle-orm";
+import { and, count, eq, gte, inArray, lt, sql, type AnyColumn, type SQL } from "drizzle-orm";
 import { STATS_WINDOW_HOURS, type StatsBody, type StatsBucket } from "../contracts/stats";
 import { connections, deliveryAttempts as a, destinations, events as e, sources } from "../db/schema";
 import { iso } from "./clock";
@@ -18,7 +18,7 @@ export function statsWindow(now: Date) {
 }
 
 /** Times are stored as ISO 8601 UTC text, so the hour is the first 13 characters ("2026-01-01T05"). */
-const hourOf = (col: typeof e.receivedAt) => sql<string>`substr(${col}, 1, 13)`;
+const hourOf = (col: AnyColumn) => sql<string>`substr(${col}, 1, 13)`;
 /** SUM of a condition, 0 over no rows; numbers even where a driver returns SUM as a string. */
 const countWhere = (cond: SQL) => sql<number>`coalesce(sum(case when ${cond} then 1 else 0 end), 0)`.mapWith(Number);
 
@@ -44,7 +44,7 @@ export async function getStats({ db, clock }: Deps, scope: Scope): Promise<Stats
       .from(a)
       .where(where);
 
-  const [byHour, byDestination, [dlq], [queued], [delivering], sourceCount, destinationCount, connectionCount] = await Promise.all([
+  const [byHour, failuresByHour, byDestination, [dlq], [queued], [delivering], sourceCount, destinationCount, connectionCount] = await Promise.all([
     db
       .select({
         hour: hourOf(e.receivedAt),
@@ -55,6 +55,12 @@ export async function getStats({ db, clock }: Deps, scope: Scope): Promise<Stats
       .from(e)
       .where(and(eventScope, gte(e.receivedAt, since), lt(e.receivedAt, until)))
       .groupBy(hourOf(e.receivedAt)),
+    // Failed attempts by hour, so the chart shows a destination failing while its events still wait for retries.
+    db
+      .select({ hour: hourOf(a.createdAt), failed: count() })
+      .from(a)
+      .where(and(attemptWindow, eq(a.status, "failed")))
+      .groupBy(hourOf(a.createdAt)),
     // One pass over the window's attempts gives the outcome totals and the per-destination times, median included.
     attemptsByDestination(db, attemptWindow),
     db
@@ -78,9 +84,11 @@ export async function getStats({ db, clock }: Deps, scope: Scope): Promise<Stats
   const nameOf = new Map(names.map((d) => [d.id, d.name]));
 
   const hours = new Map(byHour.map((r) => [r.hour, r]));
+  const failures = new Map(failuresByHour.map((r) => [r.hour, r.failed]));
   const buckets: StatsBucket[] = starts.map((start) => {
-    const r = hours.get(iso(start).slice(0, 13));
-    return { start: iso(start), received: r?.received ?? 0, delivered: r?.delivered ?? 0, failed: r?.failed ?? 0 };
+    const hour = iso(start).slice(0, 13);
+    const r = hours.get(hour);
+    return { start: iso(start), received: r?.received ?? 0, delivered: r?.delivered ?? 0, failed: r?.failed ?? 0, deliveries_failed: failures.get(hour) ?? 0 };
   });
   const succeeded = byDestination.reduce((n, d) => n + d.succeeded, 0);
   const failed = byDestination.reduce((n, d) => n + d.failed, 0);

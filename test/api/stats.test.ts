@@ -99,13 +99,13 @@ describe("GET /v1/stats", () => {
 
     const nonEmpty = Object.fromEntries(body.buckets.map((b: any, i: number) => [i, b]).filter(([, b]: [number, any]) => b.received > 0));
     expect(nonEmpty).toEqual({
-      0: { start: "2026-03-09T09:00:00.000Z", received: 1, delivered: 0, failed: 0 },
+      0: { start: "2026-03-09T09:00:00.000Z", received: 1, delivered: 0, failed: 0, deliveries_failed: 0 },
       // 2 delivered to Fast, 1 failed at Broken (now in the DLQ), 1 with no connection.
-      18: { start: "2026-03-10T03:00:00.000Z", received: 4, delivered: 2, failed: 1 },
+      18: { start: "2026-03-10T03:00:00.000Z", received: 4, delivered: 2, failed: 1, deliveries_failed: 1 },
       // 3 delivered to Slow, 1 delivered to Flaky on its retry, 1 still pending at the paused Held.
-      22: { start: "2026-03-10T07:00:00.000Z", received: 5, delivered: 4, failed: 0 },
+      22: { start: "2026-03-10T07:00:00.000Z", received: 5, delivered: 4, failed: 0, deliveries_failed: 1 },
     });
-    expect(body.buckets[23]).toEqual({ start: "2026-03-10T08:00:00.000Z", received: 0, delivered: 0, failed: 0 });
+    expect(body.buckets[23]).toEqual({ start: "2026-03-10T08:00:00.000Z", received: 0, delivered: 0, failed: 0, deliveries_failed: 0 });
     expect(body.events_received_24h).toBe(10);
   });
 
@@ -115,6 +115,16 @@ describe("GET /v1/stats", () => {
     expect(body.deliveries_succeeded_24h).toBe(6);
     expect(body.deliveries_failed_24h).toBe(2);
     expect(body.success_rate).toBe(0.75);
+  });
+
+  it("counts failed attempts per hour, a failure its retry made good included, adding up to the window's total", async () => {
+    const { body } = await stats();
+    const failing = body.buckets.map((b: any) => b.deliveries_failed);
+    // Broken's one attempt at 03:20; Flaky's first try at 07:10, although its event is delivered now.
+    expect(failing[18]).toBe(1);
+    expect(failing[22]).toBe(1);
+    expect(body.buckets[22].failed).toBe(0);
+    expect(failing.reduce((n: number, x: number) => n + x, 0)).toBe(body.deliveries_failed_24h);
   });
 
   it("reports the DLQ, the queue and how long its oldest due row has waited", async () => {
@@ -175,7 +185,7 @@ describe("GET /v1/stats", () => {
     const { status, body } = await stats(await otherOrgKey(server));
     expect(status).toBe(200);
     expect(body.buckets).toHaveLength(24);
-    expect(body.buckets.every((b: any) => b.received === 0 && b.delivered === 0 && b.failed === 0)).toBe(true);
+    expect(body.buckets.every((b: any) => b.received === 0 && b.delivered === 0 && b.failed === 0 && b.deliveries_failed === 0)).toBe(true);
     expect(body).toMatchObject({
       events_received_24h: 0,
       deliveries_succeeded_24h: 0,

@@ -68,7 +68,8 @@ describe("dead-letter queue", () => {
     healthy = true;
     const before = sink.requests.length;
     const panel = page.getByRole("region", { name: "Redrive" });
-    await panel.getByLabel("Destination").selectOption({ label: "Flaky service" });
+    // The destination with entries in the DLQ is the one offered.
+    await expect(panel.getByLabel("Destination").locator("option:checked").textContent()).resolves.toBe("Flaky service (1 in the DLQ)");
     await panel.getByRole("button", { name: "Redrive…" }).click();
     const dialog = page.getByRole("dialog", { name: "Redrive the dead-letter queue?" });
     await dialog.getByRole("button", { name: "Redrive" }).click();
@@ -107,7 +108,7 @@ describe("deleting", () => {
     await nav.getByRole("link", { name: "Connections" }).click();
     await page.getByRole("link", { name: "Billing to flaky" }).click();
     await page.getByRole("button", { name: "Delete" }).click();
-    const c = page.getByRole("dialog", { name: "Delete this connection?" });
+    const c = page.getByRole("alertdialog", { name: "Delete this connection?" });
     await screenshot(page, "36-connection-delete-confirm");
     await c.getByRole("button", { name: "Delete connection" }).click();
     await page.getByText("No connections yet").waitFor();
@@ -115,13 +116,13 @@ describe("deleting", () => {
     await nav.getByRole("link", { name: "Destinations" }).click();
     await page.getByRole("link", { name: "Flaky service" }).click();
     await page.getByRole("button", { name: "Delete" }).click();
-    await page.getByRole("dialog", { name: "Delete this destination?" }).getByRole("button", { name: "Delete destination" }).click();
+    await page.getByRole("alertdialog", { name: "Delete this destination?" }).getByRole("button", { name: "Delete destination" }).click();
     await page.getByText("No destinations yet").waitFor();
 
     await nav.getByRole("link", { name: "Sources" }).click();
     await page.getByRole("link", { name: "Billing" }).click();
     await page.getByRole("button", { name: "Delete" }).click();
-    const s = page.getByRole("dialog", { name: "Delete this source?" });
+    const s = page.getByRole("alertdialog", { name: "Delete this source?" });
     // Cancel keeps it.
     await s.getByRole("button", { name: "Cancel" }).click();
     await page.getByRole("heading", { name: /Billing/, level: 1 }).waitFor();

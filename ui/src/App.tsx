@@ -5,7 +5,7 @@ import { ErrorAlert, Toasts } from "./components";
 import { shortId } from "./format";
 import { Icon } from "./icons";
 import { Link, match, navigate, useLocation } from "./router";
-import { SessionContext, type Me } from "./session";
+import { SessionContext, sessionHinted, setSessionHint, type Me } from "./session";
 import { ApiKeysPage } from "./pages/ApiKeys";
 import { AttemptsPage } from "./pages/Attempts";
 import { ConnectionEditPage, ConnectionsPage } from "./pages/Connections";
@@ -70,24 +70,33 @@ function resolve(path: string): { route: Route | null; params: Record<string, st
 type AuthState = { kind: "loading" } | { kind: "anonymous" } | { kind: "error"; message: string } | { kind: "in"; me: Me };
 
 export function App() {
-  const [auth, setAuth] = useState<AuthState>({ kind: "loading" });
+  // Without a hint of a session there is nothing to check: straight to the login form, no request.
+  const [auth, setAuth] = useState<AuthState>(() => (sessionHinted() ? { kind: "loading" } : { kind: "anonymous" }));
 
   const loadMe = useCallback(async () => {
     try {
       const me = await api.get<Me>("/auth/me", undefined, { quiet401: true });
+      setSessionHint(true);
       setAuth({ kind: "in", me });
     } catch (e) {
-      if (e instanceof ApiError && e.status === 401) setAuth({ kind: "anonymous" });
-      else setAuth({ kind: "error", message: errorMessage(e) });
+      if (e instanceof ApiError && e.status === 401) {
+        setSessionHint(false);
+        setAuth({ kind: "anonymous" });
+      } else setAuth({ kind: "error", message: errorMessage(e) });
     }
   }, []);
 
   useEffect(() => {
-    setUnauthorizedHandler(() => setAuth({ kind: "anonymous" }));
-    void loadMe();
+    setUnauthorizedHandler(() => {
+      setSessionHint(false);
+      setAuth({ kind: "anonymous" });
+    });
+    if (sessionHinted()) void loadMe();
   }, [loadMe]);
 
   const logout = useCallback(async () => {
+    // First, so a reload while the request runs does not ask for a session that is going away.
+    setSessionHint(false);
     try {
       await api.post("/auth/logout", {}, { quiet401: true });
     } catch {

@@ -4,11 +4,7 @@
  * whose field messages forms show next to the field they concern.
  */
 import type { ErrorCode } from "../../src/contracts/errors";
-
-export interface FieldIssue {
-  field: string;
-  message: string;
-}
+import { issueLine, readableMessage, type FieldIssue } from "./issues";
 
 export class ApiError extends Error {
   constructor(
@@ -32,10 +28,10 @@ export class ApiError extends Error {
     });
   }
 
-  /** Field name → message, for the form fields that exist; the first message per field wins. */
+  /** Field name → message in words, for the form fields that exist; the first message per field wins. */
   fieldErrors(): Record<string, string> {
     const out: Record<string, string> = {};
-    for (const i of this.issues) if (i.field && !(i.field in out)) out[i.field] = i.message;
+    for (const i of this.issues) if (i.field && !(i.field in out)) out[i.field] = readableMessage(i.message);
     return out;
   }
 }
@@ -100,7 +96,7 @@ export function errorMessage(e: unknown): string {
   if (e instanceof ApiError) {
     const issues = e.issues;
     if (issues.length > 0 && e.code === "validation_error") {
-      return `${e.message}: ${issues.map((i) => (i.field ? `${i.field} ${i.message}` : i.message)).join("; ")}`;
+      return `${e.message}: ${issues.map(issueLine).join("; ")}`;
     }
     return e.message;
   }

@@ -1,6 +1,7 @@
 /** Shared building blocks: form fields, dialogs, copy buttons, badges, empty states, toasts. */
 import { useEffect, useId, useRef, useState, useSyncExternalStore, type ReactNode } from "react";
 import { fullTime, timeAgo } from "./format";
+import { Icon } from "./icons";
 import { Link } from "./router";
 
 // ---------- page frame ----------
@@ -154,8 +155,11 @@ export function FormActions({ busy, label, busyLabel = "Saving…", cancelTo, on
 
 // ---------- dialogs ----------
 
-/** A modal on the native <dialog>: focus moves in, Escape closes, focus returns after. */
-export function Modal({ open, onClose, title, children, wide }: { open: boolean; onClose: () => void; title: string; children: ReactNode; wide?: boolean }) {
+/**
+ * A modal on the native <dialog>: focus moves in, Escape closes, focus returns after.
+ * A danger modal (something will be lost) is marked red, with a warning sign, as an alertdialog.
+ */
+export function Modal({ open, onClose, title, children, wide, danger }: { open: boolean; onClose: () => void; title: string; children: ReactNode; wide?: boolean; danger?: boolean }) {
   const ref = useRef<HTMLDialogElement>(null);
   const titleId = useId();
   useEffect(() => {
@@ -167,7 +171,8 @@ export function Modal({ open, onClose, title, children, wide }: { open: boolean;
   return (
     <dialog
       ref={ref}
-      className={wide ? "wide" : undefined}
+      className={[wide ? "wide" : "", danger ? "danger" : ""].filter(Boolean).join(" ") || undefined}
+      role={danger ? "alertdialog" : undefined}
       aria-labelledby={titleId}
       onCancel={(e) => {
         e.preventDefault();
@@ -176,7 +181,10 @@ export function Modal({ open, onClose, title, children, wide }: { open: boolean;
     >
       {open ? (
         <>
-          <h2 id={titleId}>{title}</h2>
+          <h2 id={titleId}>
+            {danger ? <Icon name="warning" size={20} /> : null}
+            {title}
+          </h2>
           {children}
         </>
       ) : null}
@@ -184,7 +192,7 @@ export function Modal({ open, onClose, title, children, wide }: { open: boolean;
   );
 }
 
-/** Asks before something that cannot be undone. */
+/** Asks before something that cannot be undone; the text says what is lost, the red button does it. */
 export function ConfirmDialog({
   open,
   title,
@@ -207,8 +215,8 @@ export function ConfirmDialog({
   onCancel: () => void;
 }) {
   return (
-    <Modal open={open} onClose={onCancel} title={title}>
-      <div>{children}</div>
+    <Modal open={open} onClose={onCancel} title={title} danger={danger}>
+      <div className="dialog-body">{children}</div>
       <ErrorAlert error={error} />
       <div className="btn-row">
         <button type="button" className="btn" onClick={onCancel} autoFocus>
@@ -285,6 +293,15 @@ export function StatusBadge({ status }: { status: string | null | undefined }) {
   if (!status) return <span className="badge">–</span>;
   const cls = good.has(status) ? "ok" : bad.has(status) ? "bad" : warn.has(status) ? "warn" : "";
   return <span className={`badge ${cls}`}>{status}</span>;
+}
+
+/** Marks an attempt an operator forced through for a rejected event. */
+export function ForcedBadge() {
+  return (
+    <span className="badge bad" title="An operator delivered this rejected event anyway (force)">
+      forced
+    </span>
+  );
 }
 
 export function Time({ iso }: { iso: string | null | undefined }) {
@@ -482,7 +499,7 @@ export function Pager({
 }
 
 /** A job's progress (replay, redrive, bulk retry) as a bar with counts. */
-export function JobBar({ job }: { job: { status: string; total: number; processed: number; succeeded: number; failed: number } }) {
+export function JobBar({ job }: { job: { status: string; total: number; processed: number; succeeded: number; failed: number; skipped?: number } }) {
   const pctDone = job.total > 0 ? Math.round((job.processed / job.total) * 100) : job.status === "completed" ? 100 : 0;
   return (
     <div>
@@ -491,6 +508,7 @@ export function JobBar({ job }: { job: { status: string; total: number; processe
       </div>
       <div className="muted" style={{ marginTop: 6, fontSize: 13 }}>
         <StatusBadge status={job.status} /> {job.processed.toLocaleString()} of {job.total.toLocaleString()} processed · {job.succeeded.toLocaleString()} succeeded · {job.failed.toLocaleString()} failed
+        {job.skipped ? ` · ${job.skipped.toLocaleString()} skipped` : ""}
       </div>
     </div>
   );

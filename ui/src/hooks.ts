@@ -1,5 +1,6 @@
 import { useCallback, useEffect, useRef, useState } from "react";
 import { ApiError, errorMessage } from "./api";
+import { issueLine, nestedMessage, placeIssue } from "./issues";
 
 export interface Loaded<T> {
   data: T | undefined;
@@ -72,10 +73,12 @@ export function useSubmit() {
   const [formError, setFormError] = useState<string | null>(null);
 
   /**
-   * Runs fn; on failure puts each validation message next to its field when the
-   * form has that field (knownFields), and everything else above the form.
+   * Runs fn; on failure puts each validation message, in words, next to the
+   * field it concerns (the longest of knownFields its path starts with, so a
+   * form may name `filter_rules.0.value` as well as `filter_rules`), all of a
+   * field's messages one per line, and everything else above the form.
    */
-  const submit = useCallback(async <T,>(fn: () => Promise<T>, knownFields: string[] = []): Promise<T | undefined> => {
+  const submit = useCallback(async <T,>(fn: () => Promise<T>, knownFields: readonly string[] = []): Promise<T | undefined> => {
     setBusy(true);
     setFieldErrors({});
     setFormError(null);
@@ -83,14 +86,14 @@ export function useSubmit() {
       return await fn();
     } catch (e) {
       if (e instanceof ApiError) {
-        const fields: Record<string, string> = {};
+        const fields: Record<string, string[]> = {};
         const rest: string[] = [];
         for (const issue of e.issues) {
-          const known = knownFields.find((f) => issue.field === f || issue.field.startsWith(f + "."));
-          if (known && !(known in fields)) fields[known] = issue.field === known ? issue.message : `${nestedLabel(issue.field.slice(known.length + 1))}: ${issue.message}`;
-          else rest.push(issue.field ? `${issue.field}: ${issue.message}` : issue.message);
+          const place = issue.field ? placeIssue(issue.field, knownFields) : null;
+          if (place) (fields[place.field] ??= []).push(nestedMessage(place.rest, issue.message));
+          else rest.push(issueLine(issue));
         }
-        setFieldErrors(fields);
+        setFieldErrors(Object.fromEntries(Object.entries(fields).map(([k, v]) => [k, [...new Set(v)].join("\n")])));
         if (Object.keys(fields).length === 0 || rest.length > 0) {
           setFormError(rest.length > 0 && e.code === "validation_error" ? `${e.message}: ${rest.join("; ")}` : e.message);
         }
@@ -130,12 +133,4 @@ export function useAction() {
     }
   }, []);
   return { busy, error, setError, run };
-}
-
-/** `0.value` → `#1 value`: where inside a list or object field a message points. */
-function nestedLabel(path: string): string {
-  return path
-    .split(".")
-    .map((p) => (/^\d+$/.test(p) ? `#${Number(p) + 1}` : p))
-    .join(" ");
 }

@@ -10,6 +10,7 @@ const paths: Record<string, string> = {
   keys: "M11 12a4 4 0 1 1-8 0 4 4 0 0 1 8 0zM11 12h10M17 12v3M20 12v3",
   menu: "M4 6h16M4 12h16M4 18h16",
   logout: "M15 4h4v16h-4M10 8l-4 4 4 4M6 12h10",
+  warning: "M12 3 2 20h20L12 3zM12 10v4M12 17v.01",
 };
 
 export function Icon({ name, size = 18 }: { name: keyof typeof paths | string; size?: number }) {

@@ -1,18 +1,37 @@
 /** API shapes, taken from src/contracts (types only: nothing of the server is bundled). */
 import type { z } from "zod";
 import type { sourceTemplate } from "../../src/contracts/sources";
-import type { eventAttemptSummary, eventList } from "../../src/contracts/events";
+import type { eventAttemptSummary, eventList, EventDetail as EventDetailDto } from "../../src/contracts/events";
+import type { DeliveryAttempt as DeliveryAttemptDto } from "../../src/contracts/deliveryAttempts";
+import type { JobProgress as JobProgressDto } from "../../src/contracts/jobs";
 
 export type { SourceDto as Source, CreateSourceInput, UpdateSourceInput } from "../../src/contracts/sources";
-export type { EventListItem, EventDetail } from "../../src/contracts/events";
+export type { EventListItem } from "../../src/contracts/events";
 export type { Destination, CreateDestinationInput } from "../../src/contracts/destinations";
 export type { Connection, FilterRule, FilterOperator } from "../../src/contracts/connections";
-export type { DeliveryAttempt } from "../../src/contracts/deliveryAttempts";
-export type { JobProgress } from "../../src/contracts/jobs";
 
 export type SourceTemplate = z.infer<typeof sourceTemplate>;
-export type EventAttemptSummary = z.infer<typeof eventAttemptSummary>;
 export type Pagination = z.infer<typeof eventList>["pagination"];
+
+/*
+ * Fields of the hardening release (issue 14): when an attempt was sent and when
+ * it is due, whether an operator forced it, how many events a job skipped.
+ * Optional here, so the UI reads a server from before them as well.
+ */
+interface AttemptTimes {
+  /** When the request was sent; null while queued. */
+  sent_at?: string | null;
+  /** When the attempt is (or was) due. */
+  scheduled_at?: string | null;
+  /** 1: an operator delivered a rejected event anyway (`force: true`). */
+  forced?: number | null;
+}
+export type DeliveryAttempt = DeliveryAttemptDto & AttemptTimes;
+/** In an event's detail `attempted_at` is the sent time: null while queued. */
+export type EventAttemptSummary = Omit<z.infer<typeof eventAttemptSummary>, "attempted_at"> & Omit<AttemptTimes, "sent_at"> & { attempted_at: string | null };
+export type EventDetail = Omit<EventDetailDto, "delivery_attempts"> & { delivery_attempts: EventAttemptSummary[] };
+/** `skipped`: rejected events a bulk retry left out. */
+export type JobProgress = JobProgressDto & { skipped?: number };
 
 /** Enum values the UI offers in selects (mirrors of the contracts' lists; importing the values would bundle zod). */
 export const EVENT_STATUSES = ["pending", "delivered", "failed", "held", "rejected", "ignored"] as const;

@@ -1,6 +1,8 @@
 import { useEffect, useState } from "react";
 import { api } from "../api";
-import { ConfirmDialog, CopyButton, DataTable, Empty, ErrorAlert, Field, FilterBar, JobBar, Loading, Modal, NamedOptions, Options, PageHead, Pager, StatusBadge, Tabs, Time, toast } from "../components";
+import { AttemptWhen, listedAttemptTimes, notSentText } from "../attemptTime";
+import { RefusedRetry, retryToast, useEventRetry } from "../retry";
+import { ConfirmDialog, CopyButton, DataTable, Empty, ErrorAlert, Field, FilterBar, ForcedBadge, JobBar, Loading, Modal, NamedOptions, Options, PageHead, Pager, StatusBadge, Tabs, toast } from "../components";
 import { bytes, fullTime, ms, plural, prettyJson, shortId } from "../format";
 import { useAction, useInterval, useLoad } from "../hooks";
 import { useJob } from "../jobs";
@@ -47,7 +49,7 @@ export function AttemptsPage() {
         value={dlq ? "dlq" : "all"}
         onChange={(v) => set({ is_dlq: v === "dlq" ? "1" : undefined })}
       />
-      {dlq ? <RedrivePanel destinations={dests.data?.destinations ?? []} initial={filters.destination_id} onDone={attempts.reload} /> : null}
+      {dlq ? <RedrivePanel destinations={dests.data?.destinations ?? []} initial={filters.destination_id} changed={attempts.data} onDone={attempts.reload} /> : null}
       <FilterBar label="Filter attempts" active={Object.keys(filters).filter((k) => k !== "is_dlq").length}>
         <FilterSelect label="Status" value={filters.status} onChange={(v) => set({ status: v })}>
           <Options values={ATTEMPT_STATUSES} />
@@ -91,7 +93,7 @@ export function AttemptsPage() {
           rowKey={(a) => a.id}
           onRowClick={setOpen}
           columns={[
-            { label: "When", render: (a) => <Time iso={a.created_at} /> },
+            { label: "When", render: (a) => <AttemptWhen times={listedAttemptTimes(a)} /> },
             {
               label: "Event",
               render: (a) => (
@@ -102,7 +104,14 @@ export function AttemptsPage() {
             },
             { label: "Destination", render: (a) => a.destination_name ?? <span className="muted">deleted</span> },
             { label: "Connection", hideNarrow: true, render: (a) => a.connection_name ?? <span className="muted">–</span> },
-            { label: "Status", render: (a) => (a.is_dlq ? <span className="badge bad">DLQ</span> : <StatusBadge status={a.status} />) },
+            {
+              label: "Status",
+              render: (a) => (
+                <>
+                  {a.is_dlq ? <span className="badge bad">DLQ</span> : <StatusBadge status={a.status} />} {a.forced ? <ForcedBadge /> : null}
+                </>
+              ),
+            },
             { label: "Response", render: (a) => (a.response_status ? <span className="mono">{a.response_status}</span> : <span className="muted">{a.error ?? "–"}</span>) },
             { label: "Duration", className: "num", render: (a) => ms(a.duration_ms) },
             { label: "#", hideNarrow: true, render: (a) => a.attempt_number ?? "–" },
@@ -146,8 +155,8 @@ function EventFilter({ value, onChange }: { value: string; onChange: (v: string 
   );
 }
 
-function Pre({ text, label }: { text: string | null; label: string }) {
-  if (!text) return <p className="muted">None.</p>;
+function Pre({ text, label, empty = "None." }: { text: string | null; label: string; empty?: string }) {
+  if (!text) return <p className="muted">{empty}</p>;
   const pretty = prettyJson(text);
   return (
     <div>
@@ -161,35 +170,42 @@ function Pre({ text, label }: { text: string | null; label: string }) {
   );
 }
 
-/** One attempt: the request sent and the response received; retry its event. */
+/** One attempt: the request sent and the response received (or when it is due); retry its event. */
 function AttemptDetail({ attempt: a, onClose, onRetried }: { attempt: DeliveryAttempt | null; onClose: () => void; onRetried: () => void }) {
-  const { busy, error, setError, run } = useAction();
-  useEffect(() => setError(null), [a, setError]);
-  const retry = async () => {
-    if (!a) return;
-    await run(async () => {
-      const r = await api.post<{ retried: unknown[]; errors: { message: string }[] }>(`/events/${encodeURIComponent(a.event_id)}/retry`, {});
-      if (r.errors.length > 0 && r.retried.length === 0) setError(r.errors.map((e) => e.message).join("; "));
-      else {
-        toast(`Queued ${plural(r.retried.length, "delivery", "deliveries")}`);
-        onRetried();
-        onClose();
-      }
-    });
-  };
+  const retrying = useEventRetry(a?.event_id ?? null, (r, forced) => {
+    if (r.errors.length > 0 && r.retried.length === 0) return toast(r.errors.map((e) => e.message).join("; "), "error");
+    retryToast(r, forced);
+    onRetried();
+    onClose();
+  });
+  const { reset } = retrying;
+  // eslint-disable-next-line react-hooks/exhaustive-deps
+  useEffect(() => reset(), [a]);
+  const times = a ? listedAttemptTimes(a) : null;
+  const notSent = times !== null && times.sent === null;
   return (
     <Modal open={a !== null} onClose={onClose} title="Delivery attempt" wide>
-      {a ? (
+      {a && times ? (
         <div style={{ display: "grid", gap: 14 }}>
           <dl className="kv">
             <dt>Status</dt>
             <dd>
-              <StatusBadge status={a.status} /> {a.is_dlq ? <span className="badge bad">DLQ since {fullTime(a.dlq_at)}</span> : null}
+              <StatusBadge status={a.status} /> {a.is_dlq ? <span className="badge bad">DLQ since {fullTime(a.dlq_at)}</span> : null} {a.forced ? <ForcedBadge /> : null}
             </dd>
             <dt>Attempt</dt>
             <dd>
-              #{a.attempt_number ?? "–"} ({a.trigger_type ?? "–"}) at {fullTime(a.created_at)}
+              #{a.attempt_number ?? "–"} ({a.trigger_type ?? "–"})
             </dd>
+            <dt>Sent</dt>
+            <dd>{times.sent ? fullTime(times.sent) : <span className="muted">{notSentText(times)}</span>}</dd>
+            {times.scheduled && times.scheduled !== times.sent ? (
+              <>
+                <dt>Scheduled for</dt>
+                <dd>{fullTime(times.scheduled)}</dd>
+              </>
+            ) : null}
+            <dt>Queued</dt>
+            <dd>{fullTime(a.created_at)}</dd>
             {a.next_retry_at ? (
               <>
                 <dt>Next retry</dt>
@@ -220,25 +236,36 @@ function AttemptDetail({ attempt: a, onClose, onRetried }: { attempt: DeliveryAt
           </dl>
           <section aria-label="Request">
             <h3>
-              Request · <span className="mono">{a.request_method}</span> <span className="mono" style={{ overflowWrap: "anywhere" }}>{a.request_url}</span> · {bytes(a.request_body_size)}
+              Request · <span className="mono">{a.request_method}</span> <span className="mono" style={{ overflowWrap: "anywhere" }}>{a.request_url}</span>
+              {notSent ? null : <> · {bytes(a.request_body_size)}</>}
             </h3>
-            <Pre text={a.request_headers} label="Request headers" />
+            {notSent ? <p className="muted">{notSentText(times)}</p> : <Pre text={a.request_headers} label="Request headers" />}
           </section>
           <section aria-label="Response">
-            <h3>
-              Response · {a.response_status ?? "none"} · {ms(a.duration_ms)}
-            </h3>
-            <Pre text={a.response_headers} label="Response headers" />
-            <div style={{ height: 8 }} />
-            <Pre text={a.response_body} label="Response body" />
+            {notSent ? (
+              <>
+                <h3>Response</h3>
+                <p className="muted">No response yet: the request has not been sent.</p>
+              </>
+            ) : (
+              <>
+                <h3>
+                  Response · {a.response_status ?? "none"} · {ms(a.duration_ms)}
+                </h3>
+                <Pre text={a.response_headers} label="Response headers" empty="No headers: no response was received." />
+                <div style={{ height: 8 }} />
+                <Pre text={a.response_body} label="Response body" empty={a.response_status ? "Empty body." : "No body: no response was received."} />
+              </>
+            )}
           </section>
-          <ErrorAlert error={error} />
+          <ErrorAlert error={retrying.confirming ? null : retrying.error} />
+          <RefusedRetry state={retrying} />
           <div className="btn-row" style={{ justifyContent: "flex-end" }}>
             <button type="button" className="btn" onClick={onClose}>
               Close
             </button>
-            <button type="button" className="btn primary" onClick={retry} disabled={busy}>
-              {busy ? "Retrying…" : "Retry event"}
+            <button type="button" className="btn primary" onClick={retrying.retry} disabled={retrying.busy}>
+              {retrying.busy ? "Retrying…" : "Retry event"}
             </button>
           </div>
         </div>
@@ -247,15 +274,35 @@ function AttemptDetail({ attempt: a, onClose, onRetried }: { attempt: DeliveryAt
   );
 }
 
-/** Re-queue the DLQ of a destination once it is fixed; shows the job's progress. */
-function RedrivePanel({ destinations, initial, onDone }: { destinations: Destination[]; initial?: string; onDone: () => void }) {
-  const [destinationId, setDestinationId] = useState(initial ?? "");
+/** How many deliveries each destination has in the DLQ (a count per destination: the list's total). */
+async function dlqCounts(destinations: Destination[]): Promise<Map<string, number>> {
+  const totals = await Promise.all(
+    destinations.map(async (d) => {
+      const r = await api.get<{ pagination: Pagination }>("/delivery-attempts", { is_dlq: 1, destination_id: d.id, limit: 1 });
+      return [d.id, r.pagination.total] as const;
+    }),
+  );
+  return new Map(totals);
+}
+
+/**
+ * Re-queue the DLQ of a destination once it is fixed; shows the job's progress.
+ * Offers the destinations with their DLQ sizes and starts on one that has
+ * entries (the filtered one when it has), so the first click redrives something.
+ */
+function RedrivePanel({ destinations, initial, changed, onDone }: { destinations: Destination[]; initial?: string; changed: unknown; onDone: () => void }) {
+  const [destinationId, setDestinationId] = useState("");
   const [confirm, setConfirm] = useState(false);
   const { busy, error, run } = useAction();
   const [jobId, setJobId] = useState<string | null>(null);
   const { job, error: jobError } = useJob(jobId ? `/jobs/${jobId}` : null);
-  const chosen = destinationId || destinations[0]?.id || "";
+  const counts = useLoad(() => dlqCounts(destinations), [destinations.map((d) => d.id).join(), changed]);
+  const sizes = counts.data;
+  const fullest = sizes ? [...destinations].sort((x, y) => (sizes.get(y.id) ?? 0) - (sizes.get(x.id) ?? 0))[0] : undefined;
+  const preferred = initial && (!sizes || (sizes.get(initial) ?? 0) > 0) ? initial : fullest && (sizes?.get(fullest.id) ?? 0) > 0 ? fullest.id : (initial ?? "");
+  const chosen = destinationId || preferred;
   const name = destinations.find((d) => d.id === chosen)?.name;
+  const size = sizes?.get(chosen);
 
   useEffect(() => {
     if (job?.status === "completed") onDone();
@@ -275,22 +322,32 @@ function RedrivePanel({ destinations, initial, onDone }: { destinations: Destina
     <section className="panel" aria-label="Redrive">
       <h2>Redrive the DLQ</h2>
       <div className="filters" style={{ marginBottom: 0 }}>
-        <Field label="Destination">
+        <Field label="Destination" help={size === 0 ? `Nothing from ${name} is in the DLQ.` : undefined}>
           {(p) => (
             <select {...p} value={chosen} onChange={(e) => setDestinationId(e.target.value)}>
-              <NamedOptions items={destinations} />
+              {chosen === "" ? (
+                <option value="" disabled>
+                  Choose a destination…
+                </option>
+              ) : null}
+              {destinations.map((d) => (
+                <option key={d.id} value={d.id}>
+                  {d.name}
+                  {sizes ? ` (${sizes.get(d.id) ? `${(sizes.get(d.id) ?? 0).toLocaleString()} in the DLQ` : "empty"})` : ""}
+                </option>
+              ))}
             </select>
           )}
         </Field>
-        <button type="button" className="btn primary" onClick={() => setConfirm(true)}>
+        <button type="button" className="btn primary" onClick={() => setConfirm(true)} disabled={!chosen || size === 0}>
           Redrive…
         </button>
       </div>
       {jobId ? <div style={{ marginTop: 12 }}>{job ? <JobBar job={job} /> : <Loading what="Starting" />}</div> : null}
-      <ErrorAlert error={jobError} />
-      <ConfirmDialog open={confirm} title="Redrive the dead-letter queue?" confirmLabel="Redrive" danger={false} busy={busy} error={error} onConfirm={start} onCancel={() => setConfirm(false)}>
+      <ErrorAlert error={jobError ?? counts.error} />
+      <ConfirmDialog open={confirm} title="Redrive the dead-letter queue?" confirmLabel={size ? `Redrive ${plural(size, "delivery", "deliveries")}` : "Redrive"} danger={false} busy={busy} error={error} onConfirm={start} onCancel={() => setConfirm(false)}>
         <p>
-          Every delivery to <strong>{name}</strong> in the DLQ is queued again with a fresh retry budget. Make sure the destination works again first.
+          Every delivery to <strong>{name}</strong> in the DLQ{size ? ` (${size.toLocaleString()})` : ""} is queued again with a fresh retry budget. Make sure the destination works again first.
         </p>
       </ConfirmDialog>
     </section>

@@ -102,8 +102,9 @@ function ConnectionForm({ connection, sources, destinations, onSaved }: { connec
   const editing = connection !== null;
   const [name, setName] = useState(connection?.name ?? "");
   const [description, setDescription] = useState(connection?.description ?? "");
-  const [sourceId, setSourceId] = useState(connection?.source_id ?? search.get("source_id") ?? sources[0]?.id ?? "");
-  const [destinationId, setDestinationId] = useState(connection?.destination_id ?? search.get("destination_id") ?? destinations[0]?.id ?? "");
+  // Nothing is chosen for the user: a connection to the wrong destination delivers events where they do not belong.
+  const [sourceId, setSourceId] = useState(connection?.source_id ?? search.get("source_id") ?? "");
+  const [destinationId, setDestinationId] = useState(connection?.destination_id ?? search.get("destination_id") ?? "");
   const [enabled, setEnabled] = useState(connection ? connection.enabled === 1 : true);
   const [rules, setRules] = useState<RuleRow[]>(parseJsonField<FilterRule[]>(connection?.filter_rules, []).map(ruleToRow));
   const [transformEnabled, setTransformEnabled] = useState(connection ? connection.transform_enabled === 1 : false);
@@ -113,6 +114,11 @@ function ConnectionForm({ connection, sources, destinations, onSaved }: { connec
   const nameRef = useRef<HTMLInputElement>(null);
 
   const setRule = (key: number, patch: Partial<RuleRow>) => setRules((rs) => rs.map((r) => (r.key === key ? { ...r, ...patch } : r)));
+  // Rule errors are by position: once a rule is gone they no longer point at the right rows.
+  const removeRule = (key: number) => {
+    setRules((rs) => rs.filter((x) => x.key !== key));
+    setFieldErrors(Object.fromEntries(Object.entries(fieldErrors).filter(([k]) => !k.startsWith("filter_rules."))));
+  };
 
   const onSubmit = async (e: FormEvent) => {
     e.preventDefault();
@@ -121,17 +127,21 @@ function ConnectionForm({ connection, sources, destinations, onSaved }: { connec
     if (!sourceId) errors.source_id = "Pick the source whose events to deliver";
     if (!destinationId) errors.destination_id = "Pick where to deliver them";
     if (transformEnabled && !expression.trim()) errors.transform_expression = "Write a JSONata expression, or turn the transform off";
+    // A rule left empty is a mistake to point at, not something to drop: the user meant to filter.
+    rules.forEach((r, i) => {
+      if (!r.field.trim()) errors[`filter_rules.${i}.field`] = r.value.trim() ? "Enter the field to test, e.g. body.type" : "Fill in this rule or remove it";
+    });
     if (Object.keys(errors).length > 0) {
       setFieldErrors(errors);
       if (errors.name) nameRef.current?.focus();
+      // After the render that marks the fields.
+      else setTimeout(() => document.querySelector<HTMLElement>("form [aria-invalid=true]")?.focus(), 0);
       return;
     }
-    const filter_rules = rules
-      .filter((r) => r.field.trim())
-      .map((r) => {
-        const value = parseValue(r.operator, r.value);
-        return value === undefined ? { field: r.field.trim(), operator: r.operator } : { field: r.field.trim(), operator: r.operator, value };
-      });
+    const filter_rules = rules.map((r) => {
+      const value = parseValue(r.operator, r.value);
+      return value === undefined ? { field: r.field.trim(), operator: r.operator } : { field: r.field.trim(), operator: r.operator, value };
+    });
     const body = {
       name: name.trim(),
       description: description.trim() || null,
@@ -144,7 +154,7 @@ function ConnectionForm({ connection, sources, destinations, onSaved }: { connec
     };
     const res = await submit(
       () => (editing ? api.patch<{ connection: Connection }>(`/connections/${encodeURIComponent(connection.id)}`, body) : api.post<{ connection: Connection }>("/connections", body)),
-      ["name", "description", "source_id", "destination_id", "enabled", "filter_rules", "transform_enabled", "transform_expression"],
+      ["name", "description", "source_id", "destination_id", "enabled", "filter_rules", ...rules.flatMap((_, i) => ["field", "operator", "value"].map((k) => `filter_rules.${i}.${k}`)), "transform_enabled", "transform_expression"],
     );
     if (!res?.connection) return;
     toast(editing ? "Connection saved" : `Connection “${res.connection.name}” created`);
@@ -204,6 +214,9 @@ function ConnectionForm({ connection, sources, destinations, onSaved }: { connec
           <Field label="Source" error={fieldErrors.source_id}>
             {(p) => (
               <select {...p} name="source_id" value={sourceId} onChange={(e) => setSourceId(e.target.value)}>
+                <option value="" disabled>
+                  Choose a source…
+                </option>
                 <NamedOptions items={sources} />
               </select>
             )}
@@ -211,6 +224,9 @@ function ConnectionForm({ connection, sources, destinations, onSaved }: { connec
           <Field label="Destination" error={fieldErrors.destination_id}>
             {(p) => (
               <select {...p} name="destination_id" value={destinationId} onChange={(e) => setDestinationId(e.target.value)}>
+                <option value="" disabled>
+                  Choose a destination…
+                </option>
                 <NamedOptions items={destinations} />
               </select>
             )}
@@ -238,22 +254,24 @@ function ConnectionForm({ connection, sources, destinations, onSaved }: { connec
           </datalist>
           {rules.map((r, i) => (
             <div className="rule-row" key={r.key} role="group" aria-label={`Rule ${i + 1}`}>
-              <Field label="Field">{(p) => <input {...p} type="text" list="rule-fields" value={r.field} onChange={(e) => setRule(r.key, { field: e.target.value })} placeholder="body.type" />}</Field>
-              <Field label="Operator">
+              <Field label="Field" error={fieldErrors[`filter_rules.${i}.field`]}>
+                {(p) => <input {...p} type="text" list="rule-fields" value={r.field} onChange={(e) => setRule(r.key, { field: e.target.value })} placeholder="body.type" />}
+              </Field>
+              <Field label="Operator" error={fieldErrors[`filter_rules.${i}.operator`]}>
                 {(p) => (
                   <select {...p} value={r.operator} onChange={(e) => setRule(r.key, { operator: e.target.value })}>
                     <Options values={FILTER_OPERATORS} />
                   </select>
                 )}
               </Field>
-              <Field label="Value" help={r.operator === "in" ? "Comma list or JSON array" : r.operator === "exists" ? "true or false" : undefined}>
+              <Field label="Value" error={fieldErrors[`filter_rules.${i}.value`]} help={r.operator === "in" ? "Comma list or JSON array" : r.operator === "exists" ? "true or false" : undefined}>
                 {(p) => <input {...p} type="text" value={r.value} onChange={(e) => setRule(r.key, { value: e.target.value })} placeholder={r.operator === "exists" ? "true" : "order.created"} />}
               </Field>
               <div className="field">
                 <span className="label" aria-hidden="true">
                   &nbsp;
                 </span>
-                <button type="button" className="btn" onClick={() => setRules((rs) => rs.filter((x) => x.key !== r.key))} aria-label={`Remove rule ${i + 1}`}>
+                <button type="button" className="btn" onClick={() => removeRule(r.key)} aria-label={`Remove rule ${i + 1}`}>
                   Remove
                 </button>
               </div>
@@ -277,7 +295,8 @@ function ConnectionForm({ connection, sources, destinations, onSaved }: { connec
 
       <ConfirmDialog {...deletion.dialog} title="Delete this connection?" confirmLabel="Delete connection">
         <p>
-          Events from <strong>{connection?.source_name}</strong> stop going to <strong>{connection?.destination_name}</strong>. Past deliveries stay recorded.
+          New events from <strong>{connection?.source_name}</strong> stop going to <strong>{connection?.destination_name}</strong>, and its filter rules and transform are deleted with it. Past deliveries stay recorded.
+          This cannot be undone.
         </p>
       </ConfirmDialog>
     </>
@@ -299,6 +318,7 @@ function TransformEditor({ sourceId, expression, onChange, error }: { sourceId: 
     setPreviewError(null);
     setResult(null);
     if (!expression.trim()) return setPreviewError("Write an expression to preview");
+    if (!sourceId) return setPreviewError("Choose a source first: the preview runs on one of its events");
     if (!chosen) return setPreviewError("This source has no stored events yet: send one to its ingest URL first");
     setBusy(true);
     try {
@@ -321,7 +341,7 @@ function TransformEditor({ sourceId, expression, onChange, error }: { sourceId: 
         <Field label="Preview on event">
           {(p) => (
             <select {...p} value={chosen} onChange={(e) => setEventId(e.target.value)} disabled={list.length === 0}>
-              {list.length === 0 ? <option value="">No stored events for this source yet</option> : null}
+              {list.length === 0 ? <option value="">{sourceId ? "No stored events for this source yet" : "Choose a source first"}</option> : null}
               {list.map((e) => (
                 <option key={e.id} value={e.id}>
                   {shortId(e.id)} · {e.event_type ?? e.method} · {new Date(e.received_at).toLocaleString()}

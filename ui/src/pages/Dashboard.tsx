@@ -13,7 +13,10 @@ interface Bucket {
   start: number;
   received: number;
   delivered: number;
+  /** Events received in the hour that are now failed (in the DLQ). */
   failed: number;
+  /** Delivery attempts in the hour that failed, retried later or not. */
+  deliveriesFailed: number;
 }
 
 interface Stats {
@@ -35,7 +38,7 @@ interface Stats {
 /** The whole dashboard is one request: GET /v1/stats. */
 async function loadStats(): Promise<Stats> {
   const s = await api.get<StatsBody>("/stats");
-  const buckets = s.buckets.map((b) => ({ start: Date.parse(b.start), received: b.received, delivered: b.delivered, failed: b.failed }));
+  const buckets = s.buckets.map((b) => ({ start: Date.parse(b.start), received: b.received, delivered: b.delivered, failed: b.failed, deliveriesFailed: b.deliveries_failed }));
   return {
     buckets,
     received: s.events_received_24h,
@@ -94,6 +97,7 @@ export function DashboardPage() {
           <div className="legend">
             <span style={{ ["--c" as string]: "var(--chart-received)" }}>received</span>
             <span style={{ ["--c" as string]: "var(--chart-delivered)" }}>delivered</span>
+            <span style={{ ["--c" as string]: "var(--chart-failed)" }}>failed attempts</span>
           </div>
         </div>
         <BarChart buckets={s.buckets} />
@@ -186,28 +190,32 @@ function useWidth<T extends HTMLElement>() {
   return [ref, width] as const;
 }
 
-/** Received and delivered per hour as paired bars, drawn in SVG (no chart library). */
+/**
+ * Received, delivered and failed attempts per hour as grouped bars, drawn in SVG
+ * (no chart library). Failures are attempts, not events: a destination that is
+ * down shows at once, while its events still wait for their retries.
+ */
 function BarChart({ buckets }: { buckets: Bucket[] }) {
   const [ref, measured] = useWidth<HTMLDivElement>();
   const W = Math.max(measured, 280);
   const H = W < 500 ? 180 : 220;
   const pad = { l: 34, r: 6, t: 10, b: 24 };
-  const max = Math.max(1, ...buckets.map((b) => Math.max(b.received, b.delivered)));
+  const max = Math.max(1, ...buckets.map((b) => Math.max(b.received, b.delivered, b.deliveriesFailed)));
   const nice = niceMax(max);
   const slot = (W - pad.l - pad.r) / buckets.length;
   const gap = Math.min(4, slot * 0.2);
-  const bw = Math.max(1, (slot - gap) / 2);
+  const bw = Math.max(1, (slot - gap) / 3);
   const y = (v: number) => pad.t + (H - pad.t - pad.b) * (1 - v / nice);
   const ticks = [0, nice / 2, nice];
   // A time label at least every ~70 px.
   const every = [2, 3, 4, 6, 8, 12].find((n) => n * slot >= 70) ?? 12;
   const hour = (t: number) => new Date(t).toLocaleTimeString([], { hour: "2-digit", minute: "2-digit" });
   const hourLabel = (t: number) => new Date(t).toLocaleTimeString([], { hour: "numeric" });
-  const totalReceived = buckets.reduce((n, b) => n + b.received, 0);
+  const total = (k: "received" | "delivered" | "deliveriesFailed") => buckets.reduce((n, b) => n + b[k], 0);
   return (
     <div ref={ref}>
       {measured > 0 ? (
-        <svg width={W} height={H} viewBox={`0 0 ${W} ${H}`} role="img" aria-label={`Events per hour over the last 24 hours: ${totalReceived} received, ${buckets.reduce((n, b) => n + b.delivered, 0)} delivered`}>
+        <svg width={W} height={H} viewBox={`0 0 ${W} ${H}`} role="img" aria-label={`Events per hour over the last 24 hours: ${total("received")} received, ${total("delivered")} delivered, ${total("deliveriesFailed")} failed delivery attempts`}>
           {ticks.map((t) => (
             <g key={t}>
               <line className="axis" x1={pad.l} x2={W - pad.r} y1={y(t)} y2={y(t)} strokeDasharray={t === 0 ? undefined : "3 4"} />
@@ -220,12 +228,13 @@ function BarChart({ buckets }: { buckets: Bucket[] }) {
             const x = pad.l + i * slot + gap / 2;
             return (
               <g key={b.start}>
-                <title>{`${hour(b.start)}–${hour(b.start + HOUR)}: ${b.received} received, ${b.delivered} delivered, ${b.failed} failed`}</title>
+                <title>{`${hour(b.start)}–${hour(b.start + HOUR)}: ${b.received} received, ${b.delivered} delivered, ${b.failed} failed (in the DLQ); ${b.deliveriesFailed} failed delivery ${b.deliveriesFailed === 1 ? "attempt" : "attempts"}`}</title>
                 <rect x={x} y={y(b.received)} width={bw} height={y(0) - y(b.received)} fill="var(--chart-received)" rx={1.5} />
                 <rect x={x + bw} y={y(b.delivered)} width={bw} height={y(0) - y(b.delivered)} fill="var(--chart-delivered)" rx={1.5} />
+                <rect x={x + 2 * bw} y={y(b.deliveriesFailed)} width={bw} height={y(0) - y(b.deliveriesFailed)} fill="var(--chart-failed)" rx={1.5} data-testid={b.deliveriesFailed > 0 ? "failed-bar" : undefined} />
                 {(buckets.length - 1 - i) % every === 0 ? (
                   // The newest label ends at the right edge instead of running past it.
-                  <text x={i === buckets.length - 1 ? W - pad.r : x + bw} y={H - 6} textAnchor={i === buckets.length - 1 ? "end" : "middle"}>
+                  <text x={i === buckets.length - 1 ? W - pad.r : x + 1.5 * bw} y={H - 6} textAnchor={i === buckets.length - 1 ? "end" : "middle"}>
                     {hourLabel(b.start)}
                   </text>
                 ) : null}

@@ -100,7 +100,9 @@ function toForm(d: Destination): Form {
   };
 }
 
-const fields = ["name", "url", "http_method", "headers", "auth_type", "auth_config", "timeout_ms", "rate_limit_per_second", "max_retries", "retry_strategy", "retry_interval_seconds", "status"];
+// auth_config's parts have inputs of their own: their messages go there, not to the fieldset.
+const authParts = ["username", "password", "token", "key", "api_key", "to"].map((k) => `auth_config.${k}`);
+const fields = ["name", "url", "http_method", "headers", "auth_type", "auth_config", ...authParts, "timeout_ms", "rate_limit_per_second", "max_retries", "retry_strategy", "retry_interval_seconds", "status"];
 
 export function DestinationEditPage({ id }: { id?: string }) {
   const existing = useLoad(() => (id ? api.get<{ destination: Destination }>(`/destinations/${encodeURIComponent(id)}`) : Promise.resolve(null)), [id]);
@@ -266,27 +268,31 @@ function DestinationForm({ destination, onSaved }: { destination: Destination | 
               </select>
             )}
           </Field>
-          {fieldErrors.auth_config ? <div className="field-error">{fieldErrors.auth_config}</div> : null}
+          {fieldErrors.auth_config ? (
+            <div className="field-error" role="alert">
+              {fieldErrors.auth_config}
+            </div>
+          ) : null}
           {f.auth_type === "basic" ? (
             <div className="form-grid">
-              <Field label="Username">{(p) => <input {...p} type="text" value={f.auth_username} onChange={(e) => set("auth_username", e.target.value)} />}</Field>
-              <Field label="Password" help={editing && destination.auth_type === "basic" ? "Leave empty to keep the current one." : undefined}>
+              <Field label="Username" error={fieldErrors["auth_config.username"]}>{(p) => <input {...p} type="text" value={f.auth_username} onChange={(e) => set("auth_username", e.target.value)} />}</Field>
+              <Field label="Password" error={fieldErrors["auth_config.password"]} help={editing && destination.auth_type === "basic" ? "Leave empty to keep the current one." : undefined}>
                 {(p) => <input {...p} type="password" autoComplete="off" value={f.auth_password} onChange={(e) => set("auth_password", e.target.value)} />}
               </Field>
             </div>
           ) : null}
           {f.auth_type === "bearer" ? (
-            <Field label="Token" help={editing && destination.auth_type === "bearer" ? "Leave empty to keep the current one." : "Sent as Authorization: Bearer <token>."}>
+            <Field label="Token" error={fieldErrors["auth_config.token"]} help={editing && destination.auth_type === "bearer" ? "Leave empty to keep the current one." : "Sent as Authorization: Bearer <token>."}>
               {(p) => <input {...p} type="password" autoComplete="off" value={f.auth_token} onChange={(e) => set("auth_token", e.target.value)} />}
             </Field>
           ) : null}
           {f.auth_type === "api_key" ? (
             <div className="form-grid">
-              <Field label="Header or parameter name">{(p) => <input {...p} type="text" value={f.auth_key} onChange={(e) => set("auth_key", e.target.value)} />}</Field>
-              <Field label="Key" help={editing && destination.auth_type === "api_key" ? "Leave empty to keep the current one." : undefined}>
+              <Field label="Header or parameter name" error={fieldErrors["auth_config.key"]}>{(p) => <input {...p} type="text" value={f.auth_key} onChange={(e) => set("auth_key", e.target.value)} />}</Field>
+              <Field label="Key" error={fieldErrors["auth_config.api_key"]} help={editing && destination.auth_type === "api_key" ? "Leave empty to keep the current one." : undefined}>
                 {(p) => <input {...p} type="password" autoComplete="off" value={f.auth_api_key} onChange={(e) => set("auth_api_key", e.target.value)} />}
               </Field>
-              <Field label="Send in">
+              <Field label="Send in" error={fieldErrors["auth_config.to"]}>
                 {(p) => (
                   <select {...p} value={f.auth_to} onChange={(e) => set("auth_to", e.target.value)}>
                     <option value="header">a header</option>
@@ -328,7 +334,8 @@ function DestinationForm({ destination, onSaved }: { destination: Destination | 
 
       <ConfirmDialog {...deletion.dialog} title="Delete this destination?" confirmLabel="Delete destination">
         <p>
-          <strong>{destination?.name}</strong> and every connection to it are deleted. Events stay stored. This cannot be undone.
+          <strong>{destination?.name}</strong> is deleted with every connection to it, so nothing is delivered there any more. Deliveries to it still queued or waiting for a retry are never sent, and its dead-letter
+          queue can no longer be redriven. Events and past attempts stay stored. This cannot be undone.
         </p>
       </ConfirmDialog>
     </>

@@ -1,6 +1,8 @@
 import { useEffect, useMemo, useRef, useState } from "react";
 import { api, withQuery } from "../api";
-import { ConfirmDialog, CopyButton, DataTable, Empty, ErrorAlert, Field, FilterBar, JobBar, Loading, NamedOptions, Options, PageHead, PageLoading, Pager, StatusBadge, Time, toast } from "../components";
+import { AttemptWhen, summaryAttemptTimes } from "../attemptTime";
+import { RefusedRetry, retryToast, useEventRetry, type RetryResult } from "../retry";
+import { ConfirmDialog, CopyButton, DataTable, Empty, ErrorAlert, Field, FilterBar, ForcedBadge, JobBar, Loading, NamedOptions, Options, PageHead, PageLoading, Pager, StatusBadge, Time, toast } from "../components";
 import { bytes, fromLocalInput, fullTime, ms, plural, prettyJson, shortId, toLocalInput } from "../format";
 import { useAction, useInterval, useLoad } from "../hooks";
 import { useJob } from "../jobs";
@@ -76,10 +78,10 @@ export function EventsPage() {
 
   const startBulk = () =>
     bulkStart.run(async () => {
-      const r = await api.post<{ job_id: string; total: number }>(withQuery("/events/retry", filters), {});
+      const r = await api.post<{ job_id: string; total: number; skipped?: number }>(withQuery("/events/retry", filters), {});
       setBulkJob(r.job_id);
       setBulkOpen(false);
-      toast(`Retrying ${plural(r.total, "event")}`);
+      toast(`Retrying ${plural(r.total, "event")}${r.skipped ? `; ${plural(r.skipped, "rejected event")} skipped` : ""}`);
     });
 
   return (
@@ -134,6 +136,12 @@ export function EventsPage() {
           <h2>Bulk retry</h2>
           <ErrorAlert error={bulk.error} />
           {bulk.job ? <JobBar job={bulk.job} /> : <Loading what="Starting" />}
+          {bulk.job?.skipped ? (
+            <p className="muted" style={{ margin: "8px 0 0" }} data-testid="bulk-skipped">
+              {plural(bulk.job.skipped, "rejected event")} skipped: {bulk.job.skipped === 1 ? "its" : "their"} signature or schema check failed, so {bulk.job.skipped === 1 ? "it is" : "they are"} never retried in bulk. Open one to deliver it
+              anyway.
+            </p>
+          ) : null}
         </section>
       ) : null}
 
@@ -197,8 +205,9 @@ export function EventsPage() {
 
       <ConfirmDialog open={bulkOpen} title="Retry these events?" confirmLabel={`Retry ${plural(pg?.total ?? 0, "event")}`} danger={false} busy={bulkStart.busy} error={bulkStart.error} onConfirm={startBulk} onCancel={() => setBulkOpen(false)}>
         <p>
-          Every event {anyFilter ? "matching the current filters" : "in this environment"} ({pg?.total.toLocaleString() ?? 0}) is delivered again to each connected destination.
+          Every event {anyFilter ? "matching the current filters" : "in this environment"} ({pg?.total.toLocaleString() ?? 0}) is delivered again to each connected destination. Destinations receive a second copy of events they already have.
         </p>
+        <p>Rejected events (failed signature or schema check) are skipped and counted.</p>
       </ConfirmDialog>
     </>
   );
@@ -223,16 +232,10 @@ function SearchFilter({ value, onChange }: { value: string; onChange: (v: string
 
 // ---------------------------------------------------------------- detail
 
-interface RetryResult {
-  retried: { destination_id: string; connection_id: string; attempt_id: string; status: string }[];
-  errors: { destination_id: string; connection_id: string; code: string; message: string }[];
-}
-
 export function EventDetailPage({ id }: { id: string }) {
   const ev = useLoad(() => api.get<EventDetail>(`/events/${encodeURIComponent(id)}`), [id]);
   const dests = useLoad(() => api.get<{ destinations: Destination[] }>("/destinations"), []);
   const destName = (did: string) => dests.data?.destinations.find((d) => d.id === did)?.name;
-  const { busy: retrying, error: retryError, run } = useAction();
   const [retry, setRetry] = useState<RetryResult | null>(null);
   const [pollUntil, setPollUntil] = useState(0);
   const [showRaw, setShowRaw] = useState(false);
@@ -244,14 +247,12 @@ export function EventDetailPage({ id }: { id: string }) {
 
   const body = useMemo(() => (e ? (e.body_encoding === "base64" ? { text: e.body, isJson: false } : prettyJson(e.body)) : { text: "", isJson: false }), [e]);
 
-  const doRetry = () =>
-    run(async () => {
-      const r = await api.post<RetryResult>(`/events/${encodeURIComponent(id)}/retry`, {});
-      setRetry(r);
-      setPollUntil(Date.now() + 5_000);
-      toast(r.retried.length > 0 ? `Queued ${plural(r.retried.length, "delivery", "deliveries")}` : "Nothing to retry", r.retried.length > 0 ? "ok" : "error");
-      await ev.reload();
-    });
+  const retrying = useEventRetry(id, (r, forced) => {
+    setRetry(r);
+    setPollUntil(Date.now() + 5_000);
+    retryToast(r, forced);
+    void ev.reload();
+  });
 
   if (!e) return <PageLoading title="Event" sub={<Link to="/events">← All events</Link>} error={ev.error} onRetry={ev.reload} />;
 
@@ -270,12 +271,13 @@ export function EventDetailPage({ id }: { id: string }) {
         }
         sub={<Link to="/events">← All events</Link>}
         actions={
-          <button type="button" className="btn primary" onClick={doRetry} disabled={retrying}>
-            {retrying ? "Retrying…" : "Retry"}
+          <button type="button" className="btn primary" onClick={retrying.retry} disabled={retrying.busy}>
+            {retrying.busy ? "Retrying…" : "Retry"}
           </button>
         }
       />
-      <ErrorAlert error={retryError} />
+      <ErrorAlert error={retrying.confirming ? null : retrying.error} />
+      <RefusedRetry state={retrying} />
       {retry && retry.errors.length > 0 ? (
         <div className="alert warn" role="status">
           {retry.errors.map((x) => (
@@ -378,11 +380,14 @@ export function EventDetailPage({ id }: { id: string }) {
           <h2>Delivery attempts</h2>
           <Link to={`/attempts?event_id=${e.id}`}>Open in delivery attempts →</Link>
         </div>
+        {e.status === "rejected" ? <RejectedNote event={e} /> : null}
         {e.delivery_attempts.length === 0 ? (
-          <Empty title="No deliveries yet">
-            {e.status === "ignored" ? "No enabled connection matched this event." : "Connect this source to a destination to deliver its events."}{" "}
-            <Link to="/connections/new">Create a connection</Link>
-          </Empty>
+          e.status === "rejected" ? null : (
+            <Empty title="No deliveries yet">
+              {e.status === "ignored" ? "No enabled connection matched this event." : "Connect this source to a destination to deliver its events."}{" "}
+              <Link to={`/connections/new?source_id=${e.source_id}`}>Create a connection</Link>
+            </Empty>
+          )
         ) : (
           <DataTable
             label="Delivery attempts"
@@ -390,16 +395,44 @@ export function EventDetailPage({ id }: { id: string }) {
             rowKey={(a) => a.id}
             columns={[
               { label: "#", render: (a) => a.attempt_number ?? "–" },
-              { label: "Status", render: (a) => (a.is_dlq ? <span className="badge bad">DLQ</span> : <StatusBadge status={a.status} />) },
+              {
+                label: "Status",
+                render: (a) => (
+                  <>
+                    {a.is_dlq ? <span className="badge bad">DLQ</span> : <StatusBadge status={a.status} />} {a.forced ? <ForcedBadge /> : null}
+                  </>
+                ),
+              },
               { label: "Response", render: (a) => (a.status_code ? <span className="mono">{a.status_code}</span> : (a.error ?? "–")) },
               { label: "Latency", className: "num", render: (a) => ms(a.latency_ms) },
               { label: "Trigger", render: (a) => a.trigger_type ?? "–" },
               { label: "Destination", render: (a) => <Link to={`/destinations/${a.destination_id}`}>{destName(a.destination_id) ?? shortId(a.destination_id)}</Link> },
-              { label: "When", render: (a) => <Time iso={a.attempted_at} /> },
+              { label: "When", render: (a) => <AttemptWhen times={summaryAttemptTimes(a)} /> },
             ]}
           />
         )}
       </section>
     </>
+  );
+}
+
+/** Why a rejected event was not delivered, from its verification fields: the signature check or the schema. */
+function RejectedNote({ event: e }: { event: EventDetail }) {
+  const signature = e.verification_status === "failed";
+  const schema = !signature && (e.schema_errors?.length ?? 0) > 0;
+  return (
+    <div className="alert warn" role="note" data-testid="rejected-note" style={{ margin: "12px 16px" }}>
+      <strong>Not delivered: this event was rejected.</strong>{" "}
+      {signature ? (
+        <>
+          Its signature did not verify{e.verification_error ? <> ({e.verification_error})</> : null}, so it may not come from the provider at all.
+        </>
+      ) : schema ? (
+        <>Its body does not match the source's JSON Schema (see the violations in the summary).</>
+      ) : (
+        <>It failed the source's checks.</>
+      )}{" "}
+      hookrelay never delivers a rejected event on its own, and retries skip it. If you have checked the payload and trust it, <strong>Retry</strong> offers to deliver it anyway.
+    </div>
   );
 }

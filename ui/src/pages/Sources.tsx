@@ -243,7 +243,8 @@ export function SourceDetailPage({ id }: { id: string }) {
 
       <ConfirmDialog open={confirmDelete} title="Delete this source?" confirmLabel="Delete source" busy={busy} error={actionError} onConfirm={remove} onCancel={() => setConfirmDelete(false)}>
         <p>
-          <strong>{s.name}</strong> and its {plural(s.event_count, "stored event")} are deleted, and its ingest URL stops working. Connections from it are removed. This cannot be undone.
+          <strong>{s.name}</strong> is deleted with its {plural(s.event_count, "stored event")} and their delivery history; deliveries still queued or waiting for a retry are never sent. Its connections are removed, and its
+          ingest URL stops working: providers still sending to it get errors. This cannot be undone.
         </p>
       </ConfirmDialog>
     </>
