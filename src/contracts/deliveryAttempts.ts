@@ -44,6 +44,7 @@ export const deliveryAttempt = z.object({
   is_dlq: z.number().int().nullable(),
   dlq_at: z.string().nullable(),
   trigger_type: z.string().nullable(),
+  forced: z.number().int().describe("1: an operator forced the delivery of a rejected event (POST /events/{id}/retry with force: true), trigger_type stays manual (or retry for its retries)"),
   connection_name: z.string().nullable(),
   destination_name: z.string().nullable(),
 });
@@ -69,4 +70,8 @@ export const redriveInput = z
 export type RedriveInput = z.infer<typeof redriveInput>;
 
 /** What starting a bulk retry or a redrive answers (202). */
-export const jobStarted = z.object({ job_id: z.string(), total: z.number().int() });
+export const jobStarted = z.object({
+  job_id: z.string(),
+  total: z.number().int().describe("Items the job will retry"),
+  skipped: z.number().int().describe("Items matching the filter left alone: rejected events are never retried or redriven"),
+});

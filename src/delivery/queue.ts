@@ -235,6 +235,7 @@ export function recordOutcomes(db: Db, outcomes: AttemptOutcome[], now: Date): R
         triggerType: "retry",
         scheduledAt: iso(o.retryAt),
         noRetry: a.noRetry,
+        forced: a.forced,
         jobId: a.jobId,
         createdAt: nowIso,
       });

@@ -35,6 +35,7 @@ export function serializeAttempt({ attempt: a, connectionName, destinationName }
     is_dlq: a.isDlq,
     dlq_at: a.dlqAt,
     trigger_type: a.triggerType,
+    forced: a.forced,
     connection_name: connectionName,
     destination_name: destinationName,
   };

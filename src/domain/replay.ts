@@ -39,16 +39,18 @@ interface Cursor {
   id: string;
 }
 
-function replayable(scope: Pick<JobRow, "orgId" | "envId">, p: ReplayParams): SQL {
+function inWindow(scope: Pick<JobRow, "orgId" | "envId">, p: ReplayParams): SQL {
   return and(
     eq(events.orgId, scope.orgId),
     eq(events.envId, scope.envId),
     gte(events.receivedAt, p.from),
     lte(events.receivedAt, p.to),
     p.source_id ? eq(events.sourceId, p.source_id) : undefined,
-    ne(events.status, "rejected"),
-    ne(events.dedupStatus, "duplicate"),
   )!;
+}
+
+function replayable(scope: Pick<JobRow, "orgId" | "envId">, p: ReplayParams): SQL {
+  return and(inWindow(scope, p), ne(events.status, "rejected"), ne(events.dedupStatus, "duplicate"))!;
 }
 
 export async function startReplay(deps: Deps, scope: Scope, input: ReplayInput): Promise<{ job_id: string; status: "running"; total: number }> {
@@ -74,7 +76,11 @@ export async function startReplay(deps: Deps, scope: Scope, input: ReplayInput):
   };
   const [matching] = await deps.db.select({ n: count() }).from(events).where(replayable(scope, params));
   const total = Math.min(matching?.n ?? 0, params.max_events);
-  const job = newJobRow({ orgId: scope.orgId, envId: scope.envId, kind: "replay", params, total, now: deps.clock.now() });
+  const [rejected] = await deps.db
+    .select({ n: count() })
+    .from(events)
+    .where(and(inWindow(scope, params), eq(events.status, "rejected")));
+  const job = newJobRow({ orgId: scope.orgId, envId: scope.envId, kind: "replay", params, total, skipped: rejected?.n ?? 0, now: deps.clock.now() });
   await createJob(deps, job);
   return { job_id: job.id, status: "running", total };
 }
