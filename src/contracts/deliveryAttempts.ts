@@ -38,7 +38,12 @@ export const deliveryAttempt = z.object({
   status: z.string(),
   error: z.string().nullable().describe("Failure class: http_<status>, timeout, connection_error, transform_error, ssrf_blocked, destination_disabled, destination_not_found"),
   error_detail: z.string().nullable().describe("What went wrong, for people"),
-  created_at: z.string(),
+  created_at: z.string().describe("When the row was created: queued (a retry: when the failure before it was recorded)"),
+  scheduled_at: z.string().describe("When the attempt is (or was) due"),
+  sent_at: z
+    .string()
+    .nullable()
+    .describe("When the request was sent (for an attempt that ended before sending, e.g. transform_error, when it was attempted); null while queued"),
   attempt_number: z.number().int().nullable(),
   next_retry_at: z.string().nullable(),
   is_dlq: z.number().int().nullable(),

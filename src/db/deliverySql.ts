@@ -138,12 +138,12 @@ export const deliverySql = preparedFor((db: Db) => {
      */
     complete: sqlite.prepare<
       never,
-      [number, string, string, string, string | null, number, number | null, string | null, string | null, number | null, string | null, string | null, string | null, number, string | null, string | null, string]
+      [number, string, string, string, string | null, number, number | null, string | null, string | null, number | null, string | null, string | null, string | null, number, string | null, string | null, string, string]
     >(
       `UPDATE delivery_attempts
           SET status = ?2, request_url = ?3, request_method = ?4, request_headers = ?5, request_body_size = ?6,
               response_status = ?7, response_headers = ?8, response_body = ?9, duration_ms = ?10, error = ?11,
-              error_detail = ?12, next_retry_at = ?13, is_dlq = ?14, dlq_at = ?15, lease_until = NULL
+              error_detail = ?12, next_retry_at = ?13, is_dlq = ?14, dlq_at = ?15, sent_at = ?18, lease_until = NULL
         WHERE rowid = ?1 AND +id = ?17 AND +status = 'delivering' AND +lease_until = ?16`,
     ),
     /**

@@ -151,6 +151,8 @@ export interface AttemptOutcome {
   responseHeaders: string | null;
   responseBody: string | null;
   durationMs: number | null;
+  /** When the request started (or, when nothing was sent, when it was attempted). */
+  sentAt: Date;
   error: string | null;
   errorDetail: string | null;
   /** A failure that will be tried again at this time. */
@@ -214,6 +216,7 @@ export function recordOutcomes(db: Db, outcomes: AttemptOutcome[], now: Date): R
       o.dlq ? nowIso : null,
       a.leaseUntil,
       a.id,
+      iso(o.sentAt),
     );
     if (changes === 0) {
       stale++;

@@ -257,9 +257,9 @@ export function startDeliveryWorker(deps: Deps, opts: DeliveryWorkerOptions): De
 
   async function deliver(row: AttemptRow, event: ClaimedEvent | null): Promise<void> {
     const destination = await destinationsCache.get(row.destinationId);
-    if (!destination) return finish(terminal(row, "destination_not_found", "the destination was deleted"));
+    if (!destination) return finish(terminal(row, clock.now(), "destination_not_found", "the destination was deleted"));
     if (destination.status === "paused" || stopped) return void releases.push(row);
-    if (destination.status === "disabled") return finish(terminal(row, "destination_disabled", "the destination is disabled"));
+    if (destination.status === "disabled") return finish(terminal(row, clock.now(), "destination_disabled", "the destination is disabled"));
     if (!pacer.tryTake(destination.id, destination.rateLimitPerSecond, clock.now().getTime())) return void releases.push(row);
 
     if (!event) return;
@@ -280,11 +280,13 @@ export function startDeliveryWorker(deps: Deps, opts: DeliveryWorkerOptions): De
         transformed = { value: await applyTransform(connection.transformExpression, view, { timeoutMs: DEFAULT_TRANSFORM_TIMEOUT_MS }) };
       } catch (err) {
         if (!(err instanceof TransformError)) throw err;
-        return finish(terminal(row, "transform_error", err.message, { url: destination.url, method: destination.httpMethod }));
+        return finish(terminal(row, clock.now(), "transform_error", err.message, { url: destination.url, method: destination.httpMethod }));
       }
     }
 
-    const request = buildRequest({ target, event: { id: event.id, sourceId: event.sourceId, headers: JSON.parse(event.headers) as Record<string, unknown>, body: event.body }, transformed, attemptNumber: row.attemptNumber ?? 1, now: clock.now() });
+    // The attempt's sent_at, and the signature's timestamp: the request starts now.
+    const sentAt = clock.now();
+    const request = buildRequest({ target, event: { id: event.id, sourceId: event.sourceId, headers: JSON.parse(event.headers) as Record<string, unknown>, body: event.body }, transformed, attemptNumber: row.attemptNumber ?? 1, now: sentAt });
     const result = await send(request, { timeoutMs: destination.timeoutMs, blockPrivate: deps.settings.blockPrivateDestinations });
     if (result.responseStatus !== null || result.error === "timeout") opts.metrics?.deliveryDuration.observe(result.durationMs / 1000);
 
@@ -311,6 +313,7 @@ export function startDeliveryWorker(deps: Deps, opts: DeliveryWorkerOptions): De
       responseHeaders: result.responseHeaders ? JSON.stringify(result.responseHeaders) : null,
       responseBody: result.responseBody,
       durationMs: result.durationMs,
+      sentAt,
       error: result.error,
       errorDetail: result.errorDetail,
       retryAt: decision.retry ? new Date(now.getTime() + decision.delayMs) : null,
@@ -351,7 +354,7 @@ export function startDeliveryWorker(deps: Deps, opts: DeliveryWorkerOptions): De
 }
 
 /** A failure that no retry can fix: the chain ends here, in the DLQ unless it is a replay. */
-function terminal(row: AttemptRow, error: string, detail: string, target?: { url: string; method: string }): AttemptOutcome {
+function terminal(row: AttemptRow, attemptedAt: Date, error: string, detail: string, target?: { url: string; method: string }): AttemptOutcome {
   return {
     attempt: row,
     status: "failed",
@@ -363,6 +366,7 @@ function terminal(row: AttemptRow, error: string, detail: string, target?: { url
     responseHeaders: null,
     responseBody: null,
     durationMs: null,
+    sentAt: attemptedAt,
     error,
     errorDetail: detail,
     retryAt: null,

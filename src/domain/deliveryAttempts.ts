@@ -30,6 +30,8 @@ export function serializeAttempt({ attempt: a, connectionName, destinationName }
     error: a.error,
     error_detail: a.errorDetail,
     created_at: a.createdAt,
+    scheduled_at: a.scheduledAt,
+    sent_at: a.sentAt,
     attempt_number: a.attemptNumber,
     next_retry_at: a.nextRetryAt,
     is_dlq: a.isDlq,

@@ -79,6 +79,7 @@ function outcome(attempt: AttemptRow, status: "success" | "failed", extra: Parti
     responseHeaders: JSON.stringify({ "content-type": "text/plain" }),
     responseBody: status === "success" ? "ok" : "boom",
     durationMs: 3,
+    sentAt: new Date(),
     error: status === "success" ? null : "http_500",
     errorDetail: status === "success" ? null : "destination answered HTTP 500",
     retryAt: null,

@@ -66,6 +66,7 @@ CREATE TABLE `delivery_attempts` (
 	`dlq_at` text,
 	`trigger_type` text,
 	`scheduled_at` text NOT NULL,
+	`sent_at` text,
 	`lease_until` text,
 	`no_retry` integer DEFAULT 0 NOT NULL,
 	`forced` integer DEFAULT 0 NOT NULL,

@@ -85,6 +85,12 @@ export const deliveryAttempts = sqliteTable(
     triggerType: text("trigger_type"),
     /** When a queued row becomes due. */
     scheduledAt: text("scheduled_at").notNull(),
+    /**
+     * When the worker started the request; for an attempt that ended before
+     * sending (transform error, destination disabled or deleted), when it was
+     * attempted. Null while queued. created_at is when the row was queued.
+     */
+    sentAt: text("sent_at"),
     /** While `delivering`: the claim expires then and the row is claimable again. */
     leaseUntil: text("lease_until"),
     /** Replay deliveries are never retried automatically. */
