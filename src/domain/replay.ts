@@ -14,7 +14,9 @@ import { createJob, getJob, newJobRow, type JobRow } from "./jobs";
  * inclusive), optionally of one source, walked in ascending received_at
  * order and delivered again to one destination, `rate_limit` events at a
  * time with a one-second pause between batches (the pacing lives in
- * src/delivery/jobRunner.ts). At most `max_events` events.
+ * src/delivery/jobRunner.ts). At most `max_events` events. They reach the
+ * destination in that order: the runner queues one event at a time and the
+ * next only once the one before it settled.
  *
  * - Rejected events (failed signature, schema reject) and duplicates are
  *   not replayed: they were never meant to be delivered.
@@ -89,12 +91,17 @@ export function getReplay(deps: Deps, scope: Scope, rawId: string): Promise<JobP
   return getJob(deps, scope, rawId, "replay");
 }
 
+/** A replay job's rate_limit: events per batch, a batch being followed by a one-second pause. */
+export function replayBatchSize(job: Pick<JobRow, "params">): number {
+  return (JSON.parse(job.params) as ReplayParams).rate_limit;
+}
+
 /**
- * Queues the next batch (up to rate_limit events) of a replay job. The
+ * Queues the next `limit` events (at most rate_limit) of a replay job. The
  * attempts, the cursor and `processed` move in one transaction, so a
  * restart resumes exactly after the last queued event.
  */
-export async function replayStep(deps: Deps, job: JobRow): Promise<{ queued: number; done: boolean }> {
+export async function replayStep(deps: Deps, job: JobRow, limit?: number): Promise<{ queued: number; done: boolean }> {
   const p = JSON.parse(job.params) as ReplayParams;
   const remaining = job.total - job.processed;
   if (remaining <= 0) return { queued: 0, done: true };
@@ -104,7 +111,7 @@ export async function replayStep(deps: Deps, job: JobRow): Promise<{ queued: num
     .from(events)
     .where(and(replayable(job, p), after ? or(gt(events.receivedAt, after.t), and(eq(events.receivedAt, after.t), gt(events.id, after.id))) : undefined))
     .orderBy(asc(events.receivedAt), asc(events.id))
-    .limit(Math.min(p.rate_limit, remaining));
+    .limit(Math.min(limit ?? p.rate_limit, p.rate_limit, remaining));
   if (batch.length === 0) {
     // Fewer events than counted at the start (pruned meanwhile): the job is done with what it did.
     await deps.db.update(jobs).set({ total: sql`${jobs.processed}` }).where(eq(jobs.id, job.id));
