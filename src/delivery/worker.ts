@@ -61,6 +61,8 @@ export interface DeliveryWorker extends BackgroundTask {
 interface Claimed {
   row: AttemptRow;
   event: ClaimedEvent | null;
+  /** Date.now() at the claim, which read the destination's status from the database. */
+  claimedAt: number;
 }
 
 /**
@@ -101,6 +103,8 @@ export function startDeliveryWorker(deps: Deps, opts: DeliveryWorkerOptions): De
   let outcomes: AttemptOutcome[] = [];
   let releases: AttemptRow[] = [];
   let pumping = false;
+  /** The pump running now (while `pumping`): stop() awaits it. */
+  let pumpRun: Promise<void> = Promise.resolve();
   let pumpAgain = false;
   let pumpTimer: ReturnType<typeof setTimeout> | null = null;
   let timer: ReturnType<typeof setTimeout> | null = null;
@@ -128,7 +132,7 @@ export function startDeliveryWorker(deps: Deps, opts: DeliveryWorkerOptions): De
       return;
     }
     // At once: the pump's writes wait for the turn's write transaction anyway, which they share with ingest.
-    void pump();
+    pumpRun = pump();
   }
 
   function armTimer(at: number) {
@@ -174,8 +178,9 @@ export function startDeliveryWorker(deps: Deps, opts: DeliveryWorkerOptions): De
         if (rows.length > 0) {
           const claimedEvents = deliverySql(db).loadEvents.all(JSON.stringify([...new Set(rows.map((r) => r.eventId))]));
           const eventById = new Map(claimedEvents.map((e) => [e.id, e]));
+          const claimedAt = Date.now();
           // An event missing here was pruned by retention meanwhile: its attempts went with it (foreign key cascade).
-          for (const row of rows) ready.push({ row, event: eventById.get(row.eventId) ?? null });
+          for (const row of rows) ready.push({ row, event: eventById.get(row.eventId) ?? null, claimedAt });
         }
         fill();
         if (stopped) break;
@@ -208,9 +213,9 @@ export function startDeliveryWorker(deps: Deps, opts: DeliveryWorkerOptions): De
     return active + outcomes.length + releases.length;
   }
 
-  function start({ row, event }: Claimed) {
+  function start({ row, event, claimedAt }: Claimed) {
     active++;
-    const p: Promise<void> = deliver(row, event)
+    const p: Promise<void> = deliver(row, event, claimedAt)
       .catch((err) => {
         // Unexpected (a bug or the database going away): hand the row back rather than lose it.
         logger.error("delivery failed unexpectedly", { attempt_id: row.id, error: err instanceof Error ? err.message : String(err) });
@@ -255,14 +260,17 @@ export function startDeliveryWorker(deps: Deps, opts: DeliveryWorkerOptions): De
     };
   }
 
-  async function deliver(row: AttemptRow, event: ClaimedEvent | null): Promise<void> {
-    const destination = await destinationsCache.get(row.destinationId);
+  async function deliver(row: AttemptRow, event: ClaimedEvent | null, claimedAt: number): Promise<void> {
+    // Pruned with its attempts (this row included) meanwhile: nothing to send or record, and no rate-limit slot to spend.
+    if (!event) return;
+    let destination = await destinationsCache.get(row.destinationId);
+    // The claim found the destination not paused in the database: a cached `paused` loaded before it is stale
+    // (resumed since), and handing the row back would only have the next pump claim it again until the entry expires.
+    if (destination?.status === "paused") destination = await destinationsCache.get(row.destinationId, { loadedSince: claimedAt });
     if (!destination) return finish(terminal(row, clock.now(), "destination_not_found", "the destination was deleted"));
     if (destination.status === "paused" || stopped) return void releases.push(row);
     if (destination.status === "disabled") return finish(terminal(row, clock.now(), "destination_disabled", "the destination is disabled"));
     if (!pacer.tryTake(destination.id, destination.rateLimitPerSecond, clock.now().getTime())) return void releases.push(row);
-
-    if (!event) return;
 
     const target: SendTarget = {
       url: destination.url,
@@ -339,7 +347,8 @@ export function startDeliveryWorker(deps: Deps, opts: DeliveryWorkerOptions): De
       if (timer) clearTimeout(timer);
       if (pumpTimer) clearTimeout(pumpTimer);
       while (inFlight.size > 0) await Promise.allSettled([...inFlight]);
-      while (pumping) await new Promise((r) => setTimeout(r, 5));
+      // A pump that ends with more to do starts the next one itself: wait for the last.
+      while (pumping) await pumpRun;
       for (const c of ready) releases.push(c.row);
       ready = [];
       try {
