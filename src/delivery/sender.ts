@@ -1,5 +1,6 @@
 import type { DestinationAuth } from "../contracts/destinations";
 import { applyDestinationAuth } from "./destinationAuth";
+import { describeNetworkError } from "./networkErrors";
 import { standardWebhookHeaders } from "./signing";
 import { DestinationRefused, DnsFailure, resolveAllowedTarget } from "./ssrf";
 
@@ -192,8 +193,7 @@ export async function send(request: OutgoingRequest, opts: { timeoutMs: number; 
     };
   } catch (err) {
     if (signal.aborted) return failure("timeout", `no complete response within ${opts.timeoutMs} ms`);
-    const e = err as { code?: string; message?: string };
-    return failure("connection_error", [e.code, e.message].filter(Boolean).join(": ") || "connection failed");
+    return failure("connection_error", describeNetworkError(err));
   }
 }
 
