@@ -36,6 +36,24 @@ const DROPPED_HEADERS = new Set([
 ]);
 const REDACTED = "[redacted]";
 
+/**
+ * Providers' signature headers. A transformed body no longer matches them,
+ * so they are not forwarded with it (a receiver checking one would reject
+ * the delivery, or worse, trust a stale one); the relay's own
+ * `webhook-signature` covers the body sent. The source's own configured
+ * verification header is dropped too.
+ */
+const PROVIDER_SIGNATURE_HEADERS = [
+  "stripe-signature",
+  "x-hub-signature-256",
+  "x-hub-signature",
+  "x-shopify-hmac-sha256",
+  "x-slack-signature",
+  "svix-signature",
+  "webhook-signature",
+  "x-twilio-signature",
+];
+
 export interface SendTarget {
   url: string;
   httpMethod: string;
@@ -63,8 +81,20 @@ export interface OutgoingRequest {
   secretHeaders: string[];
 }
 
-/** Builds the request; `transformed` (when a transform ran) replaces the body with its JSON. */
-export function buildRequest(opts: { target: SendTarget; event: SendEvent; transformed?: { value: unknown }; attemptNumber: number; now: Date }): OutgoingRequest {
+/**
+ * Builds the request; `transformed` (when a transform ran) replaces the body
+ * with its JSON and drops the provider's signature headers (and
+ * `sourceSignatureHeader`, the source's verification header), which signed
+ * the original body.
+ */
+export function buildRequest(opts: {
+  target: SendTarget;
+  event: SendEvent;
+  transformed?: { value: unknown };
+  sourceSignatureHeader?: string | null;
+  attemptNumber: number;
+  now: Date;
+}): OutgoingRequest {
   const { target, event } = opts;
   const headers: Record<string, string> = {};
   const connectionListed = connectionListedNames(event.headers["connection"]);
@@ -83,6 +113,8 @@ export function buildRequest(opts: { target: SendTarget; event: SendEvent; trans
     body = new TextEncoder().encode(json);
     headers["content-type"] = "application/json";
     delete headers["content-encoding"];
+    for (const name of PROVIDER_SIGNATURE_HEADERS) delete headers[name];
+    if (opts.sourceSignatureHeader) delete headers[opts.sourceSignatureHeader.toLowerCase()];
   }
 
   for (const [name, value] of Object.entries(target.headers)) headers[name.toLowerCase()] = value;

@@ -1,6 +1,6 @@
 import { eq } from "drizzle-orm";
 import { deliverySql, type ClaimedEvent } from "../db/deliverySql";
-import { connections } from "../db/schema";
+import { connections, sources } from "../db/schema";
 import type { Deps } from "../domain/deps";
 import { loadDestinationForDelivery, type DeliveryDestination } from "../domain/destinations";
 import type { Logger } from "../observability/logger";
@@ -91,6 +91,11 @@ export function startDeliveryWorker(deps: Deps, opts: DeliveryWorkerOptions): De
       .where(eq(connections.id, id))
       .limit(1);
     return row ?? null;
+  });
+  /** A source's own signature header: dropped from a transformed delivery (read only when a transform runs). */
+  const signatureHeaders = new TtlCache<string | null>(opts.cacheMs ?? 1000, async (id) => {
+    const [row] = await db.select({ header: sources.verificationHeader }).from(sources).where(eq(sources.id, id)).limit(1);
+    return row?.header ?? null;
   });
 
   let stopped = false;
@@ -281,6 +286,7 @@ export function startDeliveryWorker(deps: Deps, opts: DeliveryWorkerOptions): De
       signingSecret: destination.signingSecret,
     };
     let transformed: { value: unknown } | undefined;
+    let sourceSignatureHeader: string | null = null;
     const connection = row.connectionId ? await transformsCache.get(row.connectionId) : null;
     if (connection?.transformEnabled === 1 && connection.transformExpression) {
       const view = eventView(event);
@@ -290,11 +296,12 @@ export function startDeliveryWorker(deps: Deps, opts: DeliveryWorkerOptions): De
         if (!(err instanceof TransformError)) throw err;
         return finish(terminal(row, clock.now(), "transform_error", err.message, { url: destination.url, method: destination.httpMethod }));
       }
+      sourceSignatureHeader = await signatureHeaders.get(event.sourceId);
     }
 
     // The attempt's sent_at, and the signature's timestamp: the request starts now.
     const sentAt = clock.now();
-    const request = buildRequest({ target, event: { id: event.id, sourceId: event.sourceId, headers: JSON.parse(event.headers) as Record<string, unknown>, body: event.body }, transformed, attemptNumber: row.attemptNumber ?? 1, now: sentAt });
+    const request = buildRequest({ target, event: { id: event.id, sourceId: event.sourceId, headers: JSON.parse(event.headers) as Record<string, unknown>, body: event.body }, transformed, sourceSignatureHeader, attemptNumber: row.attemptNumber ?? 1, now: sentAt });
     const result = await send(request, { timeoutMs: destination.timeoutMs, blockPrivate: deps.settings.blockPrivateDestinations });
     if (result.responseStatus !== null || result.error === "timeout") opts.metrics?.deliveryDuration.observe(result.durationMs / 1000);
 
