@@ -170,6 +170,8 @@ export interface RecordedOutcomes {
   stale: number;
   /** Next tries queued by these outcomes. */
   retriesQueued: number;
+  /** The failures recorded (retried, into the DLQ, or a replay's), for the log. */
+  failures: AttemptOutcome[];
 }
 
 const jobStatements = preparedFor((db) => ({
@@ -196,6 +198,7 @@ export function recordOutcomes(db: Db, outcomes: AttemptOutcome[], now: Date): R
   const jobCounts = new Map<string, { succeeded: number; failed: number }>();
   let stale = 0;
   let retriesQueued = 0;
+  const failures: AttemptOutcome[] = [];
   for (const o of outcomes) {
     const a = o.attempt;
     const { changes } = complete.run(
@@ -222,6 +225,7 @@ export function recordOutcomes(db: Db, outcomes: AttemptOutcome[], now: Date): R
       stale++;
       continue;
     }
+    if (o.status === "failed") failures.push(o);
     if (o.retryAt) {
       retriesQueued++;
       insertQueuedAttempt(db, {
@@ -257,5 +261,5 @@ export function recordOutcomes(db: Db, outcomes: AttemptOutcome[], now: Date): R
   }
   for (const [id, c] of jobCounts) s.countJob.run({ id, ...c });
   const changedEvents = refreshEventStatuses(db, settledEvents);
-  return { changedEvents, settledJobIds: [...jobCounts.keys()], stale, retriesQueued };
+  return { changedEvents, settledJobIds: [...jobCounts.keys()], stale, retriesQueued, failures };
 }

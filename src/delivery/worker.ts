@@ -262,7 +262,27 @@ export function startDeliveryWorker(deps: Deps, opts: DeliveryWorkerOptions): De
       for (const e of recorded.changedEvents) deps.bus.publish({ type: "event.updated", orgId: e.orgId, envId: e.envId, eventId: e.id, sourceId: e.sourceId });
       if (recorded.settledJobIds.length > 0) opts.onJobsSettled?.(recorded.settledJobIds);
       if (recorded.stale > 0) logger.warn("delivery outcomes arrived after their lease was lost", { count: recorded.stale });
+      for (const o of recorded.failures) logFailure(o);
     };
+  }
+
+  /** A failed delivery is worth an operator's attention: at warn, with what they need to find it. */
+  function logFailure(o: AttemptOutcome) {
+    const a = o.attempt;
+    const fields = {
+      attempt_id: a.id,
+      event_id: a.eventId,
+      destination_id: a.destinationId,
+      connection_id: a.connectionId,
+      attempt_number: a.attemptNumber,
+      trigger_type: a.triggerType,
+      error: o.error,
+      error_detail: o.errorDetail,
+      response_status: o.responseStatus,
+    };
+    if (o.dlq) logger.warn("delivery failed and moved to the DLQ", fields);
+    else if (o.retryAt) logger.warn("delivery failed; retrying", { ...fields, next_retry_at: o.retryAt.toISOString() });
+    else logger.warn("delivery failed", fields);
   }
 
   async function deliver(row: AttemptRow, event: ClaimedEvent | null, claimedAt: number): Promise<void> {
