@@ -164,6 +164,20 @@ describe("recording a batch of outcomes", () => {
     expect(await eventStatus(eventId)).toBe("pending");
   });
 
+  it("carries a forced delivery's flag on to its next try", async () => {
+    const eventId = await pendingEvent();
+    const first = queue(eventId);
+    db().update(deliveryAttempts).set({ forced: 1 }).where(eq(deliveryAttempts.id, first)).run();
+    const [row] = claim(1);
+    expect(row!.forced).toBe(1);
+    writeTransaction(db(), () => recordOutcomes(db(), [outcome(row!, "failed", { dlq: false, retryAt: new Date(Date.now() + 30_000) })], new Date()));
+    const chain = await db().select().from(deliveryAttempts).where(eq(deliveryAttempts.eventId, eventId));
+    expect(chain.map((a) => [a.attemptNumber, a.forced])).toEqual([
+      [1, 1],
+      [2, 1],
+    ]);
+  });
+
   it("writes nothing for an outcome whose lease was taken over by a later claim", async () => {
     const eventId = await pendingEvent();
     queue(eventId);
