@@ -38,12 +38,18 @@ export const deliveryAttempt = z.object({
   status: z.string(),
   error: z.string().nullable().describe("Failure class: http_<status>, timeout, connection_error, transform_error, ssrf_blocked, destination_disabled, destination_not_found"),
   error_detail: z.string().nullable().describe("What went wrong, for people"),
-  created_at: z.string(),
+  created_at: z.string().describe("When the row was created: queued (a retry: when the failure before it was recorded)"),
+  scheduled_at: z.string().describe("When the attempt is (or was) due"),
+  sent_at: z
+    .string()
+    .nullable()
+    .describe("When the request was sent (for an attempt that ended before sending, e.g. transform_error, when it was attempted); null while queued"),
   attempt_number: z.number().int().nullable(),
   next_retry_at: z.string().nullable(),
   is_dlq: z.number().int().nullable(),
   dlq_at: z.string().nullable(),
   trigger_type: z.string().nullable(),
+  forced: z.number().int().describe("1: an operator forced the delivery of a rejected event (POST /events/{id}/retry with force: true), trigger_type stays manual (or retry for its retries)"),
   connection_name: z.string().nullable(),
   destination_name: z.string().nullable(),
 });
@@ -69,4 +75,8 @@ export const redriveInput = z
 export type RedriveInput = z.infer<typeof redriveInput>;
 
 /** What starting a bulk retry or a redrive answers (202). */
-export const jobStarted = z.object({ job_id: z.string(), total: z.number().int() });
+export const jobStarted = z.object({
+  job_id: z.string(),
+  total: z.number().int().describe("Items the job will retry"),
+  skipped: z.number().int().describe("Items matching the filter left alone: rejected events are never retried or redriven"),
+});

@@ -23,5 +23,13 @@ export const retryResult = z.object({
   ),
 });
 
+/** The optional body of POST /v1/events/{id}/retry. */
+export const retryEventInput = z.object({
+  force: z
+    .boolean()
+    .optional()
+    .describe("Deliver a rejected event (failed signature or schema) too; for an operator who has checked its payload. The attempts are marked forced; the event stays rejected"),
+});
+
 /** The filters of GET /v1/events, without paging: in the JSON body, the query string, or both (the body wins). */
 export const bulkRetryFilters = listEventsQuery.omit({ limit: true, offset: true, cursor: true, direction: true });

@@ -67,7 +67,10 @@ export const eventAttemptSummary = z.object({
   trigger_type: z.string().nullable(),
   error: z.string().nullable(),
   is_dlq: z.number().int(),
-  attempted_at: z.string(),
+  /** The attempt's sent_at: when it was sent; null while it is queued (see scheduled_at). */
+  attempted_at: z.string().nullable(),
+  /** When the attempt is (or was) due. */
+  scheduled_at: z.string(),
 });
 
 export const eventDetail = eventListItem.extend({

@@ -15,6 +15,8 @@ export const jobProgress = z.object({
   processed: z.number().int(),
   succeeded: z.number().int(),
   failed: z.number().int(),
+  /** Matching items the job leaves alone on purpose: rejected events (never retried, redriven or replayed). */
+  skipped: z.number().int(),
   started_at: z.string(),
   completed_at: z.string().nullable(),
 });

@@ -19,7 +19,7 @@ import type { deliveryAttempts } from "./schema";
  */
 export type AttemptRow = Pick<
   typeof deliveryAttempts.$inferSelect,
-  "id" | "orgId" | "envId" | "eventId" | "connectionId" | "destinationId" | "requestUrl" | "requestMethod" | "attemptNumber" | "triggerType" | "noRetry" | "jobId" | "leaseUntil"
+  "id" | "orgId" | "envId" | "eventId" | "connectionId" | "destinationId" | "requestUrl" | "requestMethod" | "attemptNumber" | "triggerType" | "noRetry" | "forced" | "jobId" | "leaseUntil"
 > & { rowId: number };
 
 /** The columns of a stored request that filters, transforms and sending read. */
@@ -57,7 +57,7 @@ export interface SourceConnection {
 /** AttemptRow's columns in SQL, named as AttemptRow names them (bun:sqlite returns plain objects). */
 const CLAIMED_COLUMNS = `rowid AS rowId, id, org_id AS orgId, env_id AS envId, event_id AS eventId, connection_id AS connectionId,
   destination_id AS destinationId, request_url AS requestUrl, request_method AS requestMethod,
-  attempt_number AS attemptNumber, trigger_type AS triggerType, no_retry AS noRetry, job_id AS jobId, lease_until AS leaseUntil`;
+  attempt_number AS attemptNumber, trigger_type AS triggerType, no_retry AS noRetry, forced, job_id AS jobId, lease_until AS leaseUntil`;
 
 export const deliverySql = preparedFor((db: Db) => {
   const sqlite = sqliteOf(db);
@@ -87,10 +87,10 @@ export const deliverySql = preparedFor((db: Db) => {
         ORDER BY c.created_at, c.id`,
     ),
     /** A queued row: the first try of a chain, or the next one. */
-    insertAttempt: sqlite.prepare<never, [string, string, string, string, string | null, string, string, string, number, string | null, string, number, string | null, string]>(
+    insertAttempt: sqlite.prepare<never, [string, string, string, string, string | null, string, string, string, number, string | null, string, number, string | null, string, number]>(
       `INSERT INTO delivery_attempts (id, org_id, env_id, event_id, connection_id, destination_id, request_url, request_method,
-                                      status, attempt_number, trigger_type, scheduled_at, no_retry, job_id, created_at)
-       VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, 'queued', ?9, ?10, ?11, ?12, ?13, ?14)`,
+                                      status, attempt_number, trigger_type, scheduled_at, no_retry, job_id, created_at, forced)
+       VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, 'queued', ?9, ?10, ?11, ?12, ?13, ?14, ?15)`,
     ),
 
     // --- Claiming (src/delivery/queue.ts). Each query spells `status = 'queued'` so SQLite can use the partial index attempts_due.
@@ -138,19 +138,20 @@ export const deliverySql = preparedFor((db: Db) => {
      */
     complete: sqlite.prepare<
       never,
-      [number, string, string, string, string | null, number, number | null, string | null, string | null, number | null, string | null, string | null, string | null, number, string | null, string | null, string]
+      [number, string, string, string, string | null, number, number | null, string | null, string | null, number | null, string | null, string | null, string | null, number, string | null, string | null, string, string]
     >(
       `UPDATE delivery_attempts
           SET status = ?2, request_url = ?3, request_method = ?4, request_headers = ?5, request_body_size = ?6,
               response_status = ?7, response_headers = ?8, response_body = ?9, duration_ms = ?10, error = ?11,
-              error_detail = ?12, next_retry_at = ?13, is_dlq = ?14, dlq_at = ?15, lease_until = NULL
+              error_detail = ?12, next_retry_at = ?13, is_dlq = ?14, dlq_at = ?15, sent_at = ?18, lease_until = NULL
         WHERE rowid = ?1 AND +id = ?17 AND +status = 'delivering' AND +lease_until = ?16`,
     ),
     /**
      * One statement for a whole batch of events (a JSON array of ids): their
      * non-replay attempts are counted per event (attempts_event index) and
      * every event whose deliveries have all settled gets its new status, only
-     * where it changes.
+     * where it changes. A rejected event stays rejected, even once a forced
+     * delivery of it settled.
      */
     refreshEventStatuses: sqlite.prepare<{ id: string; org_id: string; env_id: string; source_id: string; status: string }, [string]>(
       `UPDATE events SET status = s.next
@@ -160,7 +161,7 @@ export const deliverySql = preparedFor((db: Db) => {
                  FROM delivery_attempts
                 WHERE event_id IN (SELECT value FROM json_each(?1)) AND coalesce(trigger_type, '') != 'replay'
                 GROUP BY event_id) AS s
-        WHERE events.id = s.event_id AND s.outstanding = 0 AND s.next IS NOT NULL AND events.status != s.next
+        WHERE events.id = s.event_id AND s.outstanding = 0 AND s.next IS NOT NULL AND events.status != s.next AND events.status != 'rejected'
         RETURNING events.id, events.org_id, events.env_id, events.source_id, events.status`,
     ),
   };

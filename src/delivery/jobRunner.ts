@@ -2,7 +2,7 @@ import { bulkRetryStep } from "../domain/bulkRetry";
 import type { Deps } from "../domain/deps";
 import { completeJob, runningJobs, type JobRow } from "../domain/jobs";
 import { redriveStep } from "../domain/redrive";
-import { outstandingJobDeliveries, replayStep } from "../domain/replay";
+import { outstandingJobDeliveries, replayBatchSize, replayStep } from "../domain/replay";
 import type { Logger } from "../observability/logger";
 import type { BackgroundTask } from "../runtime/tasks";
 
@@ -13,8 +13,10 @@ import type { BackgroundTask } from "../runtime/tasks";
  * a CLI in local mode). Each job runs in its own loop; a job is never run
  * twice at once.
  *
- * Replay pacing: queue up to rate_limit events, wait until those deliveries
- * settle, pause `pauseMs` (one second), continue.
+ * Replay pacing and order: a batch is up to rate_limit events, queued one
+ * at a time, each only once the delivery before it settled (so they reach
+ * the destination in received_at order, whatever the worker's concurrency);
+ * then a pause of `pauseMs` (one second), and the next batch.
  */
 export interface JobRunnerOptions {
   logger: Logger;
@@ -66,11 +68,16 @@ export function startJobRunner(deps: Deps, opts: JobRunnerOptions): JobRunner {
     if (job.kind === "replay") {
       // Deliveries queued before a restart settle first: they are part of the batch before the pause.
       await waitSettled(job.id);
-      while (!stopped) {
-        const step = await replayStep(deps, job);
-        if (step.queued > 0) await waitSettled(job.id);
-        if (step.done || stopped) break;
-        await pause(pauseMs);
+      const batchSize = replayBatchSize(job);
+      let done = false;
+      while (!stopped && !done) {
+        // One delivery of the job in flight at a time: the next event is queued once the one before it settled.
+        for (let i = 0; i < batchSize && !stopped && !done; i++) {
+          const step = await replayStep(deps, job, 1);
+          if (step.queued > 0) await waitSettled(job.id);
+          done = step.done;
+        }
+        if (!done && !stopped) await pause(pauseMs);
       }
       if (stopped) return;
       await waitSettled(job.id);

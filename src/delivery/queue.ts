@@ -151,6 +151,8 @@ export interface AttemptOutcome {
   responseHeaders: string | null;
   responseBody: string | null;
   durationMs: number | null;
+  /** When the request started (or, when nothing was sent, when it was attempted). */
+  sentAt: Date;
   error: string | null;
   errorDetail: string | null;
   /** A failure that will be tried again at this time. */
@@ -168,6 +170,8 @@ export interface RecordedOutcomes {
   stale: number;
   /** Next tries queued by these outcomes. */
   retriesQueued: number;
+  /** The failures recorded (retried, into the DLQ, or a replay's), for the log. */
+  failures: AttemptOutcome[];
 }
 
 const jobStatements = preparedFor((db) => ({
@@ -194,6 +198,7 @@ export function recordOutcomes(db: Db, outcomes: AttemptOutcome[], now: Date): R
   const jobCounts = new Map<string, { succeeded: number; failed: number }>();
   let stale = 0;
   let retriesQueued = 0;
+  const failures: AttemptOutcome[] = [];
   for (const o of outcomes) {
     const a = o.attempt;
     const { changes } = complete.run(
@@ -214,11 +219,13 @@ export function recordOutcomes(db: Db, outcomes: AttemptOutcome[], now: Date): R
       o.dlq ? nowIso : null,
       a.leaseUntil,
       a.id,
+      iso(o.sentAt),
     );
     if (changes === 0) {
       stale++;
       continue;
     }
+    if (o.status === "failed") failures.push(o);
     if (o.retryAt) {
       retriesQueued++;
       insertQueuedAttempt(db, {
@@ -235,6 +242,7 @@ export function recordOutcomes(db: Db, outcomes: AttemptOutcome[], now: Date): R
         triggerType: "retry",
         scheduledAt: iso(o.retryAt),
         noRetry: a.noRetry,
+        forced: a.forced,
         jobId: a.jobId,
         createdAt: nowIso,
       });
@@ -253,5 +261,5 @@ export function recordOutcomes(db: Db, outcomes: AttemptOutcome[], now: Date): R
   }
   for (const [id, c] of jobCounts) s.countJob.run({ id, ...c });
   const changedEvents = refreshEventStatuses(db, settledEvents);
-  return { changedEvents, settledJobIds: [...jobCounts.keys()], stale, retriesQueued };
+  return { changedEvents, settledJobIds: [...jobCounts.keys()], stale, retriesQueued, failures };
 }

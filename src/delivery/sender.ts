@@ -1,5 +1,6 @@
 import type { DestinationAuth } from "../contracts/destinations";
 import { applyDestinationAuth } from "./destinationAuth";
+import { describeNetworkError } from "./networkErrors";
 import { standardWebhookHeaders } from "./signing";
 import { DestinationRefused, DnsFailure, resolveAllowedTarget } from "./ssrf";
 
@@ -35,6 +36,24 @@ const DROPPED_HEADERS = new Set([
 ]);
 const REDACTED = "[redacted]";
 
+/**
+ * Providers' signature headers. A transformed body no longer matches them,
+ * so they are not forwarded with it (a receiver checking one would reject
+ * the delivery, or worse, trust a stale one); the relay's own
+ * `webhook-signature` covers the body sent. The source's own configured
+ * verification header is dropped too.
+ */
+const PROVIDER_SIGNATURE_HEADERS = [
+  "stripe-signature",
+  "x-hub-signature-256",
+  "x-hub-signature",
+  "x-shopify-hmac-sha256",
+  "x-slack-signature",
+  "svix-signature",
+  "webhook-signature",
+  "x-twilio-signature",
+];
+
 export interface SendTarget {
   url: string;
   httpMethod: string;
@@ -62,8 +81,20 @@ export interface OutgoingRequest {
   secretHeaders: string[];
 }
 
-/** Builds the request; `transformed` (when a transform ran) replaces the body with its JSON. */
-export function buildRequest(opts: { target: SendTarget; event: SendEvent; transformed?: { value: unknown }; attemptNumber: number; now: Date }): OutgoingRequest {
+/**
+ * Builds the request; `transformed` (when a transform ran) replaces the body
+ * with its JSON and drops the provider's signature headers (and
+ * `sourceSignatureHeader`, the source's verification header), which signed
+ * the original body.
+ */
+export function buildRequest(opts: {
+  target: SendTarget;
+  event: SendEvent;
+  transformed?: { value: unknown };
+  sourceSignatureHeader?: string | null;
+  attemptNumber: number;
+  now: Date;
+}): OutgoingRequest {
   const { target, event } = opts;
   const headers: Record<string, string> = {};
   const connectionListed = connectionListedNames(event.headers["connection"]);
@@ -82,6 +113,8 @@ export function buildRequest(opts: { target: SendTarget; event: SendEvent; trans
     body = new TextEncoder().encode(json);
     headers["content-type"] = "application/json";
     delete headers["content-encoding"];
+    for (const name of PROVIDER_SIGNATURE_HEADERS) delete headers[name];
+    if (opts.sourceSignatureHeader) delete headers[opts.sourceSignatureHeader.toLowerCase()];
   }
 
   for (const [name, value] of Object.entries(target.headers)) headers[name.toLowerCase()] = value;
@@ -192,8 +225,7 @@ export async function send(request: OutgoingRequest, opts: { timeoutMs: number; 
     };
   } catch (err) {
     if (signal.aborted) return failure("timeout", `no complete response within ${opts.timeoutMs} ms`);
-    const e = err as { code?: string; message?: string };
-    return failure("connection_error", [e.code, e.message].filter(Boolean).join(": ") || "connection failed");
+    return failure("connection_error", describeNetworkError(err));
   }
 }
 

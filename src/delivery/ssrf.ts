@@ -1,5 +1,6 @@
 import ipaddr from "ipaddr.js";
 import { lookup } from "node:dns/promises";
+import { describeNetworkError } from "./networkErrors";
 
 /**
  * The SSRF guard: destination URLs are user input, and the relay runs inside
@@ -73,7 +74,7 @@ export async function resolveAllowedTarget(url: URL, blockPrivate: boolean, reso
     try {
       addresses = await resolve(host);
     } catch (err) {
-      throw new DnsFailure(`could not resolve ${host}: ${(err as { code?: string }).code ?? (err as Error).message}`);
+      throw new DnsFailure(`could not resolve ${host}: ${describeNetworkError(err)}`);
     }
     if (addresses.length === 0) throw new DnsFailure(`could not resolve ${host}: no addresses`);
   }

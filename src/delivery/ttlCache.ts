@@ -12,10 +12,11 @@ export class TtlCache<V> {
     private readonly maxEntries = 10_000,
   ) {}
 
-  get(key: string): Promise<V> {
+  /** The value, loaded again when the cached one is older than `ttlMs` or was loaded before `loadedSince` (a Date.now() time). */
+  get(key: string, opts?: { loadedSince?: number }): Promise<V> {
     const now = Date.now();
     const hit = this.entries.get(key);
-    if (hit && now - hit.at < this.ttlMs) return hit.value;
+    if (hit && now - hit.at < this.ttlMs && (opts?.loadedSince === undefined || hit.at >= opts.loadedSince)) return hit.value;
     const value = this.load(key);
     if (this.entries.size >= this.maxEntries) this.entries.clear();
     this.entries.set(key, { at: now, value });

@@ -1,6 +1,6 @@
 import { eq } from "drizzle-orm";
 import { deliverySql, type ClaimedEvent } from "../db/deliverySql";
-import { connections } from "../db/schema";
+import { connections, sources } from "../db/schema";
 import type { Deps } from "../domain/deps";
 import { loadDestinationForDelivery, type DeliveryDestination } from "../domain/destinations";
 import type { Logger } from "../observability/logger";
@@ -61,6 +61,8 @@ export interface DeliveryWorker extends BackgroundTask {
 interface Claimed {
   row: AttemptRow;
   event: ClaimedEvent | null;
+  /** Date.now() at the claim, which read the destination's status from the database. */
+  claimedAt: number;
 }
 
 /**
@@ -90,6 +92,11 @@ export function startDeliveryWorker(deps: Deps, opts: DeliveryWorkerOptions): De
       .limit(1);
     return row ?? null;
   });
+  /** A source's own signature header: dropped from a transformed delivery (read only when a transform runs). */
+  const signatureHeaders = new TtlCache<string | null>(opts.cacheMs ?? 1000, async (id) => {
+    const [row] = await db.select({ header: sources.verificationHeader }).from(sources).where(eq(sources.id, id)).limit(1);
+    return row?.header ?? null;
+  });
 
   let stopped = false;
   let active = 0;
@@ -101,6 +108,8 @@ export function startDeliveryWorker(deps: Deps, opts: DeliveryWorkerOptions): De
   let outcomes: AttemptOutcome[] = [];
   let releases: AttemptRow[] = [];
   let pumping = false;
+  /** The pump running now (while `pumping`): stop() awaits it. */
+  let pumpRun: Promise<void> = Promise.resolve();
   let pumpAgain = false;
   let pumpTimer: ReturnType<typeof setTimeout> | null = null;
   let timer: ReturnType<typeof setTimeout> | null = null;
@@ -128,7 +137,7 @@ export function startDeliveryWorker(deps: Deps, opts: DeliveryWorkerOptions): De
       return;
     }
     // At once: the pump's writes wait for the turn's write transaction anyway, which they share with ingest.
-    void pump();
+    pumpRun = pump();
   }
 
   function armTimer(at: number) {
@@ -174,8 +183,9 @@ export function startDeliveryWorker(deps: Deps, opts: DeliveryWorkerOptions): De
         if (rows.length > 0) {
           const claimedEvents = deliverySql(db).loadEvents.all(JSON.stringify([...new Set(rows.map((r) => r.eventId))]));
           const eventById = new Map(claimedEvents.map((e) => [e.id, e]));
+          const claimedAt = Date.now();
           // An event missing here was pruned by retention meanwhile: its attempts went with it (foreign key cascade).
-          for (const row of rows) ready.push({ row, event: eventById.get(row.eventId) ?? null });
+          for (const row of rows) ready.push({ row, event: eventById.get(row.eventId) ?? null, claimedAt });
         }
         fill();
         if (stopped) break;
@@ -208,9 +218,9 @@ export function startDeliveryWorker(deps: Deps, opts: DeliveryWorkerOptions): De
     return active + outcomes.length + releases.length;
   }
 
-  function start({ row, event }: Claimed) {
+  function start({ row, event, claimedAt }: Claimed) {
     active++;
-    const p: Promise<void> = deliver(row, event)
+    const p: Promise<void> = deliver(row, event, claimedAt)
       .catch((err) => {
         // Unexpected (a bug or the database going away): hand the row back rather than lose it.
         logger.error("delivery failed unexpectedly", { attempt_id: row.id, error: err instanceof Error ? err.message : String(err) });
@@ -252,17 +262,40 @@ export function startDeliveryWorker(deps: Deps, opts: DeliveryWorkerOptions): De
       for (const e of recorded.changedEvents) deps.bus.publish({ type: "event.updated", orgId: e.orgId, envId: e.envId, eventId: e.id, sourceId: e.sourceId });
       if (recorded.settledJobIds.length > 0) opts.onJobsSettled?.(recorded.settledJobIds);
       if (recorded.stale > 0) logger.warn("delivery outcomes arrived after their lease was lost", { count: recorded.stale });
+      for (const o of recorded.failures) logFailure(o);
     };
   }
 
-  async function deliver(row: AttemptRow, event: ClaimedEvent | null): Promise<void> {
-    const destination = await destinationsCache.get(row.destinationId);
-    if (!destination) return finish(terminal(row, "destination_not_found", "the destination was deleted"));
-    if (destination.status === "paused" || stopped) return void releases.push(row);
-    if (destination.status === "disabled") return finish(terminal(row, "destination_disabled", "the destination is disabled"));
-    if (!pacer.tryTake(destination.id, destination.rateLimitPerSecond, clock.now().getTime())) return void releases.push(row);
+  /** A failed delivery is worth an operator's attention: at warn, with what they need to find it. */
+  function logFailure(o: AttemptOutcome) {
+    const a = o.attempt;
+    const fields = {
+      attempt_id: a.id,
+      event_id: a.eventId,
+      destination_id: a.destinationId,
+      connection_id: a.connectionId,
+      attempt_number: a.attemptNumber,
+      trigger_type: a.triggerType,
+      error: o.error,
+      error_detail: o.errorDetail,
+      response_status: o.responseStatus,
+    };
+    if (o.dlq) logger.warn("delivery failed and moved to the DLQ", fields);
+    else if (o.retryAt) logger.warn("delivery failed; retrying", { ...fields, next_retry_at: o.retryAt.toISOString() });
+    else logger.warn("delivery failed", fields);
+  }
 
+  async function deliver(row: AttemptRow, event: ClaimedEvent | null, claimedAt: number): Promise<void> {
+    // Pruned with its attempts (this row included) meanwhile: nothing to send or record, and no rate-limit slot to spend.
     if (!event) return;
+    let destination = await destinationsCache.get(row.destinationId);
+    // The claim found the destination not paused in the database: a cached `paused` loaded before it is stale
+    // (resumed since), and handing the row back would only have the next pump claim it again until the entry expires.
+    if (destination?.status === "paused") destination = await destinationsCache.get(row.destinationId, { loadedSince: claimedAt });
+    if (!destination) return finish(terminal(row, clock.now(), "destination_not_found", "the destination was deleted"));
+    if (destination.status === "paused" || stopped) return void releases.push(row);
+    if (destination.status === "disabled") return finish(terminal(row, clock.now(), "destination_disabled", "the destination is disabled"));
+    if (!pacer.tryTake(destination.id, destination.rateLimitPerSecond, clock.now().getTime())) return void releases.push(row);
 
     const target: SendTarget = {
       url: destination.url,
@@ -273,6 +306,7 @@ export function startDeliveryWorker(deps: Deps, opts: DeliveryWorkerOptions): De
       signingSecret: destination.signingSecret,
     };
     let transformed: { value: unknown } | undefined;
+    let sourceSignatureHeader: string | null = null;
     const connection = row.connectionId ? await transformsCache.get(row.connectionId) : null;
     if (connection?.transformEnabled === 1 && connection.transformExpression) {
       const view = eventView(event);
@@ -280,11 +314,14 @@ export function startDeliveryWorker(deps: Deps, opts: DeliveryWorkerOptions): De
         transformed = { value: await applyTransform(connection.transformExpression, view, { timeoutMs: DEFAULT_TRANSFORM_TIMEOUT_MS }) };
       } catch (err) {
         if (!(err instanceof TransformError)) throw err;
-        return finish(terminal(row, "transform_error", err.message, { url: destination.url, method: destination.httpMethod }));
+        return finish(terminal(row, clock.now(), "transform_error", err.message, { url: destination.url, method: destination.httpMethod }));
       }
+      sourceSignatureHeader = await signatureHeaders.get(event.sourceId);
     }
 
-    const request = buildRequest({ target, event: { id: event.id, sourceId: event.sourceId, headers: JSON.parse(event.headers) as Record<string, unknown>, body: event.body }, transformed, attemptNumber: row.attemptNumber ?? 1, now: clock.now() });
+    // The attempt's sent_at, and the signature's timestamp: the request starts now.
+    const sentAt = clock.now();
+    const request = buildRequest({ target, event: { id: event.id, sourceId: event.sourceId, headers: JSON.parse(event.headers) as Record<string, unknown>, body: event.body }, transformed, sourceSignatureHeader, attemptNumber: row.attemptNumber ?? 1, now: sentAt });
     const result = await send(request, { timeoutMs: destination.timeoutMs, blockPrivate: deps.settings.blockPrivateDestinations });
     if (result.responseStatus !== null || result.error === "timeout") opts.metrics?.deliveryDuration.observe(result.durationMs / 1000);
 
@@ -311,6 +348,7 @@ export function startDeliveryWorker(deps: Deps, opts: DeliveryWorkerOptions): De
       responseHeaders: result.responseHeaders ? JSON.stringify(result.responseHeaders) : null,
       responseBody: result.responseBody,
       durationMs: result.durationMs,
+      sentAt,
       error: result.error,
       errorDetail: result.errorDetail,
       retryAt: decision.retry ? new Date(now.getTime() + decision.delayMs) : null,
@@ -336,7 +374,8 @@ export function startDeliveryWorker(deps: Deps, opts: DeliveryWorkerOptions): De
       if (timer) clearTimeout(timer);
       if (pumpTimer) clearTimeout(pumpTimer);
       while (inFlight.size > 0) await Promise.allSettled([...inFlight]);
-      while (pumping) await new Promise((r) => setTimeout(r, 5));
+      // A pump that ends with more to do starts the next one itself: wait for the last.
+      while (pumping) await pumpRun;
       for (const c of ready) releases.push(c.row);
       ready = [];
       try {
@@ -351,7 +390,7 @@ export function startDeliveryWorker(deps: Deps, opts: DeliveryWorkerOptions): De
 }
 
 /** A failure that no retry can fix: the chain ends here, in the DLQ unless it is a replay. */
-function terminal(row: AttemptRow, error: string, detail: string, target?: { url: string; method: string }): AttemptOutcome {
+function terminal(row: AttemptRow, attemptedAt: Date, error: string, detail: string, target?: { url: string; method: string }): AttemptOutcome {
   return {
     attempt: row,
     status: "failed",
@@ -363,6 +402,7 @@ function terminal(row: AttemptRow, error: string, detail: string, target?: { url
     responseHeaders: null,
     responseBody: null,
     durationMs: null,
+    sentAt: attemptedAt,
     error,
     errorDetail: detail,
     retryAt: null,

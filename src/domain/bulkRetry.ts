@@ -1,5 +1,5 @@
 import { eq, sql } from "drizzle-orm";
-import type { ListEventsQuery } from "../contracts/events";
+import { EVENT_STATUSES, type ListEventsQuery } from "../contracts/events";
 import { jobs } from "../db/schema";
 import { writeTransaction } from "../db/transaction";
 import { iso } from "./clock";
@@ -18,6 +18,9 @@ import { loadRetryEvents, queueEventRetries } from "./retries";
  *
  * Progress counts events: `succeeded` got at least one delivery queued,
  * `failed` got none (every connection was disabled or filtered it out).
+ * Rejected events (failed signature, schema reject) are left out of the
+ * walk: they may be forged, and only a single retry with `force` delivers
+ * one. The job counts them as `skipped`.
  */
 export const BULK_BATCH = 100;
 
@@ -29,24 +32,29 @@ interface BulkParams {
 
 const jobScope = (job: Pick<JobRow, "orgId" | "envId">): Scope => ({ orgId: job.orgId, envId: job.envId, userId: null, via: "local", scopes: "*" });
 
-export async function startBulkRetry(deps: Deps, scope: Scope, filters: EventFilters): Promise<{ job_id: string; total: number }> {
+export async function startBulkRetry(deps: Deps, scope: Scope, filters: EventFilters): Promise<{ job_id: string; total: number; skipped: number }> {
   const now = deps.clock.now();
   // `before` is exclusive: one millisecond on takes in an event received this very instant.
   const until = iso(new Date(now.getTime() + 1));
   const before = filters.before && new Date(filters.before).toISOString() < until ? new Date(filters.before).toISOString() : until;
-  const bounded: EventFilters = { ...filters, before };
-  const first = await listEvents(deps, scope, { ...bounded, limit: 1, offset: 0 });
-  const job = newJobRow({ orgId: scope.orgId, envId: scope.envId, kind: "bulk_retry", params: { filters: bounded } satisfies BulkParams, total: first.pagination.total, now });
+  const asked = filters.status ?? EVENT_STATUSES;
+  const bounded: EventFilters = { ...filters, before, status: asked.filter((s) => s !== "rejected") };
+  const total = bounded.status!.length === 0 ? 0 : (await listEvents(deps, scope, { ...bounded, limit: 1, offset: 0 })).pagination.total;
+  const skipped = asked.includes("rejected") ? (await listEvents(deps, scope, { ...bounded, status: ["rejected"], limit: 1, offset: 0 })).pagination.total : 0;
+  const job = newJobRow({ orgId: scope.orgId, envId: scope.envId, kind: "bulk_retry", params: { filters: bounded } satisfies BulkParams, total, skipped, now });
   await createJob(deps, job);
-  return { job_id: job.id, total: job.total };
+  return { job_id: job.id, total: job.total, skipped };
 }
 
 /** Retries the next page of events; returns true when the walk is over. */
 export async function bulkRetryStep(deps: Deps, job: JobRow): Promise<boolean> {
   const { filters } = JSON.parse(job.params) as BulkParams;
+  // Nothing to walk (only rejected events were asked for).
+  if (filters.status?.length === 0) return true;
   const scope = jobScope(job);
   const page = await listEvents(deps, scope, { ...filters, limit: BULK_BATCH, offset: 0, cursor: job.cursor ?? undefined });
-  const rows = await loadRetryEvents(deps, scope, page.events.map((e) => e.id));
+  // The filter leaves rejected events out; a job started before it did must not deliver them either.
+  const rows = (await loadRetryEvents(deps, scope, page.events.map((e) => e.id))).filter((e) => e.status !== "rejected");
   const bySource = await connectionsBySource(deps.db, [...new Set(rows.map((r) => r.sourceId))]);
   const rules = new FilterRuleCache();
   const now = deps.clock.now();

@@ -29,6 +29,8 @@ export function newQueuedAttempt(fields: {
   triggerType: Exclude<TriggerType, "retry">;
   now: Date;
   jobId?: string | null;
+  /** An operator forced the delivery of a rejected event. */
+  forced?: boolean;
 }): AttemptInsert {
   const now = iso(fields.now);
   return {
@@ -46,6 +48,7 @@ export function newQueuedAttempt(fields: {
     scheduledAt: now,
     // Replays are recorded but never retried (spec, Replay).
     noRetry: fields.triggerType === "replay" ? 1 : 0,
+    forced: fields.forced ? 1 : 0,
     jobId: fields.jobId ?? null,
     createdAt: now,
   };
@@ -55,7 +58,7 @@ export function newQueuedAttempt(fields: {
 export function newQueuedAttemptThrough(
   event: { id: string; orgId: string; envId: string },
   connection: SourceConnection,
-  fields: { triggerType: Exclude<TriggerType, "retry">; now: Date; jobId?: string | null },
+  fields: { triggerType: Exclude<TriggerType, "retry">; now: Date; jobId?: string | null; forced?: boolean },
 ): AttemptInsert {
   return newQueuedAttempt({
     orgId: event.orgId,
@@ -89,6 +92,7 @@ export function insertQueuedAttempt(db: Db, row: AttemptInsert): void {
     row.noRetry ?? 0,
     row.jobId ?? null,
     row.createdAt,
+    row.forced ?? 0,
   );
 }
 

@@ -15,7 +15,8 @@ export interface ChangedEvent {
  * once every delivery succeeded. While deliveries are outstanding the status
  * is left alone: `pending` for a new event, and unchanged for a retried one
  * (the spec's retry row keeps the event's status). Replays are side
- * deliveries to a chosen destination and never change it.
+ * deliveries to a chosen destination and never change it, and a `rejected`
+ * event stays rejected even when an operator forced a delivery of it.
  *
  * Synchronous: runs inside the caller's writeTransaction (bun:sqlite has one
  * connection, so `db` is the transaction's).

@@ -188,7 +188,8 @@ export async function getEvent({ db }: Deps, scope: Scope, rawId: string): Promi
       trigger_type: a.triggerType,
       error: a.error,
       is_dlq: a.isDlq,
-      attempted_at: a.createdAt,
+      attempted_at: a.sentAt,
+      scheduled_at: a.scheduledAt,
     })),
   };
 }

@@ -25,12 +25,13 @@ export function serializeJob(row: JobRow): JobProgress {
     processed: row.processed,
     succeeded: row.succeeded,
     failed: row.failed,
+    skipped: row.skipped,
     started_at: row.startedAt,
     completed_at: row.completedAt,
   };
 }
 
-export function newJobRow(fields: { orgId: string; envId: string; kind: JobKind; params: unknown; total: number; now: Date }): JobRow {
+export function newJobRow(fields: { orgId: string; envId: string; kind: JobKind; params: unknown; total: number; skipped?: number; now: Date }): JobRow {
   return {
     id: hex32(),
     orgId: fields.orgId,
@@ -43,6 +44,7 @@ export function newJobRow(fields: { orgId: string; envId: string; kind: JobKind;
     processed: 0,
     succeeded: 0,
     failed: 0,
+    skipped: fields.skipped ?? 0,
     cursor: null,
     startedAt: iso(fields.now),
     completedAt: null,

@@ -1,8 +1,9 @@
-import { and, asc, count, eq, gt, inArray, isNull, lte, or, sql, type SQL } from "drizzle-orm";
+import { and, asc, count, eq, exists, gt, inArray, isNull, lte, notExists, or, sql, type SQL } from "drizzle-orm";
 import type { RedriveInput } from "../contracts/deliveryAttempts";
 import { notFound } from "../contracts/errors";
 import { normalizeId } from "../contracts/ids";
-import { connections, deliveryAttempts, destinations, jobs } from "../db/schema";
+import { connections, deliveryAttempts, destinations, events, jobs } from "../db/schema";
+import type { Db } from "../db/open";
 import { writeTransaction } from "../db/transaction";
 import { iso } from "./clock";
 import { newQueuedAttempt, type AttemptInsert } from "./deliveries";
@@ -19,6 +20,8 @@ import { createJob, newJobRow, type JobRow } from "./jobs";
  *
  * Progress counts DLQ rows: `succeeded` were queued again, `failed` could
  * not be (their destination was deleted or is disabled) and stay in the DLQ.
+ * DLQ rows of rejected events (a forced delivery that failed) are not
+ * redriven: the job counts them as `skipped` and they stay in the DLQ.
  */
 export const REDRIVE_BATCH = 100;
 
@@ -29,7 +32,12 @@ interface RedriveParams {
   until: string;
 }
 
-function dlqFilter(job: Pick<JobRow, "orgId" | "envId">, p: RedriveParams): SQL {
+/** The DLQ rows the job redrives (`rejected: false`) or skips (`rejected: true`). */
+function dlqFilter(db: Db, job: Pick<JobRow, "orgId" | "envId">, p: RedriveParams, opts: { rejected: boolean }): SQL {
+  const rejectedEvent = db
+    .select({ id: events.id })
+    .from(events)
+    .where(and(eq(events.id, deliveryAttempts.eventId), eq(events.status, "rejected")));
   return and(
     eq(deliveryAttempts.orgId, job.orgId),
     eq(deliveryAttempts.envId, job.envId),
@@ -37,10 +45,11 @@ function dlqFilter(job: Pick<JobRow, "orgId" | "envId">, p: RedriveParams): SQL 
     lte(deliveryAttempts.dlqAt, p.until),
     p.destination_id ? eq(deliveryAttempts.destinationId, p.destination_id) : undefined,
     p.connection_id ? eq(deliveryAttempts.connectionId, p.connection_id) : undefined,
+    opts.rejected ? exists(rejectedEvent) : notExists(rejectedEvent),
   )!;
 }
 
-export async function startRedrive(deps: Deps, scope: Scope, input: RedriveInput): Promise<{ job_id: string; total: number }> {
+export async function startRedrive(deps: Deps, scope: Scope, input: RedriveInput): Promise<{ job_id: string; total: number; skipped: number }> {
   const destinationId = input.destination_id ? (await findDestinationRow(deps, scope, input.destination_id)).id : null;
   let connectionId: string | null = null;
   if (input.connection_id) {
@@ -55,10 +64,11 @@ export async function startRedrive(deps: Deps, scope: Scope, input: RedriveInput
   }
   const now = deps.clock.now();
   const params: RedriveParams = { destination_id: destinationId, connection_id: connectionId, until: iso(now) };
-  const [row] = await deps.db.select({ n: count() }).from(deliveryAttempts).where(dlqFilter(scope, params));
-  const job = newJobRow({ orgId: scope.orgId, envId: scope.envId, kind: "redrive", params, total: row?.n ?? 0, now });
+  const [row] = await deps.db.select({ n: count() }).from(deliveryAttempts).where(dlqFilter(deps.db, scope, params, { rejected: false }));
+  const [rejected] = await deps.db.select({ n: count() }).from(deliveryAttempts).where(dlqFilter(deps.db, scope, params, { rejected: true }));
+  const job = newJobRow({ orgId: scope.orgId, envId: scope.envId, kind: "redrive", params, total: row?.n ?? 0, skipped: rejected?.n ?? 0, now });
   await createJob(deps, job);
-  return { job_id: job.id, total: job.total };
+  return { job_id: job.id, total: job.total, skipped: job.skipped };
 }
 
 /** Redrives the next batch of DLQ rows; returns true when none are left. */
@@ -70,7 +80,7 @@ export async function redriveStep(deps: Deps, job: JobRow): Promise<boolean> {
     .from(deliveryAttempts)
     .where(
       and(
-        dlqFilter(job, params),
+        dlqFilter(deps.db, job, params, { rejected: false }),
         after ? or(gt(deliveryAttempts.createdAt, after.t), and(eq(deliveryAttempts.createdAt, after.t), gt(deliveryAttempts.id, after.id))) : undefined,
       ),
     )

@@ -14,7 +14,9 @@ import { createJob, getJob, newJobRow, type JobRow } from "./jobs";
  * inclusive), optionally of one source, walked in ascending received_at
  * order and delivered again to one destination, `rate_limit` events at a
  * time with a one-second pause between batches (the pacing lives in
- * src/delivery/jobRunner.ts). At most `max_events` events.
+ * src/delivery/jobRunner.ts). At most `max_events` events. They reach the
+ * destination in that order: the runner queues one event at a time and the
+ * next only once the one before it settled.
  *
  * - Rejected events (failed signature, schema reject) and duplicates are
  *   not replayed: they were never meant to be delivered.
@@ -39,16 +41,18 @@ interface Cursor {
   id: string;
 }
 
-function replayable(scope: Pick<JobRow, "orgId" | "envId">, p: ReplayParams): SQL {
+function inWindow(scope: Pick<JobRow, "orgId" | "envId">, p: ReplayParams): SQL {
   return and(
     eq(events.orgId, scope.orgId),
     eq(events.envId, scope.envId),
     gte(events.receivedAt, p.from),
     lte(events.receivedAt, p.to),
     p.source_id ? eq(events.sourceId, p.source_id) : undefined,
-    ne(events.status, "rejected"),
-    ne(events.dedupStatus, "duplicate"),
   )!;
+}
+
+function replayable(scope: Pick<JobRow, "orgId" | "envId">, p: ReplayParams): SQL {
+  return and(inWindow(scope, p), ne(events.status, "rejected"), ne(events.dedupStatus, "duplicate"))!;
 }
 
 export async function startReplay(deps: Deps, scope: Scope, input: ReplayInput): Promise<{ job_id: string; status: "running"; total: number }> {
@@ -74,7 +78,11 @@ export async function startReplay(deps: Deps, scope: Scope, input: ReplayInput):
   };
   const [matching] = await deps.db.select({ n: count() }).from(events).where(replayable(scope, params));
   const total = Math.min(matching?.n ?? 0, params.max_events);
-  const job = newJobRow({ orgId: scope.orgId, envId: scope.envId, kind: "replay", params, total, now: deps.clock.now() });
+  const [rejected] = await deps.db
+    .select({ n: count() })
+    .from(events)
+    .where(and(inWindow(scope, params), eq(events.status, "rejected")));
+  const job = newJobRow({ orgId: scope.orgId, envId: scope.envId, kind: "replay", params, total, skipped: rejected?.n ?? 0, now: deps.clock.now() });
   await createJob(deps, job);
   return { job_id: job.id, status: "running", total };
 }
@@ -83,12 +91,17 @@ export function getReplay(deps: Deps, scope: Scope, rawId: string): Promise<JobP
   return getJob(deps, scope, rawId, "replay");
 }
 
+/** A replay job's rate_limit: events per batch, a batch being followed by a one-second pause. */
+export function replayBatchSize(job: Pick<JobRow, "params">): number {
+  return (JSON.parse(job.params) as ReplayParams).rate_limit;
+}
+
 /**
- * Queues the next batch (up to rate_limit events) of a replay job. The
+ * Queues the next `limit` events (at most rate_limit) of a replay job. The
  * attempts, the cursor and `processed` move in one transaction, so a
  * restart resumes exactly after the last queued event.
  */
-export async function replayStep(deps: Deps, job: JobRow): Promise<{ queued: number; done: boolean }> {
+export async function replayStep(deps: Deps, job: JobRow, limit?: number): Promise<{ queued: number; done: boolean }> {
   const p = JSON.parse(job.params) as ReplayParams;
   const remaining = job.total - job.processed;
   if (remaining <= 0) return { queued: 0, done: true };
@@ -98,7 +111,7 @@ export async function replayStep(deps: Deps, job: JobRow): Promise<{ queued: num
     .from(events)
     .where(and(replayable(job, p), after ? or(gt(events.receivedAt, after.t), and(eq(events.receivedAt, after.t), gt(events.id, after.id))) : undefined))
     .orderBy(asc(events.receivedAt), asc(events.id))
-    .limit(Math.min(p.rate_limit, remaining));
+    .limit(Math.min(limit ?? p.rate_limit, p.rate_limit, remaining));
   if (batch.length === 0) {
     // Fewer events than counted at the start (pruned meanwhile): the job is done with what it did.
     await deps.db.update(jobs).set({ total: sql`${jobs.processed}` }).where(eq(jobs.id, job.id));

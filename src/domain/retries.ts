@@ -1,5 +1,5 @@
 import { and, eq, inArray, isNull, ne, or } from "drizzle-orm";
-import { notFound } from "../contracts/errors";
+import { AppError, notFound } from "../contracts/errors";
 import { normalizeId } from "../contracts/ids";
 import { deliveryAttempts, events } from "../db/schema";
 import { writeTransaction, type Tx } from "../db/transaction";
@@ -20,6 +20,11 @@ import type { Deps, Scope } from "./deps";
  *   and a new queued row starts it again, with a fresh retry budget;
  * - a disabled connection or destination, or a filter the event does not
  *   pass, is reported in `errors` instead.
+ *
+ * A rejected event (failed signature, schema_action reject) is never
+ * delivered by a retry: it may be forged. An operator who has checked its
+ * payload may force one event through (`force: true`); those deliveries are
+ * marked `forced` and the event stays `rejected` (eventStatus.ts).
  */
 export type RetryTrigger = "manual" | "bulk_retry";
 
@@ -42,16 +47,21 @@ export interface RetryResult {
   errors: RetryErrorItem[];
 }
 
-export type RetryEventRow = Pick<typeof events.$inferSelect, "id" | "orgId" | "envId" | "sourceId" | "routedAt" | "body" | "headers" | "query" | "method" | "path" | "contentType">;
+export type RetryEventRow = Pick<
+  typeof events.$inferSelect,
+  "id" | "orgId" | "envId" | "sourceId" | "status" | "verificationStatus" | "routedAt" | "body" | "headers" | "query" | "method" | "path" | "contentType"
+>;
 
 const notReplay = or(isNull(deliveryAttempts.triggerType), ne(deliveryAttempts.triggerType, "replay"));
 
 /** Queues the retries of one event inside the caller's write transaction. */
 export function queueEventRetries(
   tx: Tx,
-  args: { event: RetryEventRow; connections: SourceConnection[]; trigger: RetryTrigger; now: Date; jobId?: string; rules: FilterRuleCache },
+  args: { event: RetryEventRow; connections: SourceConnection[]; trigger: RetryTrigger; now: Date; jobId?: string; rules: FilterRuleCache; force?: boolean },
 ): RetryResult {
   const { event, now } = args;
+  if (event.status === "rejected" && !args.force) throw rejectedConflict(event);
+  const forced = event.status === "rejected";
   const nowIso = iso(now);
   const result: RetryResult = { retried: [], errors: [] };
   let view: ReturnType<typeof eventView> | null = null;
@@ -87,7 +97,7 @@ export function queueEventRetries(
       .set({ isDlq: 0 })
       .where(and(chain, eq(deliveryAttempts.isDlq, 1)))
       .run();
-    const row = newQueuedAttemptThrough(event, c, { triggerType: args.trigger, now, jobId: args.jobId });
+    const row = newQueuedAttemptThrough(event, c, { triggerType: args.trigger, now, jobId: args.jobId, forced });
     tx.insert(deliveryAttempts).values(row).run();
     result.retried.push({ ...ids, attempt_id: row.id!, status: "queued" });
   }
@@ -107,6 +117,8 @@ export async function loadRetryEvents(deps: Deps, scope: Pick<Scope, "orgId" | "
       orgId: events.orgId,
       envId: events.envId,
       sourceId: events.sourceId,
+      status: events.status,
+      verificationStatus: events.verificationStatus,
       routedAt: events.routedAt,
       body: events.body,
       headers: events.headers,
@@ -119,14 +131,34 @@ export async function loadRetryEvents(deps: Deps, scope: Pick<Scope, "orgId" | "
     .where(and(eq(events.orgId, scope.orgId), eq(events.envId, scope.envId), inArray(events.id, ids)));
 }
 
-/** POST /v1/events/{id}/retry. */
-export async function retryEvent(deps: Deps, scope: Scope, rawId: string): Promise<RetryResult> {
+/** Why a rejected event is not delivered, for people. */
+export function rejectionReason(event: Pick<RetryEventRow, "verificationStatus">): string {
+  return event.verificationStatus === "failed" ? "signature verification failed" : "its body failed the source's JSON Schema (schema_action reject)";
+}
+
+function rejectedConflict(event: Pick<RetryEventRow, "id" | "verificationStatus">): AppError {
+  return new AppError("conflict", `event ${event.id} was rejected (${rejectionReason(event)}); it is never delivered unless retried with force: true`, {
+    event_id: event.id,
+    status: "rejected",
+  });
+}
+
+/** POST /v1/events/{id}/retry; `force` delivers a rejected event too. */
+export async function retryEvent(deps: Deps, scope: Scope, rawId: string, opts: { force?: boolean } = {}): Promise<RetryResult> {
   const id = normalizeId(rawId, "event", "Event");
   const [event] = await loadRetryEvents(deps, scope, [id]);
   if (!event) throw notFound("Event");
+  if (event.status === "rejected" && !opts.force) throw rejectedConflict(event);
   const bySource = await connectionsBySource(deps.db, [event.sourceId]);
   const result = writeTransaction(deps.db, (tx) =>
-    queueEventRetries(tx, { event, connections: bySource.get(event.sourceId) ?? [], trigger: "manual", now: deps.clock.now(), rules: new FilterRuleCache() }),
+    queueEventRetries(tx, {
+      event,
+      connections: bySource.get(event.sourceId) ?? [],
+      trigger: "manual",
+      now: deps.clock.now(),
+      rules: new FilterRuleCache(),
+      force: opts.force,
+    }),
   );
   if (result.retried.length > 0) deps.bus.publish({ type: "delivery.queued" });
   return result;

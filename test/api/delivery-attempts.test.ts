@@ -43,7 +43,7 @@ describe("GET /v1/delivery-attempts", () => {
     for (const field of [
       "id", "org_id", "env_id", "event_id", "connection_id", "destination_id", "request_url", "request_method", "request_headers",
       "request_body_size", "response_status", "response_headers", "response_body", "duration_ms", "status", "error", "created_at",
-      "attempt_number", "next_retry_at", "is_dlq", "dlq_at", "trigger_type", "connection_name", "destination_name",
+      "attempt_number", "next_retry_at", "is_dlq", "dlq_at", "trigger_type", "connection_name", "destination_name", "scheduled_at", "sent_at", "forced",
     ]) {
       expect(item).toHaveProperty(field);
     }

@@ -1,8 +1,10 @@
+import { createHmac } from "node:crypto";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { createSource, ingest } from "../helpers/ingest";
 import { otherOrgKey } from "../helpers/rows";
 import { call, startTestServer, type TestServer } from "../helpers/server";
 import { startSink, type Sink } from "../helpers/sink";
-import { createConnection, createDestination, listAttempts, pipeline, sendEvent, waitFor, waitForEventStatus } from "../helpers/delivery";
+import { createConnection, createDestination, eventStatus, listAttempts, pipeline, sendEvent, waitFor, waitForEventStatus } from "../helpers/delivery";
 
 let server: TestServer;
 let key: string;
@@ -113,7 +115,7 @@ describe("POST /v1/events/retry (bulk)", () => {
 
     const res = await call(server, "POST", "/v1/events/retry", { key, body: { source_id: p.sourceId, status: "failed" } });
     expect(res.status).toBe(202);
-    expect(res.body).toEqual({ job_id: expect.stringMatching(/^[0-9a-f]{32}$/), total: 2 });
+    expect(res.body).toEqual({ job_id: expect.stringMatching(/^[0-9a-f]{32}$/), total: 2, skipped: 0 });
     const job = await waitForJob(res.body.job_id);
     expect(job).toMatchObject({ kind: "bulk_retry", status: "completed", total: 2, processed: 2, succeeded: 2, failed: 0 });
     for (const id of failedIds) await waitForEventStatus(server, key, id, ["delivered"]);
@@ -179,5 +181,105 @@ describe("POST /v1/delivery-attempts/redrive", () => {
   it("answers 404 for an unknown job", async () => {
     const res = await call(server, "GET", `/v1/jobs/${"0".repeat(32)}`, { key });
     expect(res.status).toBe(404);
+  });
+});
+
+describe("rejected events are never delivered by a retry, bulk retry or redrive", () => {
+  /** A GitHub source connected to the sink, and a forged webhook (no valid signature) stored `rejected`. */
+  async function forgedEvent(path: string, destination: Record<string, unknown> = {}) {
+    const source = await createSource(server, key, { name: `gh ${path}`, template: "github", verification_secret: "real secret" });
+    const destinationId = await createDestination(server, key, { url: `${sink.url}${path}`, ...destination });
+    const connectionId = await createConnection(server, key, { source_id: source.id, destination_id: destinationId });
+    const res = await ingest(server, source.id, { body: '{"forged":true}', headers: { "x-hub-signature-256": "sha256=" + "0".repeat(64) } });
+    expect(res.status).toBe(401);
+    const eventId = res.body.error.details.event_id as string;
+    expect(await eventStatus(server, key, eventId)).toBe("rejected");
+    return { sourceId: source.id, destinationId, connectionId, eventId };
+  }
+  const delivered = (path: string) => sink.requests.filter((r) => r.path === path);
+
+  it("answers 409 conflict to a single retry, saying why, and sends nothing", async () => {
+    const { eventId } = await forgedEvent("/forged-1");
+    const res = await call(server, "POST", `/v1/events/${eventId}/retry`, { key });
+    expect(res.status).toBe(409);
+    expect(res.body.error.code).toBe("conflict");
+    expect(res.body.error.message).toMatch(/was rejected \(signature verification failed\).*force: true/);
+    const also = await call(server, "POST", `/v1/events/${eventId}/retry`, { key, body: { force: false } });
+    expect(also.status).toBe(409);
+    expect(await listAttempts(server, key, { event_id: eventId })).toEqual([]);
+    expect(await eventStatus(server, key, eventId)).toBe("rejected");
+  });
+
+  it("says so for an event rejected by its source's JSON Schema too", async () => {
+    const source = await createSource(server, key, { name: "schema reject", schema_validation_enabled: true, json_schema: { type: "object", required: ["id"] }, schema_action: "reject" });
+    const res = await ingest(server, source.id, { body: '{"no":"id"}' });
+    expect(res.status).toBe(422);
+    const eventId = res.body.error.details.event_id as string;
+    const retry = await call(server, "POST", `/v1/events/${eventId}/retry`, { key });
+    expect(retry.status).toBe(409);
+    expect(retry.body.error.message).toMatch(/JSON Schema/);
+  });
+
+  it("delivers with force: true, records the attempt as forced, and the event stays rejected", async () => {
+    const { eventId, destinationId, connectionId } = await forgedEvent("/forged-2");
+    const res = await call(server, "POST", `/v1/events/${eventId}/retry`, { key, body: { force: true } });
+    expect(res.status).toBe(200);
+    expect(res.body.retried).toEqual([{ destination_id: destinationId, connection_id: connectionId, attempt_id: expect.any(String), status: "queued" }]);
+    const [attempt] = await waitFor(async () => {
+      const rows = await listAttempts(server, key, { event_id: eventId });
+      return rows.length === 1 && rows[0].status === "success" ? rows : null;
+    });
+    expect(attempt).toMatchObject({ trigger_type: "manual", forced: 1 });
+    expect(delivered("/forged-2")).toHaveLength(1);
+    expect(await eventStatus(server, key, eventId)).toBe("rejected");
+  });
+
+  it("bulk retry skips rejected events and counts them in the answer and the job", async () => {
+    const { sourceId, eventId } = await forgedEvent("/forged-3");
+    const good = await ingest(server, sourceId, {
+      body: '{"real":true}',
+      headers: { "x-hub-signature-256": "sha256=" + createHmac("sha256", "real secret").update('{"real":true}').digest("hex") },
+    });
+    expect(good.status).toBe(200);
+    await waitForEventStatus(server, key, good.body.event_id, ["delivered"]);
+
+    const onlyRejected = await call(server, "POST", "/v1/events/retry", { key, body: { source_id: sourceId, verification_status: "failed" } });
+    expect(onlyRejected.status).toBe(202);
+    expect(onlyRejected.body).toEqual({ job_id: expect.any(String), total: 0, skipped: 1 });
+    expect(await waitForJob(onlyRejected.body.job_id)).toMatchObject({ total: 0, processed: 0, skipped: 1 });
+
+    const all = await call(server, "POST", "/v1/events/retry", { key, body: { source_id: sourceId } });
+    expect(all.body).toEqual({ job_id: expect.any(String), total: 1, skipped: 1 });
+    expect(await waitForJob(all.body.job_id)).toMatchObject({ total: 1, processed: 1, succeeded: 1, skipped: 1 });
+    await waitFor(async () => delivered("/forged-3").length === 2, { what: "the good event delivered again" });
+    expect(delivered("/forged-3").every((r) => r.headers["x-hookrelay-event-id"] === good.body.event_id)).toBe(true);
+    expect(await listAttempts(server, key, { event_id: eventId })).toEqual([]);
+    expect(await eventStatus(server, key, eventId)).toBe("rejected");
+
+    const notAsked = await call(server, "POST", "/v1/events/retry", { key, body: { source_id: sourceId, status: "delivered" } });
+    expect(notAsked.body).toMatchObject({ total: 1, skipped: 0 });
+    await waitForJob(notAsked.body.job_id);
+  });
+
+  it("redrive skips DLQ entries of rejected events and counts them; the event stays rejected", async () => {
+    const { eventId, destinationId } = await forgedEvent("/forged-4", { max_retries: 0 });
+    const fix = breakPath("/forged-4");
+    expect((await call(server, "POST", `/v1/events/${eventId}/retry`, { key, body: { force: true } })).status).toBe(200);
+    const [dlq] = await waitFor(async () => {
+      const rows = await listAttempts(server, key, { event_id: eventId, is_dlq: "1" });
+      return rows.length === 1 ? rows : null;
+    });
+    expect(dlq).toMatchObject({ forced: 1, status: "failed" });
+    expect(await eventStatus(server, key, eventId)).toBe("rejected");
+    fix();
+
+    const res = await call(server, "POST", "/v1/delivery-attempts/redrive", { key, body: { destination_id: destinationId } });
+    expect(res.status).toBe(202);
+    expect(res.body).toEqual({ job_id: expect.any(String), total: 0, skipped: 1 });
+    expect(await waitForJob(res.body.job_id)).toMatchObject({ kind: "redrive", total: 0, processed: 0, skipped: 1 });
+    expect(await listAttempts(server, key, { event_id: eventId, is_dlq: "1" })).toHaveLength(1);
+    expect(await listAttempts(server, key, { event_id: eventId })).toHaveLength(1);
+    expect(delivered("/forged-4")).toHaveLength(1);
+    expect(await eventStatus(server, key, eventId)).toBe("rejected");
   });
 });

@@ -159,15 +159,18 @@ describe("GET /v1/events/{id}", () => {
     // Attempts recorded by the delivery engine show up, oldest first.
     const sqlite = (server.deps.db as any).$client;
     const insert = sqlite.prepare(
-      `insert into delivery_attempts (id, org_id, env_id, event_id, destination_id, request_url, request_method, status, response_status, duration_ms, attempt_number, scheduled_at, created_at)
-       values (?, ?, ?, ?, ?, 'http://x', 'POST', ?, ?, ?, ?, ?, ?)`,
+      `insert into delivery_attempts (id, org_id, env_id, event_id, destination_id, request_url, request_method, status, response_status, duration_ms, attempt_number, scheduled_at, sent_at, created_at)
+       values (?, ?, ?, ?, ?, 'http://x', 'POST', ?, ?, ?, ?, ?, ?, ?)`,
     );
-    insert.run("da_" + "1".repeat(32), detail.org_id, detail.env_id, id, "dst_" + "2".repeat(32), "failed", 503, 120, 1, "2026-01-01T00:00:00.000Z", "2026-01-01T00:00:00.000Z");
-    insert.run("da_" + "3".repeat(32), detail.org_id, detail.env_id, id, "dst_" + "2".repeat(32), "success", 200, 45, 2, "2026-01-01T00:01:00.000Z", "2026-01-01T00:01:00.000Z");
+    insert.run("da_" + "1".repeat(32), detail.org_id, detail.env_id, id, "dst_" + "2".repeat(32), "failed", 503, 120, 1, "2026-01-01T00:00:00.000Z", "2026-01-01T00:00:02.000Z", "2026-01-01T00:00:00.000Z");
+    insert.run("da_" + "3".repeat(32), detail.org_id, detail.env_id, id, "dst_" + "2".repeat(32), "success", 200, 45, 2, "2026-01-01T00:01:00.000Z", "2026-01-01T00:01:00.000Z", "2026-01-01T00:00:00.000Z");
+    insert.run("da_" + "4".repeat(32), detail.org_id, detail.env_id, id, "dst_" + "2".repeat(32), "queued", null, null, 3, "2026-01-01T00:05:00.000Z", null, "2026-01-01T00:01:00.000Z");
     const withAttempts = (await call(server, "GET", `/v1/events/${id.slice(4)}`, { key })).body;
+    // attempted_at is when an attempt was sent (null while queued); scheduled_at when it is or was due.
     expect(withAttempts.delivery_attempts).toEqual([
-      expect.objectContaining({ id: "da_" + "1".repeat(32), destination_id: "dst_" + "2".repeat(32), status: "failed", status_code: 503, latency_ms: 120, attempted_at: "2026-01-01T00:00:00.000Z" }),
-      expect.objectContaining({ id: "da_" + "3".repeat(32), status: "success", status_code: 200, latency_ms: 45 }),
+      expect.objectContaining({ id: "da_" + "1".repeat(32), destination_id: "dst_" + "2".repeat(32), status: "failed", status_code: 503, latency_ms: 120, attempted_at: "2026-01-01T00:00:02.000Z", scheduled_at: "2026-01-01T00:00:00.000Z" }),
+      expect.objectContaining({ id: "da_" + "3".repeat(32), status: "success", status_code: 200, latency_ms: 45, attempted_at: "2026-01-01T00:01:00.000Z" }),
+      expect.objectContaining({ id: "da_" + "4".repeat(32), status: "queued", attempted_at: null, scheduled_at: "2026-01-01T00:05:00.000Z" }),
     ]);
   });
 

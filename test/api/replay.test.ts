@@ -1,6 +1,6 @@
 import { eq } from "drizzle-orm";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { jobs } from "../../src/db/schema";
+import { events, jobs } from "../../src/db/schema";
 import { otherOrgKey } from "../helpers/rows";
 import { call, startTestServer, tempDir, type TestServer } from "../helpers/server";
 import { startSink, type Sink } from "../helpers/sink";
@@ -147,5 +147,49 @@ describe("a replay", () => {
       await second.stop();
       rmSync(dataDir, { recursive: true, force: true });
     }
+  });
+});
+
+describe("replay order", () => {
+  it("delivers a job's events one at a time, in received_at order, to a slow receiver and a concurrent worker", async () => {
+    const { sourceId, ids } = await storedEvents(6);
+    // received_at in an order that is neither the ids' nor the insertion order.
+    const order = [3, 0, 5, 1, 4, 2];
+    const base = Date.now() - 30_000;
+    for (const [rank, i] of order.entries()) {
+      await server.deps.db.update(events).set({ receivedAt: new Date(base + rank * 1000).toISOString() }).where(eq(events.id, ids[i]!));
+    }
+    const destination_id = await createDestination(server, key, { url: `${sink.url}/in-order` });
+    let inFlight = 0;
+    let maxInFlight = 0;
+    const previous = sink.respond;
+    sink.respond = async (r, i) => {
+      if (r.path !== "/in-order") return previous(r, i);
+      maxInFlight = Math.max(maxInFlight, ++inFlight);
+      // The first answers slowest: a concurrent send would overtake it.
+      await Bun.sleep(r.body.includes('"i":3') ? 150 : 10 + Math.floor(Math.random() * 30));
+      inFlight--;
+      return new Response("ok");
+    };
+    try {
+      const started = await replay({ destination_id, source_id: sourceId, from: "2020-01-01T00:00:00Z", to: "2099-01-01T00:00:00Z", rate_limit: 100 });
+      expect(await waitForReplay(started.body.job_id)).toMatchObject({ total: 6, succeeded: 6 });
+    } finally {
+      sink.respond = previous;
+    }
+    const got = sink.requests.filter((r) => r.path === "/in-order").map((r) => r.headers["x-hookrelay-event-id"]);
+    expect(got).toEqual(order.map((i) => ids[i]));
+    expect(maxInFlight).toBe(1);
+  });
+
+  it("leaves rejected events out and counts them as skipped", async () => {
+    const source = await call(server, "POST", "/v1/sources", { key, body: { name: "replay gh", template: "github", verification_secret: "s" } });
+    const forged = await server.request(`/v1/ingest/${source.body.source.id}`, { method: "POST", headers: { "content-type": "application/json" }, body: "{}" });
+    expect(forged.status).toBe(401);
+    const destination_id = await createDestination(server, key, { url: `${sink.url}/no-forged` });
+    const started = await replay({ destination_id, source_id: source.body.source.id, from: "2020-01-01T00:00:00Z", to: "2099-01-01T00:00:00Z" });
+    expect(started.body.total).toBe(0);
+    expect(await waitForReplay(started.body.job_id)).toMatchObject({ total: 0, skipped: 1 });
+    expect(sink.requests.filter((r) => r.path === "/no-forged")).toEqual([]);
   });
 });

@@ -79,6 +79,7 @@ function outcome(attempt: AttemptRow, status: "success" | "failed", extra: Parti
     responseHeaders: JSON.stringify({ "content-type": "text/plain" }),
     responseBody: status === "success" ? "ok" : "boom",
     durationMs: 3,
+    sentAt: new Date(),
     error: status === "success" ? null : "http_500",
     errorDetail: status === "success" ? null : "destination answered HTTP 500",
     retryAt: null,
@@ -161,6 +162,20 @@ describe("recording a batch of outcomes", () => {
     expect(chain.find((a) => a.id === first)).toMatchObject({ status: "failed", isDlq: 0, nextRetryAt: retryAt.toISOString() });
     expect(chain.find((a) => a.id !== first)).toMatchObject({ status: "queued", attemptNumber: 2, triggerType: "retry", scheduledAt: retryAt.toISOString() });
     expect(await eventStatus(eventId)).toBe("pending");
+  });
+
+  it("carries a forced delivery's flag on to its next try", async () => {
+    const eventId = await pendingEvent();
+    const first = queue(eventId);
+    db().update(deliveryAttempts).set({ forced: 1 }).where(eq(deliveryAttempts.id, first)).run();
+    const [row] = claim(1);
+    expect(row!.forced).toBe(1);
+    writeTransaction(db(), () => recordOutcomes(db(), [outcome(row!, "failed", { dlq: false, retryAt: new Date(Date.now() + 30_000) })], new Date()));
+    const chain = await db().select().from(deliveryAttempts).where(eq(deliveryAttempts.eventId, eventId));
+    expect(chain.map((a) => [a.attemptNumber, a.forced])).toEqual([
+      [1, 1],
+      [2, 1],
+    ]);
   });
 
   it("writes nothing for an outcome whose lease was taken over by a later claim", async () => {

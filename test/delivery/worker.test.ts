@@ -2,8 +2,8 @@ import { Database } from "bun:sqlite";
 import { rmSync } from "node:fs";
 import { join } from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
-import { pipeline, sendEvent, waitFor } from "../helpers/delivery";
-import { startTestServer } from "../helpers/server";
+import { listAttempts, pipeline, sendEvent, waitFor } from "../helpers/delivery";
+import { call, startTestServer } from "../helpers/server";
 import { startSink } from "../helpers/sink";
 import { HELD_PER_SLOT } from "../../src/delivery/worker";
 
@@ -50,5 +50,44 @@ describe("a graceful stop with rows claimed ahead", () => {
     expect(sink.requests).toHaveLength(1);
     db.close();
     rmSync(server.dataDir, { recursive: true, force: true });
+  });
+});
+
+describe("a destination resumed while the worker still holds it as paused", () => {
+  it("delivers its rows at once instead of claiming and handing them back until the cached status expires", async () => {
+    const server = await startTestServer({ HOOKRELAY_DELIVERY_CONCURRENCY: "1" });
+    try {
+      const key = await server.apiKey();
+      let release!: () => void;
+      const held = new Promise<void>((r) => (release = r));
+      sink.respond = async (r) => {
+        if (r.path === "/hold") await held;
+        return new Response("ok");
+      };
+      // One slot: A (to another destination) holds it while B is claimed ahead.
+      const a = await pipeline(server, key, { url: `${sink.url}/hold` });
+      const b = await pipeline(server, key, { url: `${sink.url}/resumed` });
+      await sendEvent(server, a.sourceId, { a: 1 });
+      await sink.waitFor(1);
+      const eventB = await sendEvent(server, b.sourceId, { b: 1 });
+      const statusOfB = async () => (await listAttempts(server, key, { event_id: eventB }))[0]?.status;
+      await waitFor(async () => (await statusOfB()) === "delivering", { what: "B claimed ahead" });
+
+      // Paused after B was claimed: B's turn loads the destination as paused (the worker caches it) and hands B back.
+      expect((await call(server, "PATCH", `/v1/destinations/${b.destinationId}`, { key, body: { status: "paused" } })).status).toBe(200);
+      release();
+      await waitFor(async () => (await statusOfB()) === "queued", { what: "B handed back" });
+
+      const resumedAt = Date.now();
+      expect((await call(server, "PATCH", `/v1/destinations/${b.destinationId}`, { key, body: { status: "active" } })).status).toBe(200);
+      const [got] = await waitFor(async () => {
+        const rows = sink.requests.filter((r) => r.path === "/resumed");
+        return rows.length > 0 ? rows : null;
+      }, { what: "B delivered" });
+      // The cached `paused` lives for a second; a delivery that waited for it to expire comes that much later.
+      expect(got!.receivedAt - resumedAt).toBeLessThan(500);
+    } finally {
+      await server.close();
+    }
   });
 });

@@ -1,5 +1,5 @@
 import { jobStarted } from "../../contracts/deliveryAttempts";
-import { bulkRetryFilters, retryResult } from "../../contracts/eventRetry";
+import { bulkRetryFilters, retryEventInput, retryResult } from "../../contracts/eventRetry";
 import { startBulkRetry } from "../../domain/bulkRetry";
 import { retryEvent } from "../../domain/retries";
 import { idParam, operation, responses, type Api } from "../openapi";
@@ -31,10 +31,13 @@ export function registerEventRetryRoutes(api: Api) {
       tags,
       method: "post",
       path: "/events/{id}/retry",
-      summary: "Retry delivery of an event to every connected destination",
-      request: { params: idParam },
-      responses: responses({ status: 200, schema: retryResult }, [401, 404]),
+      summary: "Retry delivery of an event to every connected destination; a rejected event answers 409 unless the body says force: true",
+      request: {
+        params: idParam,
+        body: { required: false, content: { "application/json": { schema: retryEventInput } } },
+      },
+      responses: responses({ status: 200, schema: retryResult }, [400, 401, 404, 409]),
     },
-    async (c, { params }) => c.json(await retryEvent(c.get("deps"), c.get("scope"), params.id), 200),
+    async (c, { params, body }) => c.json(await retryEvent(c.get("deps"), c.get("scope"), params.id, { force: body?.force === true }), 200),
   );
 }

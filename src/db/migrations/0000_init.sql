@@ -66,8 +66,10 @@ CREATE TABLE `delivery_attempts` (
 	`dlq_at` text,
 	`trigger_type` text,
 	`scheduled_at` text NOT NULL,
+	`sent_at` text,
 	`lease_until` text,
 	`no_retry` integer DEFAULT 0 NOT NULL,
+	`forced` integer DEFAULT 0 NOT NULL,
 	`job_id` text,
 	`created_at` text NOT NULL,
 	FOREIGN KEY (`event_id`) REFERENCES `events`(`id`) ON UPDATE no action ON DELETE cascade
@@ -154,6 +156,7 @@ CREATE TABLE `jobs` (
 	`processed` integer DEFAULT 0 NOT NULL,
 	`succeeded` integer DEFAULT 0 NOT NULL,
 	`failed` integer DEFAULT 0 NOT NULL,
+	`skipped` integer DEFAULT 0 NOT NULL,
 	`cursor` text,
 	`started_at` text NOT NULL,
 	`completed_at` text,

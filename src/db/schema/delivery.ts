@@ -85,10 +85,18 @@ export const deliveryAttempts = sqliteTable(
     triggerType: text("trigger_type"),
     /** When a queued row becomes due. */
     scheduledAt: text("scheduled_at").notNull(),
+    /**
+     * When the worker started the request; for an attempt that ended before
+     * sending (transform error, destination disabled or deleted), when it was
+     * attempted. Null while queued. created_at is when the row was queued.
+     */
+    sentAt: text("sent_at"),
     /** While `delivering`: the claim expires then and the row is claimable again. */
     leaseUntil: text("lease_until"),
     /** Replay deliveries are never retried automatically. */
     noRetry: integer("no_retry").notNull().default(0),
+    /** 1: an operator forced the delivery of a rejected event (retry with force: true); its retries carry it on. */
+    forced: integer("forced").notNull().default(0),
     jobId: text("job_id"),
     createdAt: text("created_at").notNull(),
   },
@@ -123,6 +131,8 @@ export const jobs = sqliteTable(
     processed: integer("processed").notNull().default(0),
     succeeded: integer("succeeded").notNull().default(0),
     failed: integer("failed").notNull().default(0),
+    /** Items matching the job's filter that it leaves alone on purpose (rejected events are never retried or redriven). */
+    skipped: integer("skipped").notNull().default(0),
     /** Where a resumed job continues: the last item handled. */
     cursor: text("cursor"),
     startedAt: text("started_at").notNull(),
