@@ -67,6 +67,8 @@ export const eventAttemptSummary = z.object({
   trigger_type: z.string().nullable(),
   error: z.string().nullable(),
   is_dlq: z.number().int(),
+  /** 1 when an operator forced it through for a rejected event. */
+  forced: z.number().int(),
   /** The attempt's sent_at: when it was sent; null while it is queued (see scheduled_at). */
   attempted_at: z.string().nullable(),
   /** When the attempt is (or was) due. */

@@ -188,6 +188,7 @@ export async function getEvent({ db }: Deps, scope: Scope, rawId: string): Promi
       trigger_type: a.triggerType,
       error: a.error,
       is_dlq: a.isDlq,
+      forced: a.forced,
       attempted_at: a.sentAt,
       scheduled_at: a.scheduledAt,
     })),

@@ -232,6 +232,8 @@ describe("rejected events are never delivered by a retry, bulk retry or redrive"
     expect(attempt).toMatchObject({ trigger_type: "manual", forced: 1 });
     expect(delivered("/forged-2")).toHaveLength(1);
     expect(await eventStatus(server, key, eventId)).toBe("rejected");
+    const detail = await call(server, "GET", `/v1/events/${eventId}`, { key });
+    expect(detail.body.delivery_attempts).toEqual([expect.objectContaining({ id: attempt.id, forced: 1 })]);
   });
 
   it("bulk retry skips rejected events and counts them in the answer and the job", async () => {

@@ -220,7 +220,12 @@ export class PageGuard {
     page.on("framenavigated", (frame) => {
       if (frame === page.mainFrame()) navigations++;
     });
-    page.on("request", (req) => startedAt.set(req, navigations));
+    page.on("request", (req) => {
+      // A reload aborts the old page's requests before the new document commits (framenavigated):
+      // count the navigation from its own request, so those aborts are seen as the navigation's.
+      if (req.isNavigationRequest() && req.frame() === page.mainFrame()) navigations++;
+      startedAt.set(req, navigations);
+    });
     page.on("requestfailed", (req) => {
       const failure = req.failure()?.errorText ?? "failed";
       if (failure === "net::ERR_ABORTED") {
