@@ -3,6 +3,7 @@ import { authenticate } from "../middleware/auth";
 import { csrfGuard } from "../middleware/csrf";
 import { newApi, type Api } from "../openapi";
 import { registerAuthRoutes, registerLoginRoutes } from "./auth";
+import { registerCollectionRoutes } from "./collections";
 import { registerConnectionRoutes } from "./connections";
 import { registerDeliveryAttemptRoutes } from "./deliveryAttempts";
 import { registerDestinationRoutes } from "./destinations";
@@ -49,5 +50,6 @@ export function createV1(deps: Deps): Api {
   registerStatsRoutes(v1);
   registerTopicRoutes(v1);
   registerEventTypeRoutes(v1);
+  registerCollectionRoutes(v1);
   return v1;
 }
