@@ -1,12 +1,12 @@
-import { and, asc, eq, inArray } from "drizzle-orm";
-import { collectionRecords, collections, events, recordChangelog } from "../db/schema";
+import type { collectionRecords } from "../db/schema";
 import { inWriteTurn } from "../db/writeTurn";
 import { hex32 } from "../contracts/ids";
 import { iso } from "../domain/clock";
-import { afterPosition, allCollections, buildableEvents, upToPosition, type CollectionRow } from "../domain/collections";
+import { allCollections, type CollectionRow } from "../domain/collections";
 import type { Deps } from "../domain/deps";
 import type { Logger } from "../observability/logger";
 import { planEvent, rulesOf, sameData, type BuildEvent, type EventPlan } from "./plan";
+import { builderStatements } from "./statements";
 
 /**
  * Builds collections from their source's stored events, in received order
@@ -35,34 +35,25 @@ export const BUILD_BATCH = 500;
 
 export interface BuildOutcome {
   handled: number;
+  /** Time spent reading, planning and writing (not waiting for the write turn): what the pass cost the process. */
+  busyMs: number;
   /** A full batch was handled, or the pass was cut or discarded: run again at once. */
   more: boolean;
   /** Events of the clock's current millisecond were left for a later pass. */
   heldBack: boolean;
 }
 
-const NOTHING: BuildOutcome = { handled: 0, more: false, heldBack: false };
-
-const eventColumns = {
-  id: events.id,
-  receivedAt: events.receivedAt,
-  eventType: events.eventType,
-  body: events.body,
-  headers: events.headers,
-  query: events.query,
-  method: events.method,
-  path: events.path,
-  contentType: events.contentType,
-};
+const NOTHING: BuildOutcome = { handled: 0, busyMs: 0, more: false, heldBack: false };
 
 /** One pass over every collection; what sources they read (the bus wakes the builder for those). */
 export async function buildAll(deps: Pick<Deps, "db" | "clock">, logger?: Logger): Promise<BuildOutcome & { sources: Set<string> }> {
   const all = await allCollections(deps);
-  const total = { handled: 0, more: false, heldBack: false, sources: new Set(all.map((c) => c.sourceId)) };
+  const total = { handled: 0, busyMs: 0, more: false, heldBack: false, sources: new Set(all.map((c) => c.sourceId)) };
   for (const c of all) {
     try {
       const outcome = await buildCollection(deps, c);
       total.handled += outcome.handled;
+      total.busyMs += outcome.busyMs;
       total.more ||= outcome.more;
       total.heldBack ||= outcome.heldBack;
     } catch (err) {
@@ -76,12 +67,12 @@ export async function buildAll(deps: Pick<Deps, "db" | "clock">, logger?: Logger
 /** Handles the next batch of one collection's events. */
 export async function buildCollection(deps: Pick<Deps, "db" | "clock">, c: CollectionRow, opts: { batch?: number } = {}): Promise<BuildOutcome> {
   const limit = opts.batch ?? BUILD_BATCH;
-  const rows: BuildEvent[] = await deps.db
-    .select(eventColumns)
-    .from(events)
-    .where(and(buildableEvents(c.sourceId), afterPosition(c.positionAt, c.positionEventId)))
-    .orderBy(asc(events.receivedAt), asc(events.id))
-    .limit(limit);
+  const s = builderStatements(deps.db);
+  const started = performance.now();
+  const rows: BuildEvent[] =
+    c.positionAt === null || c.positionEventId === null
+      ? await s.firstEvents.all({ sourceId: c.sourceId, limit })
+      : await s.nextEvents.all({ sourceId: c.sourceId, at: c.positionAt, id: c.positionEventId, limit });
   if (rows.length === 0) {
     // Nothing after the position: the backlog is done (its last event was handled, or pruned meanwhile).
     if (!c.backfillCompletedAt) await inWriteTurn(deps.db, () => completeBackfill(deps, c));
@@ -90,25 +81,46 @@ export async function buildCollection(deps: Pick<Deps, "db" | "clock">, c: Colle
   const rules = rulesOf(c);
   const plans: EventPlan[] = [];
   for (const row of rows) plans.push(await planEvent(row, rules));
-  const applied = await inWriteTurn(deps.db, () => applyBatch(deps, c, plans));
-  if (applied === "stale") return { handled: 0, more: true, heldBack: false };
-  return { handled: applied.handled, more: applied.cut || (applied.handled === plans.length && rows.length === limit), heldBack: applied.heldBack };
+  let busyMs = performance.now() - started;
+  const applied = await inWriteTurn(deps.db, () => {
+    const applying = performance.now();
+    const result = applyBatch(deps, c, plans);
+    busyMs += performance.now() - applying;
+    return result;
+  });
+  if (applied === "stale") return { handled: 0, busyMs, more: true, heldBack: false };
+  return { handled: applied.handled, busyMs, more: applied.cut || (applied.handled === plans.length && rows.length === limit), heldBack: applied.heldBack };
 }
 
 /** The row as it is inside the write transaction, if no one changed its build since `c` was read. */
 function unchanged(deps: Pick<Deps, "db">, c: CollectionRow): CollectionRow | null {
-  const now = deps.db.select().from(collections).where(eq(collections.id, c.id)).get();
+  const now = builderStatements(deps.db).collection.get({ id: c.id });
   if (!now || now.generation !== c.generation || now.positionAt !== c.positionAt || now.positionEventId !== c.positionEventId) return null;
   return now;
 }
 
 function completeBackfill(deps: Pick<Deps, "db" | "clock">, c: CollectionRow) {
-  if (!unchanged(deps, c)) return;
-  deps.db
-    .update(collections)
-    .set({ backfillCompletedAt: iso(deps.clock.now()), backfillProcessed: c.backfillTotal })
-    .where(eq(collections.id, c.id))
-    .run();
+  const current = unchanged(deps, c);
+  if (!current) return;
+  saveState(deps, { ...current, backfillCompletedAt: iso(deps.clock.now()), backfillProcessed: current.backfillTotal });
+}
+
+function saveState(deps: Pick<Deps, "db">, c: CollectionRow) {
+  builderStatements(deps.db).saveState.run({
+    id: c.id,
+    recordCount: c.recordCount,
+    positionAt: c.positionAt,
+    positionEventId: c.positionEventId,
+    eventsProcessed: c.eventsProcessed,
+    eventsIgnored: c.eventsIgnored,
+    eventsMissingKey: c.eventsMissingKey,
+    eventsTransformFailed: c.eventsTransformFailed,
+    lastError: c.lastError,
+    lastErrorEventId: c.lastErrorEventId,
+    lastErrorAt: c.lastErrorAt,
+    backfillProcessed: c.backfillProcessed,
+    backfillCompletedAt: c.backfillCompletedAt,
+  });
 }
 
 /** The prefix of `plans` that is safe to apply now (see the file comment), and why it may be shorter. */
@@ -119,14 +131,11 @@ function safePrefix(deps: Pick<Deps, "db" | "clock">, c: CollectionRow, plans: E
   const heldBack = take < plans.length;
   let cut = false;
   if (take > 0) {
+    const s = builderStatements(deps.db);
     const last = plans[take - 1]!;
-    const committed = deps.db
-      .select({ id: events.id })
-      .from(events)
-      .where(and(buildableEvents(c.sourceId), afterPosition(c.positionAt, c.positionEventId), upToPosition(last.receivedAt, last.eventId)))
-      .orderBy(asc(events.receivedAt), asc(events.id))
-      .limit(take + 1)
-      .all();
+    const range = { sourceId: c.sourceId, untilAt: last.receivedAt, untilId: last.eventId, limit: take + 1 };
+    const committed =
+      c.positionAt === null || c.positionEventId === null ? s.firstIds.all(range) : s.nextIds.all({ ...range, at: c.positionAt, id: c.positionEventId });
     let same = 0;
     while (same < take && committed[same]?.id === plans[same]!.eventId) same++;
     if (same < take) {
@@ -141,39 +150,35 @@ type RecordRow = typeof collectionRecords.$inferSelect;
 
 /** Inside the write transaction: the batch's records, changelog entries, counters and position, all or nothing. */
 export function applyBatch(deps: Pick<Deps, "db" | "clock">, c: CollectionRow, all: EventPlan[]): "stale" | { handled: number; heldBack: boolean; cut: boolean } {
-  const { db } = deps;
   const current = unchanged(deps, c);
   if (!current) return "stale";
   const { plans, heldBack, cut } = safePrefix(deps, c, all);
   if (plans.length === 0) return { handled: 0, heldBack, cut };
+  const s = builderStatements(deps.db);
 
-  const keys = [...new Set(plans.flatMap((p) => (p.kind === "upsert" || p.kind === "delete" ? [p.key] : [])))];
-  const records = new Map<string, RecordRow>();
-  for (let i = 0; i < keys.length; i += 500) {
-    const found = db
-      .select()
-      .from(collectionRecords)
-      .where(and(eq(collectionRecords.collectionId, c.id), inArray(collectionRecords.recordKey, keys.slice(i, i + 500))))
-      .all();
-    for (const r of found) records.set(r.recordKey, r);
-  }
+  // Each key is looked up once a batch; afterwards the map holds what the batch made of it (null: absent).
+  const records = new Map<string, RecordRow | null>();
+  const recordOf = (key: string) => {
+    let r = records.get(key);
+    if (r === undefined) {
+      r = s.record.get({ collectionId: c.id, key }) ?? null;
+      records.set(key, r);
+    }
+    return r;
+  };
+  const log = (p: EventPlan & { key: string }, recordId: string, changeType: string, beforeData: string | null, afterData: string) =>
+    s.insertChange.run({ id: hex32(), collectionId: c.id, recordId, recordKey: p.key, changeType, beforeData, afterData, eventId: p.eventId, eventType: p.eventType, createdAt: p.receivedAt });
 
   const next = { ...current };
-  const log = (p: EventPlan & { key: string }, recordId: string, changeType: string, beforeData: string | null, afterData: string) =>
-    db
-      .insert(recordChangelog)
-      .values({ id: hex32(), collectionId: c.id, recordId, recordKey: p.key, changeType, beforeData, afterData, eventId: p.eventId, eventType: p.eventType, createdAt: p.receivedAt })
-      .run();
   const problem = (p: EventPlan, message: string) => {
     next.lastError = message;
     next.lastErrorEventId = p.eventId;
     next.lastErrorAt = p.receivedAt;
   };
-
   for (const p of plans) {
     switch (p.kind) {
       case "upsert": {
-        const existing = records.get(p.key);
+        const existing = recordOf(p.key);
         if (!existing) {
           const row: RecordRow = {
             id: hex32(),
@@ -188,23 +193,23 @@ export function applyBatch(deps: Pick<Deps, "db" | "clock">, c: CollectionRow, a
             createdAt: p.receivedAt,
             updatedAt: p.receivedAt,
           };
-          db.insert(collectionRecords).values(row).run();
+          s.insertRecord.run(row);
           records.set(p.key, row);
           next.recordCount++;
           log(p, row.id, "created", null, p.data);
         } else if (!sameData(existing.data, p.data)) {
           const changes = { data: p.data, eventType: p.eventType, sourceEventId: p.eventId, sourceEventAt: p.receivedAt, updatedAt: p.receivedAt };
-          db.update(collectionRecords).set(changes).where(eq(collectionRecords.id, existing.id)).run();
+          s.updateRecord.run({ id: existing.id, ...changes });
           records.set(p.key, { ...existing, ...changes });
           log(p, existing.id, "updated", existing.data, p.data);
         }
         break;
       }
       case "delete": {
-        const existing = records.get(p.key);
+        const existing = recordOf(p.key);
         if (existing) {
-          db.delete(collectionRecords).where(eq(collectionRecords.id, existing.id)).run();
-          records.delete(p.key);
+          s.deleteRecord.run({ id: existing.id });
+          records.set(p.key, null);
           next.recordCount--;
           log(p, existing.id, "deleted", existing.data, "null");
         }
@@ -233,12 +238,12 @@ export function applyBatch(deps: Pick<Deps, "db" | "clock">, c: CollectionRow, a
     const untilId = next.backfillUntilId;
     const inBacklog = (p: EventPlan) => untilAt !== null && untilId !== null && (p.receivedAt < untilAt || (p.receivedAt === untilAt && p.eventId <= untilId));
     next.backfillProcessed += plans.filter(inBacklog).length;
-    if (untilAt === null || untilId === null || !inBacklog(last) || (last.receivedAt === untilAt && last.eventId === untilId)) {
+    // Done once the backlog's last event is handled (or when there was none).
+    if (!inBacklog(last) || (last.receivedAt === untilAt && last.eventId === untilId)) {
       next.backfillCompletedAt = iso(deps.clock.now());
       next.backfillProcessed = next.backfillTotal;
     }
   }
-  const { id, orgId, envId, createdAt, updatedAt, ...state } = next;
-  db.update(collections).set(state).where(eq(collections.id, c.id)).run();
+  saveState(deps, next);
   return { handled: plans.length, heldBack, cut };
 }

@@ -1,6 +1,6 @@
 import { MAX_RECORD_KEY_LENGTH } from "../contracts/collections";
 import type { StoredRequest } from "../delivery/eventView";
-import { eventView } from "../delivery/eventView";
+import { eventView, parseBody } from "../delivery/eventView";
 import { applyTransform, DEFAULT_TRANSFORM_TIMEOUT_MS } from "../delivery/transform";
 import { atPath } from "../ingest/json";
 
@@ -44,18 +44,19 @@ export interface BuildEvent extends StoredRequest {
  * header, a topic publish's event_type) stands in.
  */
 export async function planEvent(event: BuildEvent, rules: CollectionRules): Promise<EventPlan> {
-  const view = eventView(event);
-  const typed = atPath(view.body, rules.eventTypePath);
+  const body = parseBody(event.body, event.contentType);
+  const typed = atPath(body, rules.eventTypePath);
   const eventType = typeof typed === "string" && typed !== "" ? typed.slice(0, 200) : event.eventType;
   const base = { eventId: event.id, receivedAt: event.receivedAt, eventType };
   const deletes = eventType !== null && rules.deleteEventTypes.has(eventType);
   if (!deletes && rules.eventTypes && (eventType === null || !rules.eventTypes.has(eventType))) return { ...base, kind: "ignored" };
-  const key = recordKey(atPath(view.body, rules.keyPath));
+  const key = recordKey(atPath(body, rules.keyPath));
   if (key === null) return { ...base, kind: "missing_key" };
   if (deletes) return { ...base, kind: "delete", key };
-  if (rules.transform === null) return { ...base, kind: "upsert", key, data: JSON.stringify(view.body) };
+  if (rules.transform === null) return { ...base, kind: "upsert", key, data: JSON.stringify(body) };
   try {
-    const result = await applyTransform(rules.transform, view, { timeoutMs: DEFAULT_TRANSFORM_TIMEOUT_MS });
+    // Headers and query are parsed only for a transform, which may read them.
+    const result = await applyTransform(rules.transform, { ...eventView(event), body }, { timeoutMs: DEFAULT_TRANSFORM_TIMEOUT_MS });
     if (result === null || result === undefined) return { ...base, kind: "transform_failed", error: "The transform returned no value" };
     return { ...base, kind: "upsert", key, data: JSON.stringify(result) };
   } catch (e) {

@@ -1,4 +1,4 @@
-import { and, asc, count, desc, eq, gt, lt, lte, ne, or, sql, type SQL } from "drizzle-orm";
+import { and, asc, count, desc, eq, gt, gte, lt, ne, or, sql, type SQL } from "drizzle-orm";
 import { collectionRecords, collections, events, recordChangelog, sources } from "../db/schema";
 import { writeTransaction } from "../db/transaction";
 import type {
@@ -28,7 +28,8 @@ type ChangelogRow = typeof recordChangelog.$inferSelect;
 // ---------------------------------------------------------------- which events build a collection
 
 /**
- * The events a collection reads: its source's, except those refused at
+ * The events a collection reads (the builder's statements say the same in
+ * catalog/statements.ts): its source's, except those refused at
  * ingest (a failed signature or schema: `rejected`) and duplicates, which
  * repeat an event already read. Both are final when the event is stored.
  */
@@ -36,15 +37,13 @@ export function buildableEvents(sourceId: string): SQL {
   return and(eq(events.sourceId, sourceId), ne(events.status, "rejected"), ne(events.dedupStatus, "duplicate"))!;
 }
 
-/** Events after a position in received order: (received_at, id), the order of the events_source_received index. */
+/**
+ * Events after a position in received order: (received_at, id), the order
+ * of the events_source_received index; the plain `>=` lets it seek there.
+ */
 export function afterPosition(at: string | null, id: string | null): SQL | undefined {
   if (at === null || id === null) return undefined;
-  return or(gt(events.receivedAt, at), and(eq(events.receivedAt, at), gt(events.id, id)));
-}
-
-/** Events up to and including a position. */
-export function upToPosition(at: string, id: string): SQL {
-  return or(lt(events.receivedAt, at), and(eq(events.receivedAt, at), lte(events.id, id)))!;
+  return and(gte(events.receivedAt, at), or(gt(events.receivedAt, at), gt(events.id, id)));
 }
 
 /** The builder's wake-up call: a collection was created, changed or deleted. */
