@@ -1,4 +1,4 @@
-import { and, asc, count, desc, eq, gt, gte, lt, ne, or, sql, type SQL } from "drizzle-orm";
+import { and, asc, count, desc, eq, gt, gte, lt, lte, ne, or, sql, type SQL } from "drizzle-orm";
 import { collectionRecords, collections, events, recordChangelog, sources } from "../db/schema";
 import { writeTransaction } from "../db/transaction";
 import type {
@@ -339,7 +339,8 @@ export async function listRecords(deps: Deps, scope: Scope, rawId: string, query
   if (query.event_type) conds.push(eq(collectionRecords.eventType, query.event_type));
   if (query.cursor) {
     const c = decodeCursor(query.cursor, "next");
-    conds.push(or(lt(collectionRecords.createdAt, c.t), and(eq(collectionRecords.createdAt, c.t), lt(collectionRecords.id, c.id))));
+    // The plain `<=` lets the index (collection_id, created_at, id) seek to the cursor.
+    conds.push(lte(collectionRecords.createdAt, c.t), or(lt(collectionRecords.createdAt, c.t), lt(collectionRecords.id, c.id)));
   }
   const rows = await deps.db
     .select()
