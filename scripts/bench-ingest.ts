@@ -1,6 +1,8 @@
 /**
  * Ingest throughput against a bare Bun server, same load, same machine.
  * `npm run bench:ingest [-- --seconds 10 --connections 64]`
+ * `npm run bench:ingest -- --collection [--rounds 2]`: ingest without and
+ * with one collection attached to the source (issue 16: within 10%).
  * Goals (docs/performance.md): NORMAL ≥ 50% of bare req/s, FULL ≥ 30%, with
  * hmac-sha256 verification on and every 200 on disk; p99 at half of peak load
  * within 2× bare p99 + 10 ms.
@@ -18,6 +20,11 @@ const headers = { "content-type": "application/json", "x-signature": signature }
 
 ensureBinary();
 console.log(`machine: ${machine()}; load: autocannon, ${connections} connections, ${seconds} s per run\n`);
+
+if (process.argv.includes("--collection")) {
+  await benchWithCollection();
+  process.exit(0);
+}
 
 const bare = await startBareServer();
 const bareResult = load({ url: `${bare.url}/`, connections, seconds, body, headers });
@@ -60,4 +67,56 @@ for (const r of rows) console.log("| " + r.map((c, i) => c.padEnd(widths[i]!)).j
 async function storedCount(base: string, key: string, sourceId: string) {
   const page = await api(base, key, "GET", `/events?source_id=${sourceId}&limit=1`);
   return page.pagination.total as number;
+}
+
+/**
+ * The same source without and with one collection built from it, in
+ * interleaved pairs (the machine's speed drifts). Every request carries a
+ * new customer id, so each event creates a record and a changelog entry:
+ * the builder's most expensive case. Verification is off in both runs so
+ * the two differ only by the collection. After the load, how long the
+ * builder took to catch up with what was ingested.
+ */
+async function benchWithCollection() {
+  const rounds = numberArg("rounds", 1);
+  const varied = JSON.stringify({ type: "customer.updated", data: { id: "cus_[<id>]", email: "someone@example.com", plan: "pro", currency: "eur" } });
+  const jsonHeaders = { "content-type": "application/json" };
+  const rows: string[][] = [["server (NORMAL)", "req/s", "p50 ms", "p99 ms", "200s", "stored", "records", "caught up after s"]];
+  const rates: Record<string, number[]> = { without: [], with: [] };
+  for (let round = 0; round < rounds; round++) {
+    for (const mode of ["without", "with"] as const) {
+      const hr = await startHookrelay({ HOOKRELAY_SYNC: "normal" });
+      const key = await adminKey(hr.url);
+      const source = (await api(hr.url, key, "POST", "/sources", { name: `bench-${mode}` })).source;
+      const collection = mode === "with" ? (await api(hr.url, key, "POST", "/collections", { source_id: source.id, key_path: "data.id" })).collection : null;
+      const url = `${hr.url}/v1/ingest/${source.id}`;
+      load({ url, connections: 8, seconds: 1, body: varied, headers: jsonHeaders, idReplacement: true });
+      const before = await storedCount(hr.url, key, source.id);
+      const run = load({ url, connections, seconds, body: varied, headers: jsonHeaders, idReplacement: true });
+      const stored = (await storedCount(hr.url, key, source.id)) - before;
+      let records = "-";
+      let caughtUp = "-";
+      if (collection) {
+        const started = performance.now();
+        for (;;) {
+          const c = (await api(hr.url, key, "GET", `/collections/${collection.id}`)).collection;
+          if (c.events_pending === 0) {
+            records = String(c.record_count);
+            break;
+          }
+          await Bun.sleep(50);
+        }
+        caughtUp = ((performance.now() - started) / 1000).toFixed(1);
+      }
+      rates[mode]!.push(run.requestsPerSec);
+      rows.push([`${mode} a collection`, String(run.requestsPerSec), String(run.p50), String(run.p99), String(run.ok2xx), String(stored), records, caughtUp]);
+      if (run.non2xx + run.errors > 0) console.error(`${mode}: ${run.non2xx} non-2xx, ${run.errors} errors`);
+      await hr.stop();
+    }
+  }
+  const widths = rows[0]!.map((_, i) => Math.max(...rows.map((r) => r[i]!.length)));
+  for (const r of rows) console.log("| " + r.map((c, i) => c.padEnd(widths[i]!)).join(" | ") + " |");
+  const mean = (xs: number[]) => xs.reduce((a, b) => a + b, 0) / xs.length;
+  const ratio = mean(rates.with!) / mean(rates.without!);
+  console.log(`\nwith a collection: ${Math.round(ratio * 1000) / 10}% of the throughput without (goal: at least 90%)`);
 }

@@ -144,8 +144,10 @@ export interface LoadResult {
  * autocannon (an npm devDependency, run under Node so it does not compete
  * with Bun's event loop in the same process) against one URL.
  */
-export function load(opts: { url: string; connections: number; seconds: number; body: string; headers: Record<string, string>; rate?: number }): LoadResult {
+export function load(opts: { url: string; connections: number; seconds: number; body: string; headers: Record<string, string>; rate?: number; idReplacement?: boolean }): LoadResult {
   const args = [join(root, "node_modules/autocannon/autocannon.js"), "-j", "-c", String(opts.connections), "-d", String(opts.seconds), "-m", "POST", "-b", opts.body];
+  // `[<id>]` in the body becomes a fresh id per request.
+  if (opts.idReplacement) args.push("-I");
   for (const [k, v] of Object.entries(opts.headers)) args.push("-H", `${k}=${v}`);
   if (opts.rate) args.push("-R", String(opts.rate));
   args.push(opts.url);

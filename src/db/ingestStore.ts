@@ -22,6 +22,8 @@ export interface IngestSourceRow {
   org_id: string;
   env_id: string;
   status: string;
+  /** `topic` sources take events only through their topic's publish. */
+  type: string;
   template: string | null;
   verification_enabled: number;
   verification_type: string | null;
@@ -140,7 +142,7 @@ function storeFor(db: Db): Store {
     sqlite,
     hook: null,
     findSource: sqlite.prepare(
-      `SELECT id, org_id, env_id, status, template, verification_enabled, verification_type, verification_secret,
+      `SELECT id, org_id, env_id, status, type, template, verification_enabled, verification_type, verification_secret,
               verification_header, verification_config, dedup_enabled, dedup_strategy, dedup_field, dedup_window_seconds,
               ip_allowlist, ip_denylist, request_count, expires_at, request_limit, schema_validation_enabled, json_schema,
               schema_action, updated_at

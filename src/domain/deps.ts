@@ -9,7 +9,9 @@ export type BusMessage =
   | { type: "delivery.queued" }
   /** A replay, bulk retry or redrive job was created: the job runner starts it. */
   | { type: "job.created"; jobId: string }
-  | { type: "source.updated"; sourceId: string };
+  | { type: "source.updated"; sourceId: string }
+  /** A collection was created, rebuilt or deleted: the collection builder runs. */
+  | { type: "collection.updated"; collectionId: string };
 
 export interface Bus {
   publish(message: BusMessage): void;

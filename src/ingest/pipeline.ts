@@ -149,6 +149,8 @@ function openSource(deps: Deps, rawId: string, now: Date): { source: IngestSourc
   const source = id ? findIngestSource(deps.db, id) : null;
   if (!source) return reply("not_found", new AppError("not_found", "Source not found"));
   if (source.status === "disabled") return reply("disabled", new AppError("source_disabled", "Source is disabled"));
+  // Publishing needs an API key and checks the topic's schema; the open ingest URL would bypass both.
+  if (source.type === "topic") return reply("disabled", new AppError("forbidden", "This is a topic's source: publish with POST /v1/topics/{id}/publish"));
   if (source.expires_at && now.getTime() >= Date.parse(source.expires_at)) {
     return reply("expired", new AppError("source_expired", "Source has expired"));
   }

@@ -3,16 +3,19 @@ import { authenticate } from "../middleware/auth";
 import { csrfGuard } from "../middleware/csrf";
 import { newApi, type Api } from "../openapi";
 import { registerAuthRoutes, registerLoginRoutes } from "./auth";
+import { registerCollectionRoutes } from "./collections";
 import { registerConnectionRoutes } from "./connections";
 import { registerDeliveryAttemptRoutes } from "./deliveryAttempts";
 import { registerDestinationRoutes } from "./destinations";
 import { registerEventRetryRoutes } from "./eventRetry";
 import { registerEventRoutes } from "./events";
+import { registerEventTypeRoutes } from "./eventTypes";
 import { registerIngestRoutes } from "./ingest";
 import { registerJobRoutes } from "./jobs";
 import { registerReplayRoutes } from "./replay";
 import { registerSourceRoutes } from "./sources";
 import { registerStatsRoutes } from "./stats";
+import { registerTopicRoutes } from "./topics";
 
 /**
  * The /v1 API. Public routes are registered before the auth middleware
@@ -45,5 +48,8 @@ export function createV1(deps: Deps): Api {
   registerReplayRoutes(v1);
   registerJobRoutes(v1);
   registerStatsRoutes(v1);
+  registerTopicRoutes(v1);
+  registerEventTypeRoutes(v1);
+  registerCollectionRoutes(v1);
   return v1;
 }

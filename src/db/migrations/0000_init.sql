@@ -19,6 +19,60 @@ CREATE TABLE `api_keys` (
 --> statement-breakpoint
 CREATE UNIQUE INDEX `api_keys_key_hash_unique` ON `api_keys` (`key_hash`);--> statement-breakpoint
 CREATE INDEX `api_keys_scope` ON `api_keys` (`org_id`,`env_id`);--> statement-breakpoint
+CREATE TABLE `collection_records` (
+	`id` text PRIMARY KEY NOT NULL,
+	`collection_id` text NOT NULL,
+	`org_id` text NOT NULL,
+	`env_id` text NOT NULL,
+	`record_key` text NOT NULL,
+	`data` text NOT NULL,
+	`event_type` text,
+	`source_event_id` text NOT NULL,
+	`source_event_at` text NOT NULL,
+	`created_at` text NOT NULL,
+	`updated_at` text NOT NULL,
+	FOREIGN KEY (`collection_id`) REFERENCES `collections`(`id`) ON UPDATE no action ON DELETE cascade
+);
+--> statement-breakpoint
+CREATE UNIQUE INDEX `collection_records_key` ON `collection_records` (`collection_id`,`record_key`);--> statement-breakpoint
+CREATE INDEX `collection_records_created` ON `collection_records` (`collection_id`,`created_at`,`id`);--> statement-breakpoint
+CREATE TABLE `collections` (
+	`id` text PRIMARY KEY NOT NULL,
+	`org_id` text NOT NULL,
+	`env_id` text NOT NULL,
+	`source_id` text NOT NULL,
+	`name` text NOT NULL,
+	`description` text,
+	`event_types` text,
+	`event_type_path` text DEFAULT 'type' NOT NULL,
+	`key_path` text NOT NULL,
+	`transform_expression` text,
+	`delete_event_types` text,
+	`generation` integer DEFAULT 0 NOT NULL,
+	`record_count` integer DEFAULT 0 NOT NULL,
+	`position_at` text,
+	`position_event_id` text,
+	`events_processed` integer DEFAULT 0 NOT NULL,
+	`events_ignored` integer DEFAULT 0 NOT NULL,
+	`events_missing_key` integer DEFAULT 0 NOT NULL,
+	`events_transform_failed` integer DEFAULT 0 NOT NULL,
+	`last_error` text,
+	`last_error_event_id` text,
+	`last_error_at` text,
+	`backfill_total` integer DEFAULT 0 NOT NULL,
+	`backfill_processed` integer DEFAULT 0 NOT NULL,
+	`backfill_until_at` text,
+	`backfill_until_id` text,
+	`backfill_completed_at` text,
+	`created_at` text NOT NULL,
+	`updated_at` text NOT NULL,
+	FOREIGN KEY (`org_id`) REFERENCES `organizations`(`id`) ON UPDATE no action ON DELETE cascade,
+	FOREIGN KEY (`env_id`) REFERENCES `environments`(`id`) ON UPDATE no action ON DELETE cascade,
+	FOREIGN KEY (`source_id`) REFERENCES `sources`(`id`) ON UPDATE no action ON DELETE cascade
+);
+--> statement-breakpoint
+CREATE INDEX `collections_scope` ON `collections` (`org_id`,`env_id`,`created_at`);--> statement-breakpoint
+CREATE INDEX `collections_source` ON `collections` (`source_id`);--> statement-breakpoint
 CREATE TABLE `connections` (
 	`id` text PRIMARY KEY NOT NULL,
 	`org_id` text NOT NULL,
@@ -114,6 +168,22 @@ CREATE TABLE `environments` (
 );
 --> statement-breakpoint
 CREATE UNIQUE INDEX `environments_org_name` ON `environments` (`org_id`,`name`);--> statement-breakpoint
+CREATE TABLE `event_types` (
+	`id` text PRIMARY KEY NOT NULL,
+	`org_id` text NOT NULL,
+	`env_id` text NOT NULL,
+	`name` text NOT NULL,
+	`description` text,
+	`json_schema` text,
+	`status` text DEFAULT 'active' NOT NULL,
+	`created_at` text NOT NULL,
+	`updated_at` text NOT NULL,
+	FOREIGN KEY (`org_id`) REFERENCES `organizations`(`id`) ON UPDATE no action ON DELETE cascade,
+	FOREIGN KEY (`env_id`) REFERENCES `environments`(`id`) ON UPDATE no action ON DELETE cascade
+);
+--> statement-breakpoint
+CREATE UNIQUE INDEX `event_types_name` ON `event_types` (`org_id`,`env_id`,`name`);--> statement-breakpoint
+CREATE INDEX `event_types_scope` ON `event_types` (`org_id`,`env_id`,`created_at`);--> statement-breakpoint
 CREATE TABLE `events` (
 	`id` text PRIMARY KEY NOT NULL,
 	`org_id` text NOT NULL,
@@ -172,6 +242,21 @@ CREATE TABLE `organizations` (
 );
 --> statement-breakpoint
 CREATE UNIQUE INDEX `organizations_slug_unique` ON `organizations` (`slug`);--> statement-breakpoint
+CREATE TABLE `record_changelog` (
+	`id` text PRIMARY KEY NOT NULL,
+	`collection_id` text NOT NULL,
+	`record_id` text NOT NULL,
+	`record_key` text NOT NULL,
+	`change_type` text NOT NULL,
+	`before_data` text,
+	`after_data` text NOT NULL,
+	`event_id` text NOT NULL,
+	`event_type` text,
+	`created_at` text NOT NULL,
+	FOREIGN KEY (`collection_id`) REFERENCES `collections`(`id`) ON UPDATE no action ON DELETE cascade
+);
+--> statement-breakpoint
+CREATE INDEX `record_changelog_key` ON `record_changelog` (`collection_id`,`record_key`,`created_at`,`id`);--> statement-breakpoint
 CREATE TABLE `sessions` (
 	`id` text PRIMARY KEY NOT NULL,
 	`user_id` text NOT NULL,
@@ -220,6 +305,26 @@ CREATE TABLE `sources` (
 --> statement-breakpoint
 CREATE INDEX `sources_scope` ON `sources` (`org_id`,`env_id`,`created_at`);--> statement-breakpoint
 CREATE UNIQUE INDEX `sources_slug` ON `sources` (`org_id`,`env_id`,`slug`);--> statement-breakpoint
+CREATE TABLE `topics` (
+	`id` text PRIMARY KEY NOT NULL,
+	`org_id` text NOT NULL,
+	`env_id` text NOT NULL,
+	`source_id` text NOT NULL,
+	`name` text NOT NULL,
+	`slug` text NOT NULL,
+	`description` text,
+	`schema` text,
+	`status` text DEFAULT 'active' NOT NULL,
+	`created_at` text NOT NULL,
+	`updated_at` text NOT NULL,
+	FOREIGN KEY (`org_id`) REFERENCES `organizations`(`id`) ON UPDATE no action ON DELETE cascade,
+	FOREIGN KEY (`env_id`) REFERENCES `environments`(`id`) ON UPDATE no action ON DELETE cascade,
+	FOREIGN KEY (`source_id`) REFERENCES `sources`(`id`) ON UPDATE no action ON DELETE cascade
+);
+--> statement-breakpoint
+CREATE UNIQUE INDEX `topics_slug` ON `topics` (`org_id`,`env_id`,`slug`);--> statement-breakpoint
+CREATE INDEX `topics_scope` ON `topics` (`org_id`,`env_id`,`created_at`);--> statement-breakpoint
+CREATE INDEX `topics_source` ON `topics` (`source_id`);--> statement-breakpoint
 CREATE TABLE `users` (
 	`id` text PRIMARY KEY NOT NULL,
 	`email` text NOT NULL,

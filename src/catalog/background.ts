@@ -1,0 +1,91 @@
+import type { BackgroundContext } from "../runtime/background";
+import type { BackgroundTask } from "../runtime/tasks";
+import { wakeable } from "../runtime/wakeable";
+import { buildAll } from "./builder";
+
+export interface CatalogWorkOptions {
+  /** Safety-net poll: picks up events no bus announced (stored by a CLI in local mode). */
+  pollMs?: number;
+  /** Wakes arrive once per stored event; a burst becomes one pass over bigger batches. */
+  coalesceMs?: number;
+  /** While events arrive, the share of the time the builder may take (see below). */
+  busyShare?: number;
+}
+
+/** When the newest events were left for a later pass (see builder.ts): how soon that pass comes. */
+const HELD_BACK_RETRY_MS = 10;
+/** Ingest counts as active this long after its last stored event. */
+const INGEST_ACTIVE_MS = 1000;
+/**
+ * Ingest and the builder share one thread. While events arrive, the builder
+ * works at most this share of the time and pauses in between, so a
+ * collection costs ingest little of its throughput (issue 16: within 10%);
+ * under a load that needs more, the collection falls behind and catches up
+ * once the load eases. Without arriving events (a backfill, a quiet
+ * moment) it works at full speed.
+ */
+const BUSY_SHARE = 0.05;
+
+/**
+ * The collection builder beside HTTP: woken by the bus when an event is
+ * stored on a source that has a collection, or when a collection is
+ * created, rebuilt or deleted; never on the ingest path itself.
+ */
+export function startCatalogWork(ctx: BackgroundContext, opts: CatalogWorkOptions = {}): BackgroundTask[] {
+  const { deps, logger } = ctx;
+  const share = opts.busyShare ?? BUSY_SHARE;
+  let watched = new Set<string>();
+  let lastEventAt = -Infinity;
+  let resumeAt = 0;
+  let timer: ReturnType<typeof setTimeout> | null = null;
+  const wakeIn = (ms: number) => {
+    if (timer) return;
+    timer = setTimeout(() => {
+      timer = null;
+      builder.wake();
+    }, ms);
+    timer.unref?.();
+  };
+
+  const builder = wakeable(
+    "collection-builder",
+    async () => {
+      const now = performance.now();
+      if (now < resumeAt) {
+        wakeIn(resumeAt - now);
+        return false;
+      }
+      const pass = await buildAll(deps, logger);
+      watched = pass.sources;
+      if (pass.handled > 0 && performance.now() - lastEventAt < INGEST_ACTIVE_MS) {
+        const pauseMs = (pass.busyMs * (1 - share)) / share;
+        resumeAt = performance.now() + pauseMs;
+        if (pass.more || pass.heldBack) wakeIn(Math.max(pauseMs, pass.heldBack ? HELD_BACK_RETRY_MS : 0));
+        return false;
+      }
+      if (pass.heldBack) wakeIn(HELD_BACK_RETRY_MS);
+      return pass.more;
+    },
+    { pollMs: opts.pollMs ?? 5000, logger, coalesceMs: opts.coalesceMs ?? 20 },
+  );
+  const unsubscribe = deps.bus.subscribe((m) => {
+    if (m.type === "event.created") {
+      lastEventAt = performance.now();
+      if (watched.has(m.sourceId)) builder.wake();
+    } else if (m.type === "collection.updated") {
+      resumeAt = 0;
+      builder.wake();
+    }
+  });
+  return [
+    {
+      name: builder.name,
+      running: builder.running,
+      async stop() {
+        unsubscribe();
+        if (timer) clearTimeout(timer);
+        await builder.stop();
+      },
+    },
+  ];
+}

@@ -1,0 +1,212 @@
+import { and, desc, eq, like, or, type SQL } from "drizzle-orm";
+import { sources, topics } from "../db/schema";
+import { writeEvent, type EventWrite } from "../db/ingestStore";
+import { writeTransaction } from "../db/transaction";
+import { AppError, notFound } from "../contracts/errors";
+import { hex32, newId } from "../contracts/ids";
+import type { CreateTopicInput, ListTopicsQuery, PublishInput, TopicDto, UpdateTopicInput } from "../contracts/topics";
+import { createTopicInput, publishInput, updateTopicInput } from "../contracts/topics";
+import { iso } from "./clock";
+import type { Deps, Scope } from "./deps";
+import { isUniqueViolation, parseOrThrow, payloadErrors, schemaText, validatePayloadForEventType } from "./eventTypes";
+import { createScope } from "./scope";
+
+type TopicRow = typeof topics.$inferSelect;
+
+/** The source a topic publishes onto: listed among the sources with this type. */
+export const TOPIC_SOURCE_TYPE = "topic";
+
+export function serializeTopic(row: TopicRow): TopicDto {
+  return {
+    id: row.id,
+    org_id: row.orgId,
+    env_id: row.envId,
+    name: row.name,
+    slug: row.slug,
+    description: row.description,
+    schema: row.schema,
+    status: row.status,
+    source_id: row.sourceId,
+    created_at: row.createdAt,
+    updated_at: row.updatedAt,
+  };
+}
+
+const inScope = (scope: Scope, ...more: (SQL | undefined)[]) => and(eq(topics.orgId, scope.orgId), eq(topics.envId, scope.envId), ...more);
+
+function slugify(name: string) {
+  const s = name
+    .normalize("NFKD")
+    .toLowerCase()
+    .replace(/[^a-z0-9]+/g, "-")
+    .replace(/^-+|-+$/g, "")
+    .slice(0, 80);
+  return s || "topic";
+}
+
+/** `{id}` is the id or the slug. */
+async function findRow({ db }: Deps, scope: Scope, idOrSlug: string): Promise<TopicRow> {
+  const id = /^[0-9a-f]{32}$/.test(idOrSlug) ? idOrSlug : null;
+  const rows = await db
+    .select()
+    .from(topics)
+    .where(inScope(scope, id ? or(eq(topics.id, id), eq(topics.slug, idOrSlug)) : eq(topics.slug, idOrSlug.toLowerCase())))
+    .limit(2);
+  const row = rows.find((r) => r.id === idOrSlug) ?? rows[0];
+  if (!row) throw notFound("Topic");
+  return row;
+}
+
+/** The topic's source slug: `topic-<slug>`, numbered when a source already has it. */
+async function freeSourceSlug({ db }: Deps, orgId: string, envId: string, topicSlug: string): Promise<string> {
+  const base = `topic-${topicSlug}`.slice(0, 100);
+  const taken = new Set(
+    (
+      await db
+        .select({ slug: sources.slug })
+        .from(sources)
+        .where(and(eq(sources.orgId, orgId), eq(sources.envId, envId), or(eq(sources.slug, base), like(sources.slug, `${base}-%`))))
+    ).map((r) => r.slug),
+  );
+  if (!taken.has(base)) return base;
+  for (let n = 2; ; n++) if (!taken.has(`${base}-${n}`)) return `${base}-${n}`;
+}
+
+function slugConflict(slug: string) {
+  return new AppError("conflict", `A topic with slug "${slug}" already exists`, [{ field: "body.slug", message: "must be unique in the environment (it defaults to the name)" }]);
+}
+
+const sourceDescription = (name: string) => `Events published to topic "${name}"`;
+
+/** Creates the topic and its source (type `topic`) in one transaction. */
+export async function createTopic(deps: Deps, scope: Scope, raw: CreateTopicInput) {
+  const input = parseOrThrow(createTopicInput, raw, "topic");
+  const { orgId, envId } = createScope(scope, input);
+  const schema = schemaText("schema", input.schema);
+  const slug = input.slug ?? slugify(input.name);
+  const sourceSlug = await freeSourceSlug(deps, orgId, envId, slug);
+  const now = iso(deps.clock.now());
+  const row: TopicRow = {
+    id: hex32(),
+    orgId,
+    envId,
+    sourceId: newId("source"),
+    name: input.name,
+    slug,
+    description: input.description ?? null,
+    schema,
+    status: input.status ?? "active",
+    createdAt: now,
+    updatedAt: now,
+  };
+  try {
+    writeTransaction(deps.db, (tx) => {
+      tx.insert(sources)
+        .values({ id: row.sourceId, orgId, envId, slug: sourceSlug, name: row.name, description: sourceDescription(row.name), type: TOPIC_SOURCE_TYPE, createdAt: now, updatedAt: now })
+        .run();
+      tx.insert(topics).values(row).run();
+    });
+  } catch (err) {
+    if (isUniqueViolation(err)) throw slugConflict(slug);
+    throw err;
+  }
+  return { topic: serializeTopic(row) };
+}
+
+/** The caller's topics, newest first. */
+export async function listTopics(deps: Deps, scope: Scope, query: ListTopicsQuery = {}) {
+  if ((query.org_id && query.org_id !== scope.orgId) || (query.env_id && query.env_id !== scope.envId)) return { topics: [] };
+  const rows = await deps.db
+    .select()
+    .from(topics)
+    .where(inScope(scope, query.status ? eq(topics.status, query.status) : undefined))
+    .orderBy(desc(topics.createdAt), desc(topics.id));
+  return { topics: rows.map(serializeTopic) };
+}
+
+export async function getTopic(deps: Deps, scope: Scope, idOrSlug: string) {
+  return { topic: serializeTopic(await findRow(deps, scope, idOrSlug)) };
+}
+
+/** A renamed topic renames its source too, so the sources list keeps telling which topic it belongs to. */
+export async function updateTopic(deps: Deps, scope: Scope, idOrSlug: string, raw: UpdateTopicInput) {
+  const input = parseOrThrow(updateTopicInput, raw, "topic");
+  const current = await findRow(deps, scope, idOrSlug);
+  const patch: Partial<TopicRow> = {};
+  if (input.name !== undefined) patch.name = input.name;
+  if (input.slug !== undefined) patch.slug = input.slug;
+  if (input.description !== undefined) patch.description = input.description;
+  if (input.schema !== undefined) patch.schema = schemaText("schema", input.schema);
+  if (input.status !== undefined) patch.status = input.status;
+  const now = iso(deps.clock.now());
+  patch.updatedAt = now;
+  const updated = { ...current, ...patch };
+  try {
+    writeTransaction(deps.db, (tx) => {
+      tx.update(topics).set(patch).where(eq(topics.id, current.id)).run();
+      if (patch.name !== undefined) tx.update(sources).set({ name: updated.name, description: sourceDescription(updated.name), updatedAt: now }).where(eq(sources.id, current.sourceId)).run();
+    });
+  } catch (err) {
+    if (isUniqueViolation(err)) throw slugConflict(updated.slug);
+    throw err;
+  }
+  return { topic: serializeTopic(updated) };
+}
+
+/** Deletes the topic with its source, and so with the source's events, connections and collections. */
+export async function deleteTopic(deps: Deps, scope: Scope, idOrSlug: string) {
+  const row = await findRow(deps, scope, idOrSlug);
+  // The topic row goes with its source (the foreign key cascades).
+  await deps.db.delete(sources).where(and(eq(sources.id, row.sourceId), eq(sources.orgId, scope.orgId), eq(sources.envId, scope.envId)));
+  deps.bus.publish({ type: "source.updated", sourceId: row.sourceId });
+  return { success: true as const };
+}
+
+/**
+ * Stores `payload` as an event on the topic's source, through the store
+ * ingest uses: it is routed through the source's connections in the same
+ * commit and delivered like any received event, and collections on the
+ * source see it. The payload must satisfy the topic's schema and, when an
+ * event type of that name has one, the event type's schema (422
+ * `schema_violation`); a paused topic refuses publishes (409 `conflict`).
+ */
+export async function publishToTopic(deps: Deps, scope: Scope, idOrSlug: string, raw: PublishInput) {
+  const input = parseOrThrow(publishInput, raw, "publish request");
+  const topic = await findRow(deps, scope, idOrSlug);
+  if (topic.status === "paused") throw new AppError("conflict", `Topic "${topic.slug}" is paused; set its status to active to publish`);
+  if (topic.schema) {
+    const errors = payloadErrors(topic.schema, input.payload);
+    if (errors) throw new AppError("schema_violation", `Payload does not match the JSON Schema of topic "${topic.slug}"`, { topic: topic.slug, errors });
+  }
+  const eventType = input.event_type ?? null;
+  if (eventType) await validatePayloadForEventType(deps, scope, eventType, input.payload);
+
+  const headers: Record<string, string> = { "content-type": "application/json", "x-topic": topic.slug };
+  if (eventType) headers["x-event-type"] = eventType;
+  const body = new TextEncoder().encode(JSON.stringify(input.payload));
+  const write: EventWrite = {
+    sourceId: topic.sourceId,
+    orgId: topic.orgId,
+    envId: topic.envId,
+    method: "POST",
+    path: `/v1/topics/${topic.id}/publish`,
+    query: null,
+    contentType: "application/json",
+    sourceIp: null,
+    headers: JSON.stringify(headers),
+    body,
+    verificationStatus: "skipped",
+    verificationError: null,
+    dedupStatus: "skipped",
+    dedupKey: null,
+    dedupWindowSeconds: 3600,
+    status: "pending",
+    schemaErrors: null,
+    eventType,
+  };
+  const result = await writeEvent(deps.db, () => deps.clock.now(), write);
+  if (result.kind === "source_gone") throw notFound("Topic");
+  if (result.kind === "limit_reached") throw new AppError("conflict", "The topic's source has reached its request limit");
+  deps.bus.publish({ type: "event.created", orgId: topic.orgId, envId: topic.envId, eventId: result.id, sourceId: topic.sourceId });
+  return { success: true as const, event_id: result.id };
+}
