@@ -15,15 +15,14 @@ export interface AttemptTimes {
   scheduled: string | null;
 }
 
-/** From a row of GET /v1/delivery-attempts. A server without `sent_at` only has created_at, the best it knows. */
+/** From a row of GET /v1/delivery-attempts. */
 export function listedAttemptTimes(a: DeliveryAttempt): AttemptTimes {
-  const sent = "sent_at" in a ? (a.sent_at ?? null) : a.status === "queued" ? null : a.created_at;
-  return { status: a.status, sent, scheduled: a.scheduled_at ?? null };
+  return { status: a.status, sent: a.sent_at, scheduled: a.scheduled_at };
 }
 
 /** From an event detail's delivery_attempts[]: `attempted_at` is the sent time there. */
 export function summaryAttemptTimes(a: EventAttemptSummary): AttemptTimes {
-  return { status: a.status, sent: a.status === "queued" ? null : a.attempted_at, scheduled: a.scheduled_at ?? null };
+  return { status: a.status, sent: a.attempted_at, scheduled: a.scheduled_at };
 }
 
 /** "8:21 PM (in 59 min)": the clock time, with the date when it is not today, and how far off it is. */

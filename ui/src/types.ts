@@ -13,25 +13,10 @@ export type { Connection, FilterRule, FilterOperator } from "../../src/contracts
 export type SourceTemplate = z.infer<typeof sourceTemplate>;
 export type Pagination = z.infer<typeof eventList>["pagination"];
 
-/*
- * Fields of the hardening release (issue 14): when an attempt was sent and when
- * it is due, whether an operator forced it, how many events a job skipped.
- * Optional here, so the UI reads a server from before them as well.
- */
-interface AttemptTimes {
-  /** When the request was sent; null while queued. */
-  sent_at?: string | null;
-  /** When the attempt is (or was) due. */
-  scheduled_at?: string | null;
-  /** 1: an operator delivered a rejected event anyway (`force: true`). */
-  forced?: number | null;
-}
-export type DeliveryAttempt = DeliveryAttemptDto & AttemptTimes;
-/** In an event's detail `attempted_at` is the sent time: null while queued. */
-export type EventAttemptSummary = Omit<z.infer<typeof eventAttemptSummary>, "attempted_at"> & Omit<AttemptTimes, "sent_at"> & { attempted_at: string | null };
-export type EventDetail = Omit<EventDetailDto, "delivery_attempts"> & { delivery_attempts: EventAttemptSummary[] };
-/** `skipped`: rejected events a bulk retry left out. */
-export type JobProgress = JobProgressDto & { skipped?: number };
+export type DeliveryAttempt = DeliveryAttemptDto;
+export type EventAttemptSummary = z.infer<typeof eventAttemptSummary>;
+export type EventDetail = EventDetailDto;
+export type JobProgress = JobProgressDto;
 
 /** Enum values the UI offers in selects (mirrors of the contracts' lists; importing the values would bundle zod). */
 export const EVENT_STATUSES = ["pending", "delivered", "failed", "held", "rejected", "ignored"] as const;
