@@ -119,25 +119,10 @@ function jsonObjectText(field: string, value: unknown, issues: Issue[]): string 
   return JSON.stringify(v);
 }
 
-/** A CIDR list given as an array, its JSON text or a comma list → JSON array text; every entry checked. */
-function ipListText(field: string, value: string[] | string | null | undefined, issues: Issue[]): string | null {
+/** A CIDR list → JSON array text; every entry checked. */
+function ipListText(field: string, value: string[] | null | undefined, issues: Issue[]): string | null {
   if (value === null || value === undefined) return null;
-  let list: unknown = value;
-  if (typeof value === "string") {
-    const s = value.trim();
-    if (s.startsWith("[")) {
-      try {
-        list = JSON.parse(s);
-      } catch {
-        list = null;
-      }
-    } else list = s === "" ? [] : s.split(",");
-  }
-  if (!Array.isArray(list) || !list.every((e) => typeof e === "string")) {
-    issues.push({ field: `body.${field}`, message: "must be an array of IP addresses or CIDRs" });
-    return null;
-  }
-  const entries = list.map((e: string) => e.trim()).filter((e) => e !== "");
+  const entries = value.map((e) => e.trim()).filter((e) => e !== "");
   for (const i of invalidIpEntries(entries)) issues.push({ field: `body.${field}.${i}`, message: `"${entries[i]}" is not an IPv4/IPv6 address or CIDR` });
   return JSON.stringify(entries);
 }
