@@ -8,7 +8,7 @@ import type { CreateSourceInput, DedupStrategy, ListSourcesQuery, SourceDto, Upd
 import { createSourceInput, updateSourceInput } from "../contracts/sources";
 import { invalidIpEntries } from "../ingest/ipFilter";
 import { compileSchema, InvalidSchemaError } from "../ingest/schemaCheck";
-import { findTemplate, templates } from "../ingest/templates";
+import { findTemplate, templateDedupsByDefault, templates } from "../ingest/templates";
 import { verificationProblems } from "../ingest/verify";
 import { iso } from "./clock";
 import type { Deps, Scope } from "./deps";
@@ -258,7 +258,8 @@ export async function createSource(deps: Deps, scope: Scope, raw: CreateSourceIn
         : null;
   const secret = input.verification_secret ?? null;
   const verificationEnabled = input.verification_enabled ?? Boolean(verificationType && secret);
-  const dedupEnabled = input.dedup_enabled ?? false;
+  // A template naming the provider's delivery id turns dedup on: providers redeliver, and each copy would be delivered again.
+  const dedupEnabled = input.dedup_enabled ?? templateDedupsByDefault(template);
   let dedupStrategy: DedupStrategy | null = input.dedup_strategy !== undefined ? input.dedup_strategy : (template?.dedup_strategy ?? null);
   const dedupField = input.dedup_field !== undefined ? input.dedup_field : input.dedup_strategy === undefined ? (template?.dedup_field ?? null) : null;
   if (dedupEnabled && !dedupStrategy) dedupStrategy = "body_hash";

@@ -66,7 +66,7 @@ describe("POST /v1/sources", () => {
       verification_header: "X-Hub-Signature-256",
       dedup_strategy: "header",
       dedup_field: "X-GitHub-Delivery",
-      dedup_enabled: 0,
+      dedup_enabled: 1,
     });
     expect(JSON.parse(s.verification_config)).toMatchObject({ encoding: "hex", prefix: "sha256=" });
     // Masked in every response; the stored value is encrypted, never the plaintext.
