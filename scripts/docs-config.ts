@@ -37,6 +37,22 @@ Client commands (everything but \`serve\`) read these:
 - \`secret.key\`: created on first start (mode 0600) when \`HOOKRELAY_SECRET_KEY\` is
   unset; it encrypts stored secrets. Back it up with the database: without it the
   stored verification and signing secrets cannot be read.
+
+## How the secret key encrypts stored secrets
+
+Stored secrets (source verification secrets, destination signing secrets and
+auth configs) are encrypted with AES-256-GCM. The AES key is derived from
+\`HOOKRELAY_SECRET_KEY\` (or \`secret.key\`) with scrypt (N=2^15, r=8, p=1) over a
+random salt kept in each value, written as \`enc:v2:…\`; a guessable key thus
+costs an attacker a memory-hard derivation per guess.
+
+Values written before this change (\`enc:v1:…\`, key = SHA-256 of the secret
+key) keep working: they are read with the old derivation, and no migration
+or action is needed. A value is rewritten as \`enc:v2:\` when it is next saved
+(set the secret again, or rotate it, to upgrade one now). The secret key
+itself does not change: keep using the same \`HOOKRELAY_SECRET_KEY\` or
+\`secret.key\`. An older hookrelay cannot read \`enc:v2:\` values, so after an
+upgrade a downgrade needs the secrets set again.
 `;
 }
 

@@ -72,7 +72,7 @@ describe("POST /v1/sources", () => {
     // Masked in every response; the stored value is encrypted, never the plaintext.
     expect(s.verification_secret).toBe("********cdef");
     const stored = sqlite().query("select verification_secret from sources where id = ?").get(s.id);
-    expect(stored.verification_secret).toMatch(/^enc:v1:/);
+    expect(stored.verification_secret).toMatch(/^enc:v2:/);
     expect(stored.verification_secret).not.toContain(secret);
     const full = await call(server, "GET", `/v1/sources/${s.id}/secret`, { key });
     expect(full).toMatchObject({ status: 200, body: { secret } });
