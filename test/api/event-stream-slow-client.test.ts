@@ -54,8 +54,8 @@ async function readingClient() {
   void (async () => {
     let tail = "";
     for (;;) {
-      const { done, value } = await reader.read().catch(() => ({ done: true, value: undefined }));
-      if (done) break;
+      const { done, value } = await reader.read().catch(() => ({ done: true as const, value: undefined }));
+      if (done || !value) break;
       state.bytes += value.length;
       const text = tail + decoder.decode(value, { stream: true });
       const parts = text.split("\n\n");
