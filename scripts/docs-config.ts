@@ -37,6 +37,16 @@ Client commands (everything but \`serve\`) read these:
 - \`secret.key\`: created on first start (mode 0600) when \`HOOKRELAY_SECRET_KEY\` is
   unset; it encrypts stored secrets. Back it up with the database: without it the
   stored verification and signing secrets cannot be read.
+- \`serve.lock\`: held by the running \`serve\` (an exclusive lock the operating
+  system drops when the process ends, even by SIGKILL). A second \`serve\` on the
+  same data dir stops at once with \`error: another hookrelay serve (PID 1234) is
+  running on data dir …\` and exit code 1. CLI commands in local mode take no
+  lock. The empty file stays after the server stops; it is no sign of a
+  running server, and deleting it is harmless while none runs.
+- \`server.json\`: \`{"pid", "base_url", "started_at"}\` of the last \`serve\` started
+  on the dir, written at start-up (\`base_url\` is \`HOOKRELAY_BASE_URL\` or
+  \`http://localhost:<port>\`). It stays after the server stops: local-mode
+  commands build ingest URLs from its \`base_url\`.
 
 ## How the secret key encrypts stored secrets
 
