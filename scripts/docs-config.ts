@@ -52,9 +52,11 @@ Client commands (everything but \`serve\`) read these:
 
 Stored secrets (source verification secrets, destination signing secrets and
 auth configs) are encrypted with AES-256-GCM. The AES key is derived from
-\`HOOKRELAY_SECRET_KEY\` (or \`secret.key\`) with scrypt (N=2^15, r=8, p=1) over a
-random salt kept in each value, written as \`enc:v2:…\`; a guessable key thus
-costs an attacker a memory-hard derivation per guess.
+\`HOOKRELAY_SECRET_KEY\` (or \`secret.key\`) with scrypt (N=2^15, r=8, p=1; about
+50 ms and 32 MiB, once per process), and values are written as \`enc:v2:…\`. A
+guessable key thus costs an attacker a memory-hard derivation per guess; still,
+choose a long random \`HOOKRELAY_SECRET_KEY\` (\`openssl rand -hex 32\`), as the
+generated \`secret.key\` is.
 
 Values written before this change (\`enc:v1:…\`, key = SHA-256 of the secret
 key) keep working: they are read with the old derivation, and no migration

@@ -9,44 +9,32 @@ export interface SecretBox {
 }
 
 /**
- * `enc:v2:` base64(salt 16 | iv 12 | tag 16 | ciphertext): the AES key is
- * scrypt(key material, salt), so a guessable HOOKRELAY_SECRET_KEY costs an
- * attacker a memory-hard derivation per guess, salted per installation run.
- * `enc:v1:` base64(iv | tag | ciphertext) with the key SHA-256(key material):
- * written before v2, still read, never written.
+ * `enc:v2:` base64(iv 12 | tag 16 | ciphertext), under the AES key
+ * scrypt(key material): a guessable HOOKRELAY_SECRET_KEY costs an attacker a
+ * memory-hard derivation per guess. The salt is fixed, so the derivation is
+ * paid once per process however many values were sealed by however many
+ * processes; a per-installation salt would be one more file to back up
+ * beside the database, and the cost per guess is what protects a weak key.
+ * `enc:v1:` (same layout, key SHA-256(key material)) was written before v2:
+ * still read, never written.
  */
 const V2 = "enc:v2:";
 const V1 = "enc:v1:";
-const SALT_BYTES = 16;
-/** 32 MiB and about 50 ms per derivation; each salt is derived once per process. */
+const SCRYPT_SALT = "hookrelay secret box v2";
+/** 32 MiB and about 50 ms, once per process. */
 export const SCRYPT_PARAMS = { N: 1 << 15, r: 8, p: 1, maxmem: 64 * 1024 * 1024 };
-/** Distinct salts met in one process: one per server run that wrote secrets. */
-const MAX_CACHED_KEYS = 256;
 
 export function secretBoxFromKey(keyMaterial: string): SecretBox {
   const legacyKey = createHash("sha256").update(keyMaterial).digest();
-  const keys = new Map<string, Buffer>();
-  const keyFor = (salt: Buffer) => {
-    const id = salt.toString("hex");
-    let key = keys.get(id);
-    if (!key) {
-      key = scryptSync(keyMaterial, salt, 32, SCRYPT_PARAMS);
-      if (keys.size >= MAX_CACHED_KEYS) keys.delete(keys.keys().next().value!);
-      keys.set(id, key);
-    }
-    return key;
-  };
-  // One salt for everything this process seals, so its derivation is paid once.
-  const sealSalt = randomBytes(SALT_BYTES);
+  // Derived on first use: a process that never touches a secret does not pay for it.
+  let key: Buffer | undefined;
+  const v2Key = () => (key ??= scryptSync(keyMaterial, SCRYPT_SALT, 32, SCRYPT_PARAMS));
   return {
     seal(plain) {
-      return V2 + Buffer.concat([sealSalt, gcmSeal(keyFor(sealSalt), plain)]).toString("base64");
+      return V2 + gcmSeal(v2Key(), plain).toString("base64");
     },
     open(sealed) {
-      if (sealed.startsWith(V2)) {
-        const raw = Buffer.from(sealed.slice(V2.length), "base64");
-        return gcmOpen(keyFor(raw.subarray(0, SALT_BYTES)), raw.subarray(SALT_BYTES));
-      }
+      if (sealed.startsWith(V2)) return gcmOpen(v2Key(), Buffer.from(sealed.slice(V2.length), "base64"));
       if (sealed.startsWith(V1)) return gcmOpen(legacyKey, Buffer.from(sealed.slice(V1.length), "base64"));
       // Stored before secrets were encrypted at all.
       return sealed;

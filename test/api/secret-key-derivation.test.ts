@@ -30,7 +30,7 @@ describe("HOOKRELAY_SECRET_KEY through a KDF: data written before still works", 
       expect(row!.v).toMatch(/^enc:v2:/);
       await first.stop();
 
-      // Another process: another sealing salt, the same key.
+      // Another process derives the same key.
       const second = await startTestServer(env, dataDir);
       const key2 = await second.apiKey();
       expect((await call(second, "GET", `/v1/sources/${s.id}/secret`, { key: key2 })).body).toEqual({ secret: "rotated-secret-value" });
