@@ -181,11 +181,12 @@ const quietBus: Bus = { publish() {}, subscribe: () => () => {} };
 
 async function openLocal(dataDir: string, out: Output): Promise<LocalStore & { close(): void }> {
   const config = loadConfig({ dataDir });
-  const [{ openDatabase }, { loadSecretBox }, { bootstrap, defaultScope }, { systemClock }] = await Promise.all([
+  const [{ openDatabase }, { loadSecretBox }, { bootstrap, defaultScope }, { systemClock }, { readServerInfo }] = await Promise.all([
     import("../src/db/open"),
     import("../src/domain/secrets"),
     import("../src/domain/bootstrap"),
     import("../src/domain/clock"),
+    import("../src/runtime/serverLock"),
   ]);
   let store;
   try {
@@ -214,7 +215,7 @@ async function openLocal(dataDir: string, out: Output): Promise<LocalStore & { c
       secrets: loadSecretBox(config.dataDir, config.secretKey),
       bus: quietBus,
       settings: {
-        baseUrl: config.baseUrl,
+        baseUrl: localBaseUrl(config.baseUrl, readServerInfo(config.dataDir)?.base_url),
         retentionDays: config.retentionDays,
         maxBodyBytes: config.maxBodyBytes,
         blockPrivateDestinations: config.blockPrivateDestinations,
@@ -226,6 +227,15 @@ async function openLocal(dataDir: string, out: Output): Promise<LocalStore & { c
     store.close();
     throw err;
   }
+}
+
+/**
+ * Ingest URLs in local mode: HOOKRELAY_BASE_URL when this shell sets it, else
+ * the base URL the data dir's `serve` recorded (server.json), else the default.
+ */
+function localBaseUrl(configured: string, recorded: string | undefined) {
+  if (process.env.HOOKRELAY_BASE_URL) return configured;
+  return recorded ?? configured;
 }
 
 // ---------------------------------------------------------------- choosing the mode

@@ -37,6 +37,34 @@ Client commands (everything but \`serve\`) read these:
 - \`secret.key\`: created on first start (mode 0600) when \`HOOKRELAY_SECRET_KEY\` is
   unset; it encrypts stored secrets. Back it up with the database: without it the
   stored verification and signing secrets cannot be read.
+- \`serve.lock\`: held by the running \`serve\` (an exclusive lock the operating
+  system drops when the process ends, even by SIGKILL). A second \`serve\` on the
+  same data dir stops at once with \`error: another hookrelay serve (PID 1234) is
+  running on data dir …\` and exit code 1. CLI commands in local mode take no
+  lock. The empty file stays after the server stops; it is no sign of a
+  running server, and deleting it is harmless while none runs.
+- \`server.json\`: \`{"pid", "base_url", "started_at"}\` of the last \`serve\` started
+  on the dir, written at start-up (\`base_url\` is \`HOOKRELAY_BASE_URL\` or
+  \`http://localhost:<port>\`). It stays after the server stops: local-mode
+  commands build ingest URLs from its \`base_url\`.
+
+## How the secret key encrypts stored secrets
+
+Stored secrets (source verification secrets, destination signing secrets and
+auth configs) are encrypted with AES-256-GCM. The AES key is derived from
+\`HOOKRELAY_SECRET_KEY\` (or \`secret.key\`) with scrypt (N=2^15, r=8, p=1; about
+50 ms and 32 MiB, once per process), and values are written as \`enc:v2:…\`. A
+guessable key thus costs an attacker a memory-hard derivation per guess; still,
+choose a long random \`HOOKRELAY_SECRET_KEY\` (\`openssl rand -hex 32\`), as the
+generated \`secret.key\` is.
+
+Values written before this change (\`enc:v1:…\`, key = SHA-256 of the secret
+key) keep working: they are read with the old derivation, and no migration
+or action is needed. A value is rewritten as \`enc:v2:\` when it is next saved
+(set the secret again, or rotate it, to upgrade one now). The secret key
+itself does not change: keep using the same \`HOOKRELAY_SECRET_KEY\` or
+\`secret.key\`. An older hookrelay cannot read \`enc:v2:\` values, so after an
+upgrade a downgrade needs the secrets set again.
 `;
 }
 

@@ -10,6 +10,7 @@ import { createBus } from "./live/bus";
 import { createLogger, type Logger } from "./observability/logger";
 import { createMetrics } from "./observability/metrics";
 import { startBackgroundWork } from "./runtime/background";
+import { acquireServerLock, type ServerLock } from "./runtime/serverLock";
 
 export interface RunningServer {
   url: string;
@@ -25,6 +26,18 @@ export async function startServer(config: Config, opts: { logger?: Logger; clock
   const logger = opts.logger ?? createLogger({ level: config.logLevel, format: config.logFormat });
   const clock = opts.clock ?? systemClock;
   ensureDataDir(config.dataDir);
+  // Before anything touches the database: a second server must not re-queue the first one's work.
+  const lock = acquireServerLock(config.dataDir, () => clock.now());
+  try {
+    lock.publish({ base_url: config.baseUrl });
+    return await startLocked(config, lock, logger, clock);
+  } catch (err) {
+    lock.release();
+    throw err;
+  }
+}
+
+async function startLocked(config: Config, lock: ServerLock, logger: Logger, clock: Clock): Promise<RunningServer> {
   const store = openDatabase(config.dataDir, { sync: config.sync });
   const checkpointer = startCheckpointer(store.sqlite, store.path, { logger, synchronous: config.sync === "full" ? "FULL" : "NORMAL" });
   const deps: Deps = {
@@ -58,6 +71,7 @@ export async function startServer(config: Config, opts: { logger?: Logger; clock
   const port = server.port ?? config.port;
   const url = `http://${config.host === "0.0.0.0" || config.host === "::" ? "localhost" : config.host}:${port}`;
   if (deps.settings.baseUrl === `http://localhost:${config.port}`) deps.settings.baseUrl = `http://localhost:${port}`;
+  lock.publish({ base_url: deps.settings.baseUrl });
 
   return {
     url,
@@ -73,6 +87,7 @@ export async function startServer(config: Config, opts: { logger?: Logger; clock
       await server.stop(true);
       await checkpointer.stop();
       store.close();
+      lock.release();
     },
   };
 }

@@ -8,6 +8,7 @@ import type { Deps } from "../domain/deps";
 import type { Logger } from "../observability/logger";
 import type { Metrics } from "../observability/metrics";
 import { errorHandler } from "./middleware/errors";
+import { securityHeaders } from "./middleware/secureHeaders";
 import type { ApiEnv } from "./openapi";
 import { serveUi } from "./ui";
 import { createV1 } from "./v1";
@@ -25,6 +26,7 @@ export function createApp({ deps, logger, metrics, workersRunning = () => true }
   const app = new Hono<ApiEnv>();
   app.onError(errorHandler(logger));
 
+  app.use(securityHeaders);
   app.use(requestId());
   app.use(async (c, next) => {
     c.set("deps", deps);

@@ -54,7 +54,9 @@ export function operation<R extends RouteConfig>(api: Api, route: R, handler: (c
       query: c.req.valid("query" as never),
       body: c.req.valid("json" as never),
     } as Validated<R>);
-  api.openapi(createRoute(route), wrapped as never);
+  // A route that reads a JSON body refuses other media types (@hono/zod-openapi's gate answers 415).
+  const documented = route.request?.body && !route.responses[415] ? { ...route, responses: { ...route.responses, 415: errorResponse(415) } } : route;
+  api.openapi(createRoute(documented), wrapped as never);
 }
 
 export const errorSchema = z.object({
@@ -66,11 +68,11 @@ export function responses(ok: { status: number; schema: z.ZodType; description?:
   const out: RouteConfig["responses"] = {
     [ok.status]: { description: ok.description ?? "Success", content: { "application/json": { schema: ok.schema } } },
   };
-  for (const status of errors) {
-    out[status] = { description: errorDescriptions[status] ?? "Error", content: { "application/json": { schema: errorSchema } } };
-  }
+  for (const status of errors) out[status] = errorResponse(status);
   return out;
 }
+
+const errorResponse = (status: number) => ({ description: errorDescriptions[status] ?? "Error", content: { "application/json": { schema: errorSchema } } });
 
 const errorDescriptions: Record<number, string> = {
   400: "Validation error",
@@ -80,6 +82,7 @@ const errorDescriptions: Record<number, string> = {
   409: "Conflict",
   410: "Gone",
   413: "Payload too large",
+  415: "Unsupported media type: the body is not application/json",
   422: "Schema violation",
   429: "Rate limited",
 };

@@ -11,6 +11,7 @@ export const errorStatus = {
   conflict: 409,
   source_expired: 410,
   payload_too_large: 413,
+  unsupported_media_type: 415,
   schema_violation: 422,
   rate_limited: 429,
   internal: 500,

@@ -57,6 +57,6 @@ export function decodeCursor(raw: string, direction?: "next" | "prev"): DecodedC
     if (typeof v.t !== "string" || typeof v.id !== "string") throw new Error();
     return { t: v.t, id: v.id, d: direction ?? (v.d === "prev" ? "prev" : "next") };
   } catch {
-    throw new AppError("validation_error", "Invalid cursor", [{ path: "cursor", message: "not a cursor returned by this API" }]);
+    throw new AppError("validation_error", "Invalid cursor", [{ field: "query.cursor", message: "not a cursor returned by this API" }]);
   }
 }

@@ -20,8 +20,8 @@ const flagInput = z.union([z.boolean(), z.literal(0), z.literal(1)]).transform((
 /** A JSON object, or the JSON-encoded string the API returns for it. The domain parses and checks it. */
 const jsonObjectInput = z.union([z.record(z.string(), z.unknown()), z.string().max(256 * 1024)]);
 
-/** CIDR lists: an array (the spec's form), or the JSON string / comma list a client may echo back. */
-const ipListInput = z.union([z.array(z.string().max(100)).max(1000), z.string().max(100_000)]);
+/** CIDR lists are arrays (the spec's form): a string is refused rather than guessed at. */
+const ipListInput = z.array(z.string().max(100)).max(1000);
 
 const headerName = z
   .string()

@@ -8,7 +8,7 @@ import type { CreateSourceInput, DedupStrategy, ListSourcesQuery, SourceDto, Upd
 import { createSourceInput, updateSourceInput } from "../contracts/sources";
 import { invalidIpEntries } from "../ingest/ipFilter";
 import { compileSchema, InvalidSchemaError } from "../ingest/schemaCheck";
-import { findTemplate, templates } from "../ingest/templates";
+import { findTemplate, templateDedupsByDefault, templates } from "../ingest/templates";
 import { verificationProblems } from "../ingest/verify";
 import { iso } from "./clock";
 import type { Deps, Scope } from "./deps";
@@ -119,25 +119,10 @@ function jsonObjectText(field: string, value: unknown, issues: Issue[]): string 
   return JSON.stringify(v);
 }
 
-/** A CIDR list given as an array, its JSON text or a comma list → JSON array text; every entry checked. */
-function ipListText(field: string, value: string[] | string | null | undefined, issues: Issue[]): string | null {
+/** A CIDR list → JSON array text; every entry checked. */
+function ipListText(field: string, value: string[] | null | undefined, issues: Issue[]): string | null {
   if (value === null || value === undefined) return null;
-  let list: unknown = value;
-  if (typeof value === "string") {
-    const s = value.trim();
-    if (s.startsWith("[")) {
-      try {
-        list = JSON.parse(s);
-      } catch {
-        list = null;
-      }
-    } else list = s === "" ? [] : s.split(",");
-  }
-  if (!Array.isArray(list) || !list.every((e) => typeof e === "string")) {
-    issues.push({ field: `body.${field}`, message: "must be an array of IP addresses or CIDRs" });
-    return null;
-  }
-  const entries = list.map((e: string) => e.trim()).filter((e) => e !== "");
+  const entries = value.map((e) => e.trim()).filter((e) => e !== "");
   for (const i of invalidIpEntries(entries)) issues.push({ field: `body.${field}.${i}`, message: `"${entries[i]}" is not an IPv4/IPv6 address or CIDR` });
   return JSON.stringify(entries);
 }
@@ -273,7 +258,8 @@ export async function createSource(deps: Deps, scope: Scope, raw: CreateSourceIn
         : null;
   const secret = input.verification_secret ?? null;
   const verificationEnabled = input.verification_enabled ?? Boolean(verificationType && secret);
-  const dedupEnabled = input.dedup_enabled ?? false;
+  // A template naming the provider's delivery id turns dedup on: providers redeliver, and each copy would be delivered again.
+  const dedupEnabled = input.dedup_enabled ?? templateDedupsByDefault(template);
   let dedupStrategy: DedupStrategy | null = input.dedup_strategy !== undefined ? input.dedup_strategy : (template?.dedup_strategy ?? null);
   const dedupField = input.dedup_field !== undefined ? input.dedup_field : input.dedup_strategy === undefined ? (template?.dedup_field ?? null) : null;
   if (dedupEnabled && !dedupStrategy) dedupStrategy = "body_hash";

@@ -2,7 +2,7 @@ import type { DedupStrategy, VerificationType } from "../contracts/sources";
 
 /**
  * Source templates are data: a verification scheme with its header and
- * config, the provider's delivery-id as the default dedup key, where the
+ * config, the provider's delivery id as the dedup key (on by default), where the
  * event type is found, and an optional endpoint handshake. Adding a provider
  * that signs like one of these is a new entry here, not new code.
  */
@@ -143,4 +143,13 @@ const byId = new Map(templates.map((t) => [t.id, t]));
 
 export function findTemplate(id: string | null | undefined): SourceTemplate | undefined {
   return id ? byId.get(id) : undefined;
+}
+
+/**
+ * A source created from a template dedups by the provider's delivery id
+ * (a header or a body field) unless the request says otherwise. A body hash
+ * is no provider key: two equal bodies may be two real events.
+ */
+export function templateDedupsByDefault(template: SourceTemplate | undefined): boolean {
+  return template?.dedup_strategy === "header" || template?.dedup_strategy === "field";
 }

@@ -21,6 +21,8 @@ export function createMetrics() {
     deliveries: new Counter({ name: "hookrelay_deliveries_total", help: "Delivery attempts by outcome", labelNames: ["outcome"], registers }),
     deliveryDuration: new Histogram({ name: "hookrelay_delivery_duration_seconds", help: "Delivery request latency", buckets: [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30], registers }),
     queueDepth: new Gauge({ name: "hookrelay_delivery_queue_depth", help: "Deliveries queued or in flight", registers }),
+    sseClients: new Gauge({ name: "hookrelay_sse_clients", help: "Open event streams (GET /v1/events/stream)", registers }),
+    sseDropped: new Counter({ name: "hookrelay_sse_dropped_total", help: "Event-stream clients dropped for not reading", registers }),
     oldestPendingSeconds: new Gauge({ name: "hookrelay_delivery_oldest_pending_seconds", help: "Age of the oldest due queued delivery", registers }),
   };
 }

@@ -58,3 +58,62 @@ describe("bad input never gets a 500 and the server keeps serving", () => {
     expectErrorBody(res.body, "unauthorized");
   });
 });
+
+describe("IP lists must be arrays", () => {
+  it("answers 400 naming the field when ip_allowlist / ip_denylist is a string, on create and update", async () => {
+    for (const body of [
+      { name: "s", ip_allowlist: "10.0.0.0/8" },
+      { name: "s", ip_denylist: "10.0.0.1,10.0.0.2" },
+      { name: "s", ip_allowlist: '["10.0.0.0/8"]' },
+    ]) {
+      const res = await call(server, "POST", "/v1/sources", { key, body });
+      expect(res.status, JSON.stringify(body)).toBe(400);
+      expectErrorBody(res.body, "validation_error");
+      expect(res.body.error.details.map((d: { field: string }) => d.field)).toEqual([`body.${Object.keys(body)[1]}`]);
+    }
+    const created = await call(server, "POST", "/v1/sources", { key, body: { name: "arrays", ip_allowlist: ["10.0.0.0/8"] } });
+    expect(created.status).toBe(201);
+    const patched = await call(server, "PATCH", `/v1/sources/${created.body.source.id}`, { key, body: { ip_denylist: "10.0.0.1" } });
+    expect(patched.status).toBe(400);
+    expect(patched.body.error.details[0].field).toBe("body.ip_denylist");
+  });
+});
+
+describe("a request body the endpoint cannot read", () => {
+  it("answers 415 unsupported_media_type for text, form and untyped bodies sent to JSON endpoints", async () => {
+    const json = JSON.stringify({ name: "typed" });
+    const cases: { path: string; headers: Record<string, string>; body: BodyInit }[] = [
+      { path: "/v1/sources", headers: { "x-api-key": key, "content-type": "text/plain" }, body: json },
+      { path: "/v1/sources", headers: { "x-api-key": key, "content-type": "application/x-www-form-urlencoded" }, body: "name=typed" },
+      { path: "/v1/sources", headers: { "x-api-key": key }, body: new TextEncoder().encode(json) },
+      { path: "/v1/auth/login", headers: { "content-type": "multipart/form-data; boundary=x" }, body: "--x--" },
+    ];
+    for (const c of cases) {
+      const res = await server.request(c.path, { method: "POST", headers: c.headers, body: c.body });
+      expect(res.status, `${c.path} ${c.headers["content-type"]}`).toBe(415);
+      const body = await res.json();
+      expectErrorBody(body, "unsupported_media_type");
+      expect(body.error.message).toMatch(/application\/json/);
+    }
+    // Still JSON with a charset parameter, and still 400 (not 415) for a missing body.
+    const withCharset = await server.request("/v1/sources", { method: "POST", headers: { "x-api-key": key, "content-type": "application/json; charset=utf-8" }, body: json });
+    expect(withCharset.status).toBe(201);
+    expect((await call(server, "POST", "/v1/sources", { key })).status).toBe(400);
+  });
+
+  it("documents 415 on every operation that reads a body", async () => {
+    const doc = (await call(server, "GET", "/v1/openapi.json")).body;
+    expect(doc.paths["/sources"].post.responses["415"]).toBeDefined();
+    expect(doc.paths["/auth/login"].post.responses["415"]).toBeDefined();
+    expect(doc.paths["/sources"].get.responses["415"]).toBeUndefined();
+  });
+});
+
+describe("a bad cursor", () => {
+  it("names the field in the details like every other validation error", async () => {
+    const res = await call(server, "GET", "/v1/events?cursor=not-a-cursor", { key });
+    expect(res.status).toBe(400);
+    expectErrorBody(res.body, "validation_error");
+    expect(res.body.error.details).toEqual([{ field: "query.cursor", message: expect.any(String) }]);
+  });
+});

@@ -51,7 +51,7 @@ describe("POST /v1/destinations", () => {
     expect(d).not.toHaveProperty("signing_secret");
 
     const row = await storedRow(d.id);
-    expect(row.signingSecret).toMatch(/^enc:v1:/);
+    expect(row.signingSecret).toMatch(/^enc:v2:/);
     const secret = await call(server, "GET", `/v1/destinations/${d.id}/secret`, { key });
     expect(secret.status).toBe(200);
     expect(secret.body.secret).toMatch(/^whsec_[A-Za-z0-9+/]+=*$/);
@@ -86,7 +86,7 @@ describe("POST /v1/destinations", () => {
     expect(JSON.stringify(res.body)).not.toContain("hunter2-secret");
 
     const row = await storedRow(d.id);
-    expect(row.authConfig).toMatch(/^enc:v1:/);
+    expect(row.authConfig).toMatch(/^enc:v2:/);
     expect(row.authConfig).not.toContain("hunter2");
     expect((await call(server, "GET", `/v1/destinations/${d.id}/secret`, { key })).body.secret).toBe(signing);
   });

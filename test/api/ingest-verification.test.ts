@@ -74,15 +74,18 @@ describe("Stripe template (signed with stripe.webhooks.generateTestHeaderString)
   beforeAll(async () => {
     id = (await createSource(server, key, { name: "stripe", template: "stripe", verification_secret: secret })).id;
   });
-  const payload = JSON.stringify({ id: "evt_1", object: "event", type: "invoice.paid" });
+  // A fresh event id each time: the template dedups by it.
+  const newPayload = () => JSON.stringify({ id: "evt_" + randomBytes(8).toString("hex"), object: "event", type: "invoice.paid" });
 
   it("verifies a fresh signature", async () => {
+    const payload = newPayload();
     const header = stripe.webhooks.generateTestHeaderString({ payload, secret });
     const event = await expectVerified(await ingest(server, id, { body: payload, headers: { "stripe-signature": header } }));
     expect(event.event_type).toBe("invoice.paid");
   });
 
   it("accepts any v1 entry (rotation) and ignores other schemes", async () => {
+    const payload = newPayload();
     const good = stripe.webhooks.generateTestHeaderString({ payload, secret });
     const t = /t=(\d+)/.exec(good)![1];
     const v1 = /v1=([0-9a-f]+)/.exec(good)![1];
@@ -91,6 +94,7 @@ describe("Stripe template (signed with stripe.webhooks.generateTestHeaderString)
   });
 
   it("rejects stale and future timestamps beyond 300 s, and a wrong secret", async () => {
+    const payload = newPayload();
     const stale = stripe.webhooks.generateTestHeaderString({ payload, secret, timestamp: nowSeconds() - 301 });
     await expectRejected(await ingest(server, id, { body: payload, headers: { "stripe-signature": stale } }), /older than/);
     const future = stripe.webhooks.generateTestHeaderString({ payload, secret, timestamp: nowSeconds() + 400 });
@@ -102,6 +106,7 @@ describe("Stripe template (signed with stripe.webhooks.generateTestHeaderString)
   });
 
   it("rejects a header without t= or v1=", async () => {
+    const payload = newPayload();
     await expectRejected(await ingest(server, id, { body: payload, headers: { "stripe-signature": `v1=${"a".repeat(64)}` } }), /timestamp/);
     await expectRejected(await ingest(server, id, { body: payload, headers: { "stripe-signature": `t=${nowSeconds()}` } }), /no v1/);
   });

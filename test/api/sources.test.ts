@@ -66,13 +66,13 @@ describe("POST /v1/sources", () => {
       verification_header: "X-Hub-Signature-256",
       dedup_strategy: "header",
       dedup_field: "X-GitHub-Delivery",
-      dedup_enabled: 0,
+      dedup_enabled: 1,
     });
     expect(JSON.parse(s.verification_config)).toMatchObject({ encoding: "hex", prefix: "sha256=" });
     // Masked in every response; the stored value is encrypted, never the plaintext.
     expect(s.verification_secret).toBe("********cdef");
     const stored = sqlite().query("select verification_secret from sources where id = ?").get(s.id);
-    expect(stored.verification_secret).toMatch(/^enc:v1:/);
+    expect(stored.verification_secret).toMatch(/^enc:v2:/);
     expect(stored.verification_secret).not.toContain(secret);
     const full = await call(server, "GET", `/v1/sources/${s.id}/secret`, { key });
     expect(full).toMatchObject({ status: 200, body: { secret } });

@@ -46,3 +46,15 @@ export const requireSession: MiddlewareHandler<ApiEnv> = async (c, next) => {
   }
   return next();
 };
+
+/**
+ * A route that answers a secret in full (a verification or signing secret)
+ * declares this: with a secret a read-only key could sign forged webhooks,
+ * so only scope `*` (and sessions) may read one.
+ */
+export const revealsSecret: MiddlewareHandler<ApiEnv> = async (c, next) => {
+  if (c.get("scope").scopes !== "*") {
+    throw new AppError("forbidden", "This route reveals a secret: it needs an API key with scope *, and this key has scope read");
+  }
+  return next();
+};

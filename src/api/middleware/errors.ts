@@ -11,25 +11,38 @@ const byStatus: Record<number, ErrorCode> = {
   409: "conflict",
   410: "source_expired",
   413: "payload_too_large",
+  415: "unsupported_media_type",
   422: "schema_violation",
   429: "rate_limited",
 };
 
 /** Turns anything thrown into the contract's error body; raw exception text never reaches a client. */
-export function toAppError(err: unknown): AppError {
+export function toAppError(err: unknown, c?: Context): AppError {
   if (err instanceof AppError) return err;
   if (err instanceof HTTPException) {
     const code = byStatus[err.status] ?? (err.status < 500 ? "validation_error" : "internal");
-    const message = err.status === 400 && /json/i.test(err.message) ? "Malformed JSON in request body" : code === "internal" ? "Internal server error" : err.message || code;
+    const message =
+      err.status === 400 && /json/i.test(err.message)
+        ? "Malformed JSON in request body"
+        : err.status === 415
+          ? unsupportedMediaMessage(c?.req.header("content-type"))
+          : code === "internal"
+            ? "Internal server error"
+            : err.message || code;
     return new AppError(code, message);
   }
   if (err instanceof SyntaxError) return new AppError("validation_error", "Malformed JSON in request body");
   return new AppError("internal", "Internal server error");
 }
 
+function unsupportedMediaMessage(contentType: string | undefined) {
+  if (!contentType) return "The request body has no Content-Type: send it as application/json";
+  return `A ${contentType.split(";")[0]!.trim().slice(0, 100)} body cannot be read here: send application/json`;
+}
+
 export function errorHandler(logger: Logger) {
   return (err: unknown, c: Context) => {
-    const appError = toAppError(err);
+    const appError = toAppError(err, c);
     if (appError.code === "internal") {
       logger.error("unhandled error", { path: c.req.path, method: c.req.method, error: err instanceof Error ? (err.stack ?? err.message) : String(err), request_id: c.get("requestId") });
     }

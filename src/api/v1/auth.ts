@@ -3,16 +3,34 @@ import { apiKeyList, createApiKeyInput, createdApiKey, loginInput, meBody, userB
 import { successBody } from "../../contracts/common";
 import { createApiKey, listApiKeys, revokeApiKey } from "../../domain/apiKeys";
 import { login, logout, SESSION_TTL_MS, whoAmI } from "../../domain/sessions";
+import { AppError } from "../../contracts/errors";
+import { clientAddress } from "../clientAddress";
 import { requireSession, SESSION_COOKIE } from "../middleware/auth";
+import type { LoginThrottle } from "../middleware/loginThrottle";
 import { idParam, jsonBody, operation, responses, type Api } from "../openapi";
 
-/** Login is public; the rest of /auth sits behind authenticate (see v1/index.ts). */
-export function registerLoginRoutes(api: Api) {
+/** Login is public; the rest of /auth sits behind authenticate (see v1/index.ts). Failed logins are throttled per address and per account. */
+export function registerLoginRoutes(api: Api, throttle: LoginThrottle) {
   operation(
     api,
-    { method: "post", path: "/auth/login", tags: ["auth"], summary: "Log in with email and password", request: jsonBody(loginInput), responses: responses({ status: 200, schema: userBody }, [400, 401]) },
+    { method: "post", path: "/auth/login", tags: ["auth"], summary: "Log in with email and password", request: jsonBody(loginInput), responses: responses({ status: 200, schema: userBody }, [400, 401, 429]) },
     async (c, { body }) => {
-      const { token, user } = await login(c.get("deps"), body.email, body.password);
+      const address = clientAddress(c);
+      // Checked before the password, so a throttled guess learns nothing.
+      const wait = throttle.retryAfterSeconds(address, body.email);
+      if (wait > 0) {
+        c.header("Retry-After", String(wait));
+        throw new AppError("rate_limited", `Too many failed logins: try again in ${wait} s`, { retry_after_seconds: wait });
+      }
+      let session;
+      try {
+        session = await login(c.get("deps"), body.email, body.password);
+      } catch (err) {
+        if (err instanceof AppError && err.code === "unauthorized") throttle.failed(address, body.email);
+        throw err;
+      }
+      throttle.succeeded(body.email);
+      const { token, user } = session;
       setCookie(c, SESSION_COOKIE, token, {
         httpOnly: true,
         sameSite: "Lax",

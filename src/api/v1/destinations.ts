@@ -1,6 +1,7 @@
 import { successBody } from "../../contracts/common";
 import { createDestinationInput, destinationBody, destinationList, destinationSecret, listDestinationsQuery, updateDestinationInput } from "../../contracts/destinations";
 import { createDestination, deleteDestination, getDestination, getDestinationSecret, listDestinations, updateDestination } from "../../domain/destinations";
+import { revealsSecret } from "../middleware/auth";
 import { idParam, jsonBody, operation, responses, type Api } from "../openapi";
 
 /** Destinations CRUD (contract §5); the signing secret is readable only at /secret. */
@@ -23,7 +24,15 @@ export function registerDestinationRoutes(api: Api) {
   );
   operation(
     api,
-    { method: "get", path: "/destinations/{id}/secret", tags, summary: "Read the destination's signing secret", request: { params: idParam }, responses: responses({ status: 200, schema: destinationSecret }, [401, 404]) },
+    {
+      method: "get",
+      path: "/destinations/{id}/secret",
+      tags,
+      summary: "Read the destination's signing secret; needs scope *",
+      middleware: [revealsSecret],
+      request: { params: idParam },
+      responses: responses({ status: 200, schema: destinationSecret }, [401, 403, 404]),
+    },
     async (c, { params }) => c.json(await getDestinationSecret(c.get("deps"), c.get("scope"), params.id), 200),
   );
   operation(

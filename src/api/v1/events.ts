@@ -1,14 +1,12 @@
 import { getBunServer } from "hono/bun";
-import { streamSSE, type SSEStreamingApi } from "hono/streaming";
 import { z } from "zod";
 import { eventDetail, eventList, eventStreamQuery, listEventsQuery } from "../../contracts/events";
 import { normalizeIdOrNull } from "../../contracts/ids";
-import type { BusMessage, Deps, Scope } from "../../domain/deps";
-import { getEvent, getEventListItems, listEvents } from "../../domain/events";
+import { getEvent, listEvents } from "../../domain/events";
+import { eventStreamResponse } from "../eventStream";
 import { errorSchema, idParam, operation, responses, type Api, type ApiContext } from "../openapi";
 
-/** A comment line this often keeps proxies and clients from timing the stream out (contract: at least every 15 s). */
-export const SSE_PING_MS = 15_000;
+export { SSE_PING_MS } from "../eventStream";
 
 /** Events list, detail and live stream (issue 3). Retry routes live in their own file (issue 4). */
 export function registerEventRoutes(api: Api) {
@@ -45,52 +43,11 @@ export function registerEventRoutes(api: Api) {
 }
 
 function streamEvents(c: ApiContext, rawSourceId: string | undefined) {
-  const deps = c.get("deps");
-  const scope = c.get("scope");
   // An id that cannot exist filters to nothing rather than to everything.
   const sourceId = rawSourceId === undefined ? null : (normalizeIdOrNull(rawSourceId, "source") ?? "none");
   // Bun closes a request idle for idleTimeout seconds; a stream must live as long as its client.
   try {
     getBunServer<{ timeout(req: Request, seconds: number): void }>(c)?.timeout(c.req.raw, 0);
   } catch {}
-  return streamSSE(c, (stream) => pump(stream, deps, scope, sourceId, c.req.raw.signal));
-}
-
-/** Forwards bus messages of the caller's scope as SSE messages until the client goes away. */
-async function pump(stream: SSEStreamingApi, deps: Deps, scope: Scope, sourceId: string | null, signal: AbortSignal) {
-  const queued: Extract<BusMessage, { type: "event.created" | "event.updated" }>[] = [];
-  let wake: (() => void) | null = null;
-  let open = true;
-  const stop = () => {
-    open = false;
-    wake?.();
-  };
-  const unsubscribe = deps.bus.subscribe((m) => {
-    if (m.type !== "event.created" && m.type !== "event.updated") return;
-    if (m.orgId !== scope.orgId || m.envId !== scope.envId || (sourceId && m.sourceId !== sourceId)) return;
-    queued.push(m);
-    wake?.();
-  });
-  stream.onAbort(stop);
-  signal.addEventListener("abort", stop);
-  const ping = setInterval(() => void stream.write(": ping\n\n"), SSE_PING_MS);
-  try {
-    await stream.write(": connected\n\nretry: 3000\n\n");
-    while (open && !stream.aborted) {
-      if (queued.length === 0) await new Promise<void>((r) => (wake = r));
-      wake = null;
-      const batch = queued.splice(0);
-      if (batch.length === 0) continue;
-      const items = new Map((await getEventListItems(deps, scope, [...new Set(batch.map((m) => m.eventId))])).map((i) => [i.id, i]));
-      for (const m of batch) {
-        const item = items.get(m.eventId);
-        if (!item) continue;
-        await stream.writeSSE({ id: item.id, data: JSON.stringify(item), ...(m.type === "event.updated" ? { event: "event.updated" } : {}) });
-      }
-    }
-  } finally {
-    clearInterval(ping);
-    unsubscribe();
-    signal.removeEventListener("abort", stop);
-  }
+  return eventStreamResponse(c.get("deps"), c.get("scope"), sourceId, c.req.raw.signal, c.get("metrics"));
 }

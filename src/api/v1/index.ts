@@ -1,6 +1,7 @@
 import type { Deps } from "../../domain/deps";
 import { authenticate } from "../middleware/auth";
 import { csrfGuard } from "../middleware/csrf";
+import { createLoginThrottle } from "../middleware/loginThrottle";
 import { newApi, type Api } from "../openapi";
 import { registerAuthRoutes, registerLoginRoutes } from "./auth";
 import { registerCollectionRoutes } from "./collections";
@@ -25,7 +26,7 @@ import { registerTopicRoutes } from "./topics";
 export function createV1(deps: Deps): Api {
   const v1 = newApi();
 
-  registerLoginRoutes(v1);
+  registerLoginRoutes(v1, createLoginThrottle(deps.clock));
   registerIngestRoutes(v1);
   v1.openAPIRegistry.registerComponent("securitySchemes", "apiKey", { type: "apiKey", in: "header", name: "X-API-Key" });
   v1.openAPIRegistry.registerComponent("securitySchemes", "bearer", { type: "http", scheme: "bearer" });

@@ -1,19 +1,10 @@
-import { getConnInfo } from "hono/bun";
 import { z } from "zod";
 import { AppError } from "../../contracts/errors";
 import { probe, receive, type IngestRequest } from "../../ingest/pipeline";
+import { peerAddress } from "../clientAddress";
 import { errorSchema, type Api, type ApiContext } from "../openapi";
 
 const METHODS = ["GET", "POST", "PUT", "PATCH", "DELETE"] as const;
-
-/** The socket peer; unknown when the app runs without Bun.serve (app.request in tests). */
-function peerAddress(c: ApiContext): string | null {
-  try {
-    return getConnInfo(c).remote.address ?? null;
-  } catch {
-    return null;
-  }
-}
 
 /**
  * Reads the raw body once, byte-exact. The app's body limit has already

@@ -1,6 +1,7 @@
 import { successBody } from "../../contracts/common";
 import { createSourceInput, listSourcesQuery, sourceBody, sourceList, sourceSecretBody, templateList, updateSourceInput } from "../../contracts/sources";
 import { createSource, deleteSource, getSource, getSourceSecret, listSources, listTemplates, updateSource } from "../../domain/sources";
+import { revealsSecret } from "../middleware/auth";
 import { idParam, jsonBody, operation, responses, type Api } from "../openapi";
 
 /** Sources CRUD and templates (issue 3). */
@@ -32,7 +33,15 @@ export function registerSourceRoutes(api: Api) {
 
   operation(
     api,
-    { tags, method: "get", path: "/sources/{id}/secret", summary: "The verification secret in full (responses mask it)", request: { params: idParam }, responses: responses({ status: 200, schema: sourceSecretBody }, [401, 404]) },
+    {
+      tags,
+      method: "get",
+      path: "/sources/{id}/secret",
+      summary: "The verification secret in full (responses mask it); needs scope *",
+      middleware: [revealsSecret],
+      request: { params: idParam },
+      responses: responses({ status: 200, schema: sourceSecretBody }, [401, 403, 404]),
+    },
     async (c, { params }) => c.json(await getSourceSecret(c.get("deps"), c.get("scope"), params.id), 200),
   );
 
