@@ -4,6 +4,14 @@ import { ConfigError } from "../src/config/options";
 import { buildProgram } from "./program";
 import { CliError, EXIT } from "./errors";
 
+// A reader that stops early (`| head -1`) closes the pipe: that ends the command, quietly.
+for (const stream of [process.stdout, process.stderr]) {
+  stream.on("error", (err: NodeJS.ErrnoException) => {
+    if (err.code === "EPIPE") process.exit(EXIT.ok);
+    throw err;
+  });
+}
+
 const program = buildProgram();
 if (wantsJson(process.argv)) jsonUsageErrors(program);
 try {
@@ -28,6 +36,7 @@ function wantsJson(argv: string[]) {
 
 /** One line on stderr (the error body in --json mode) and a stable exit code: see `hookrelay help exit-codes`. */
 function reportError(err: unknown, json: boolean): number {
+  if ((err as NodeJS.ErrnoException)?.code === "EPIPE") return EXIT.ok;
   if (err instanceof CommanderError) return err.exitCode === 0 ? EXIT.ok : EXIT.usage;
   if (err instanceof ConfigError) {
     process.stderr.write(json ? JSON.stringify({ error: { code: "config_error", message: err.message } }) + "\n" : `error: ${err.message}\n`);
