@@ -228,6 +228,11 @@ export class Resource<M> {
     return this.spec.path + encodePath`/${id}`;
   }
 
+  /** The key of the one-item answer (`source`), or `id` where the item is the answer itself (events). */
+  private get itemKey() {
+    return this.spec.itemKey || "id";
+  }
+
   private get itemView(): View {
     return { item: this.spec.itemKey, columns: this.spec.detail };
   }
@@ -259,6 +264,7 @@ export class Resource<M> {
         method: "GET",
         path: this.spec.path,
         query,
+        expect: this.spec.listKey,
         local: async (deps, scope) => o.local(await this.spec.domain(), deps, scope, o.query ? parseInput(o.query, textQuery(query), "query") : {}),
       });
       ctx.out.result(res, { list: this.spec.listKey, columns: this.spec.columns, empty: `No ${this.spec.noun}.` });
@@ -269,7 +275,7 @@ export class Resource<M> {
   get(o: VerbOptions & { local: Local<M, [id: string]>; view?: (ctx: Context) => View }) {
     const cmd = verb(this.cmd, "get <id>", o.description ?? `Show one ${this.spec.singular}`, o.examples ?? [`hookrelay ${this.spec.noun} get ${this.spec.exampleId}`]);
     act(cmd, async (ctx, _opts, [id]) => {
-      const res = await ctx.run({ method: "GET", path: this.itemPath(id!), local: async (deps, scope) => o.local(await this.spec.domain(), deps, scope, id!) });
+      const res = await ctx.run({ method: "GET", path: this.itemPath(id!), expect: this.itemKey, local: async (deps, scope) => o.local(await this.spec.domain(), deps, scope, id!) });
       ctx.out.result(res, o.view?.(ctx) ?? this.itemView);
     });
     return cmd;
@@ -289,7 +295,7 @@ export class Resource<M> {
     cmd.addOption(dataOption());
     act(cmd, async (ctx, opts) => {
       const body = bodyOf(opts, bindings, opts.data === undefined ? required : []);
-      const res = await ctx.run({ method: "POST", path: this.spec.path, body, local: async (deps, scope) => o.local(await this.spec.domain(), deps, scope, parseInput(o.input, body)) });
+      const res = await ctx.run({ method: "POST", path: this.spec.path, body, expect: this.itemKey, local: async (deps, scope) => o.local(await this.spec.domain(), deps, scope, parseInput(o.input, body)) });
       ctx.out.result(res, this.itemView);
     });
     return cmd;
@@ -307,7 +313,7 @@ export class Resource<M> {
     act(cmd, async (ctx, opts, [id]) => {
       const body = bodyOf(opts, bindings, []);
       if (Object.keys(body).length === 0) throw usageError(`nothing to update: give at least one field flag or --data (see \`hookrelay ${this.spec.noun} update --help\`)`);
-      const res = await ctx.run({ method: "PATCH", path: this.itemPath(id!), body, local: async (deps, scope) => o.local(await this.spec.domain(), deps, scope, id!, parseInput(o.input, body)) });
+      const res = await ctx.run({ method: "PATCH", path: this.itemPath(id!), body, expect: this.itemKey, local: async (deps, scope) => o.local(await this.spec.domain(), deps, scope, id!, parseInput(o.input, body)) });
       ctx.out.result(res, this.itemView);
     });
     return cmd;
@@ -317,7 +323,7 @@ export class Resource<M> {
     const cmd = verb(this.cmd, "delete <id>", o.description ?? `Delete a ${this.spec.singular}`, o.examples ?? [`hookrelay ${this.spec.noun} delete ${this.spec.exampleId} --yes`]).option("-y, --yes", "do not ask for confirmation");
     act(cmd, async (ctx, opts, [id]) => {
       await confirm(opts, `Delete ${this.spec.singular} ${id}?`);
-      const res = await ctx.run({ method: "DELETE", path: this.itemPath(id!), local: async (deps, scope) => o.local(await this.spec.domain(), deps, scope, id!) });
+      const res = await ctx.run({ method: "DELETE", path: this.itemPath(id!), expect: "success", local: async (deps, scope) => o.local(await this.spec.domain(), deps, scope, id!) });
       ctx.out.result(res, { text: (_r, c) => `${c.green("✓")} Deleted ${this.spec.singular} ${c.cyan(id!)}` });
     });
     return cmd;

@@ -9,6 +9,7 @@ export async function resolveSources(ctx: Context, refs: string[]): Promise<Sour
   const { sources } = await ctx.run<{ sources: SourceRow[] }>({
     method: "GET",
     path: "/sources",
+    expect: "sources",
     local: async (deps, scope) => (await import("../src/domain/sources")).listSources(deps, scope, {}),
   });
   return refs.map((ref) => {

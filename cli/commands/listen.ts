@@ -115,6 +115,7 @@ async function forwardOne(ctx: Context, e: FeedEvent, url: URL, timeoutMs: numbe
     const detail = await ctx.run<{ headers: Record<string, string>; body: string; body_encoding: string; method: string; query: string | null }>({
       method: "GET",
       path: path`/events/${e.id}`,
+      expect: "id",
       local: async (deps, scope) => (await import("../../src/domain/events")).getEvent(deps, scope, e.id),
     });
     const headers = new Headers();

@@ -69,7 +69,7 @@ export function registerSources(program: Command) {
     ["hookrelay sources templates", "hookrelay sources templates --json | jq '.templates[].id'"],
     () => {},
     async (ctx, _o, _a, domain) => {
-      const res = await ctx.run({ method: "GET", path: "/sources/templates", local: async () => (await domain()).listTemplates() });
+      const res = await ctx.run({ method: "GET", path: "/sources/templates", expect: "templates", local: async () => (await domain()).listTemplates() });
       ctx.out.result(res, { list: "templates", columns: ["id", "name", "verification_type", "verification_header", "description"] });
     },
   );
@@ -79,7 +79,7 @@ export function registerSources(program: Command) {
     [`hookrelay sources secret ${ID}`],
     () => {},
     async (ctx, _o, [id], domain) => {
-      const res = await ctx.run<{ secret: string | null }>({ method: "GET", path: path`/sources/${id!}/secret`, local: async (deps, scope) => (await domain()).getSourceSecret(deps, scope, id!) });
+      const res = await ctx.run<{ secret: string | null }>({ method: "GET", path: path`/sources/${id!}/secret`, expect: "secret", local: async (deps, scope) => (await domain()).getSourceSecret(deps, scope, id!) });
       ctx.out.result(res, { text: (r) => r.secret ?? "" });
     },
   );

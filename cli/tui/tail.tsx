@@ -52,7 +52,7 @@ function TailApp({ ctx, sourceIds, statuses, where }: Props) {
   const loadDetail = (id: string, quiet = false) => {
     if (!quiet) setDetail({ id, loading: true });
     ctx
-      .run({ method: "GET", path: path`/events/${id}`, local: async (deps, scope) => (await import("../../src/domain/events")).getEvent(deps, scope, id) })
+      .run({ method: "GET", path: path`/events/${id}`, expect: "id", local: async (deps, scope) => (await import("../../src/domain/events")).getEvent(deps, scope, id) })
       .then((data) => setDetail((d) => (d && d.id === id ? { id, loading: false, data } : d)))
       .catch((err: Error) => setDetail((d) => (d && d.id === id ? { id, loading: false, error: err.message } : d)));
   };
@@ -80,9 +80,8 @@ function TailApp({ ctx, sourceIds, statuses, where }: Props) {
         onState: setState,
       },
     );
-    feed.done.catch((err: Error) => {
-      setState({ state: "reconnecting", detail: err.message });
-    });
+    // Only what reconnecting cannot mend ends the feed (bad credentials, not a hookrelay server).
+    feed.done.catch((err: Error) => exit(err));
     return () => feed.stop();
   }, []);
 
@@ -91,7 +90,7 @@ function TailApp({ ctx, sourceIds, statuses, where }: Props) {
   const retry = (id: string) => {
     setFlash({ text: `retrying ${id}…` });
     ctx
-      .run<{ retried: unknown[]; errors: { code: string }[] }>({ method: "POST", path: path`/events/${id}/retry`, local: async (deps, scope) => (await import("../../src/domain/retries")).retryEvent(deps, scope, id) })
+      .run<{ retried: unknown[]; errors: { code: string }[] }>({ method: "POST", path: path`/events/${id}/retry`, expect: "retried", local: async (deps, scope) => (await import("../../src/domain/retries")).retryEvent(deps, scope, id) })
       .then((r) => setFlash({ text: `retry ${id}: ${r.retried.length} queued${r.errors.length ? `, ${r.errors.length} not retried (${r.errors.map((e) => e.code).join(", ")})` : ""}`, color: "green" }))
       .catch((err: Error) => setFlash({ text: `retry failed: ${err.message}`, color: "red" }));
   };
