@@ -155,3 +155,28 @@ describe("exit codes: a waited-for job with failures, or work that did nothing, 
     expect(r.stderr).toContain(`error (nothing_done): nothing queued for ${eventId}: its source has no connection to deliver through`);
   });
 });
+
+describe("events retry of a rejected event", () => {
+  it("answers 409 with the server's message and exits 1; --force sends {force: true} and queues it", async (t) => {
+    // `force` arrives with the server's refusal to retry rejected events (issue 14, item 1): until then there is nothing to refuse.
+    const doc = (await (await fetch(`${server.url}/v1/openapi.json`)).json()) as any;
+    if (!JSON.stringify(doc.paths["/events/{id}/retry"]?.post?.requestBody ?? null).includes("force")) return t.skip();
+
+    const github = ok(await remote(["sources", "create", "--name", "gh-forged", "--template", "github", "--verification-secret", "gh-secret"])).source;
+    const target = ok(await remote(["destinations", "create", "--name", "forged-target", "--url", `${sink.url}/ok/forged`])).destination;
+    ok(await remote(["connections", "create", "--name", "forged", "--source-id", github.id, "--destination-id", target.id]));
+    const res = await fetch(github.ingest_url, { method: "POST", headers: { "x-hub-signature-256": "sha256=" + "0".repeat(64) }, body: "{}" });
+    const rejected = ((await res.json()) as any).error.details.event_id as string;
+
+    const refused = await cli(["events", "retry", rejected], { env: remoteEnv });
+    expect(refused.code).toBe(1);
+    expect(refused.stderr).toMatch(/^error \(conflict\): /);
+    expect(refused.stderr).toContain("--force");
+    const refusedLocal = await local(["events", "retry", rejected]);
+    expect(refusedLocal.code).toBe(1);
+    expect(refusedLocal.errorJson().error.code).toBe("conflict");
+
+    const forced = ok(await remote(["events", "retry", rejected, "--force"]));
+    expect(forced.retried).toMatchObject([{ destination_id: target.id, status: "queued" }]);
+  });
+});
