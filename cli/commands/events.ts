@@ -7,7 +7,7 @@ import { parseInput, path, type Context } from "../context";
 import { CliError, EXIT, usageError } from "../errors";
 import { openFeed } from "../feed";
 import { finishStartedJob, finishWaitedJob, waitForJob } from "../jobs";
-import { resolveSources } from "../sourceRefs";
+import { resolveSourceField, resolveSources } from "../sourceRefs";
 import { cellText, record, table } from "../output/table";
 import { Resource } from "../resource";
 
@@ -15,7 +15,7 @@ const ID = "evt_0123456789abcdef0123456789abcdef";
 
 const FILTERS = ["source_id", "status", "verification_status", "dedup_status", "method", "search", "after", "before"] as const;
 const FILTER_HELP: Record<string, string> = {
-  source_id: "only this source",
+  source_id: "only this source (its id or slug)",
   status: "comma list of pending, delivered, failed, held, rejected, ignored",
   verification_status: "comma list of verified, failed, skipped",
   dedup_status: "comma list of unique, duplicate, skipped",
@@ -83,6 +83,7 @@ export function registerEvents(program: Command) {
       }
       if (o.force) throw usageError("--force retries one event: give its id");
       if (Object.keys(filters).length === 0 && !o.all) throw usageError("give an event id, filters (e.g. --status failed), or --all to retry every event");
+      await resolveSourceField(ctx, filters);
       const started = await ctx.run<{ job_id: string; total: number; skipped?: number }>({
         method: "POST",
         path: "/events/retry",

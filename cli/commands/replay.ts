@@ -3,6 +3,7 @@ import { replayInput } from "../../src/contracts/jobs";
 import { act, bodyFrom, dataOption, noun, parseIntArg, verb } from "../command";
 import { parseInput } from "../context";
 import { usageError } from "../errors";
+import { resolveSourceField } from "../sourceRefs";
 import { finishStartedJob, finishWaitedJob, JOB_FIELDS, jobOperation, waitForJob } from "../jobs";
 
 /** `hookrelay replay start [--wait] | status <job_id>`. */
@@ -18,7 +19,7 @@ export function registerReplay(program: Command) {
       .option("--destination-id <id>", "where to deliver (required)")
       .option("--from <time>", "ISO 8601 start, inclusive (required)")
       .option("--to <time>", "ISO 8601 end, inclusive (required)")
-      .option("--source-id <id>", "only events of this source")
+      .option("--source-id <source>", "only events of this source (id or slug)")
       .option("--rate-limit <n>", "events per second, 1 to 100 (default 10)", parseIntArg("--rate-limit", 1))
       .option("--max-events <n>", "at most this many, up to 10000 (default 1000)", parseIntArg("--max-events", 1))
       .addOption(dataOption())
@@ -28,6 +29,7 @@ export function registerReplay(program: Command) {
       const body = bodyFrom(o.data, { destination_id: o.destinationId, from: o.from, to: o.to, source_id: o.sourceId, rate_limit: o.rateLimit, max_events: o.maxEvents });
       const missing = ["destination_id", "from", "to"].filter((f) => body[f] === undefined);
       if (missing.length > 0) throw usageError(`missing ${missing.map((f) => "--" + f.replace(/_/g, "-")).join(", ")}`);
+      await resolveSourceField(ctx, body);
       const started = await ctx.run<{ job_id: string; status: string; total: number }>({
         method: "POST",
         path: "/replay",
