@@ -1,4 +1,5 @@
 import type { Command } from "commander";
+import type { MeBody } from "../../src/contracts/apiKeys";
 import { readFileSync } from "node:fs";
 import { act, globalFlags, verb } from "../command";
 import { normalizeUrl, RemoteClient } from "../context";
@@ -76,7 +77,7 @@ export function registerLogin(program: Command) {
   });
 
   act(verb(program, "whoami", "Show who the CLI acts as, and in which organization and environment", ["hookrelay whoami", "hookrelay whoami --data-dir ./data --json"]), async (ctx) => {
-    const res = await ctx.run<{ user: { id: string; email: string } | null; org_id: string; env_id: string }>({
+    const res = await ctx.run<MeBody>({
       method: "GET",
       path: "/auth/me",
       expect: "org_id",
@@ -86,7 +87,7 @@ export function registerLogin(program: Command) {
       text: (r, c) => {
         const who = r.user ? c.bold(r.user.email) : c.bold(ctx.mode === "local" ? "local mode (direct database access)" : "an API key");
         const where = ctx.remote ? ctx.remote.url : ctx.local!.dataDir;
-        return `${who} on ${where}\norg ${c.cyan(r.org_id)}  env ${c.cyan(r.env_id)}`;
+        return `${who} on ${where}\norganization ${c.bold(r.org_name)} ${c.dim(`(${r.org_id})`)}\nenvironment  ${c.bold(r.env_name)} ${c.dim(`(${r.env_id})`)}`;
       },
     });
   });
