@@ -3,6 +3,7 @@ import { listAttemptsQuery, redriveInput } from "../../src/contracts/deliveryAtt
 import { bodyFrom, parseIntArg } from "../command";
 import { parseInput } from "../context";
 import { finishStartedJob, finishWaitedJob, waitForJob } from "../jobs";
+import { attemptWhenCell } from "../output/attempts";
 import { Resource } from "../resource";
 
 /** `hookrelay attempts list [--dlq]` and `attempts redrive`. */
@@ -16,7 +17,7 @@ export function registerAttempts(program: Command) {
       path: "/delivery-attempts",
       listKey: "delivery_attempts",
       itemKey: "delivery_attempt",
-      columns: ["id", "created_at", "event_id", "destination_name", "status", "response_status", "duration_ms", "attempt_number", "trigger_type", "error"],
+      columns: ["id", { key: "sent_at", header: "sent", get: (a) => attemptWhenCell(a) }, "event_id", "destination_name", "status", "response_status", "duration_ms", "attempt_number", "trigger_type", "error"],
       exampleId: "da_0123456789abcdef0123456789abcdef",
       domain: () => import("../../src/domain/deliveryAttempts"),
     },

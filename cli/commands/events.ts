@@ -8,6 +8,7 @@ import { CliError, EXIT, usageError } from "../errors";
 import { openFeed } from "../feed";
 import { finishStartedJob, finishWaitedJob, waitForJob } from "../jobs";
 import { resolveSourceField, resolveSources } from "../sourceRefs";
+import { attemptWhenCell } from "../output/attempts";
 import { cellText, record, table } from "../output/table";
 import { Resource } from "../resource";
 
@@ -194,7 +195,8 @@ export function eventDetailText(ctx: Context, e: Record<string, any>, c: ChalkIn
   } else body = `(base64) ${body}`;
   parts.push(heading("Body") + "\n" + body);
   const attempts = (e.delivery_attempts ?? []) as Record<string, unknown>[];
-  if (tty) parts.push(heading(`Delivery attempts (${attempts.length})`) + "\n" + (attempts.length ? table(attempts, ["id", "destination_id", "status", "status_code", "latency_ms", "attempt_number", "trigger_type", "attempted_at", "error"], c).trimEnd() : c.dim("none")));
-  else for (const a of attempts) parts.push(["attempt", a.id, a.destination_id, a.status, a.status_code, a.attempted_at].map(cellText).join("\t"));
+  const when = { key: "attempted_at", header: "sent", get: (a: Record<string, unknown>) => attemptWhenCell(a) };
+  if (tty) parts.push(heading(`Delivery attempts (${attempts.length})`) + "\n" + (attempts.length ? table(attempts, ["id", "destination_id", "status", "status_code", "latency_ms", "attempt_number", "trigger_type", when, "error"], c).trimEnd() : c.dim("none")));
+  else for (const a of attempts) parts.push(["attempt", a.id, a.destination_id, a.status, a.status_code, a.attempted_at, a.scheduled_at].map(cellText).join("\t"));
   return parts.join("\n");
 }

@@ -32,17 +32,14 @@ export function tsv(rows: Record<string, unknown>[], columns: ColumnSpec[]): str
 
 const isIdColumn = (key: string) => key === "id" || key.endsWith("_id");
 
-/** `3m ago`: times in a terminal table are read relative to now (records keep the full ISO time). */
+/** `3m ago`, `in 4m`: times in a terminal table are read relative to now (records keep the full ISO time). */
 export function ago(iso: string, now = Date.now()): string {
   const t = Date.parse(iso);
   if (!/^\d{4}-\d\d-\d\dT/.test(iso) || Number.isNaN(t)) return iso;
   const s = Math.round((now - t) / 1000);
-  if (s < 0) return iso.slice(0, 16).replace("T", " ");
-  if (s < 60) return `${s}s ago`;
-  if (s < 3600) return `${Math.floor(s / 60)}m ago`;
-  if (s < 86400) return `${Math.floor(s / 3600)}h ago`;
-  if (s < 30 * 86400) return `${Math.floor(s / 86400)}d ago`;
-  return iso.slice(0, 10);
+  const span = (n: number) => (n < 60 ? `${n}s` : n < 3600 ? `${Math.floor(n / 60)}m` : n < 86400 ? `${Math.floor(n / 3600)}h` : `${Math.floor(n / 86400)}d`);
+  if (Math.abs(s) >= 30 * 86400) return iso.slice(0, 10);
+  return s < 0 ? `in ${span(-s)}` : `${span(s)} ago`;
 }
 
 /** The columns a user reads a table for (ingest URL, destination URL, error): never cut, wrapped when they do not fit. */
@@ -67,6 +64,7 @@ function dropRank(key: string): number | null {
 }
 
 const GAP = 2;
+const ISO_TIME = /\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(\.\d+)?(Z|[+-]\d\d:?\d\d)/g;
 /** Narrower than this, a wanted column would be mostly line breaks: the terminal wraps the row instead. */
 const MIN_WRAP = 16;
 const PROSE_WRAP = 40;
@@ -98,7 +96,7 @@ export function table(rows: Record<string, unknown>[], columns: ColumnSpec[], c:
   const full = rows.map((r) =>
     cols.map((k) => {
       const text = cellText(k.get ? k.get(r) : r[k.key]);
-      const shown = k.key.endsWith("_at") ? ago(text) : text;
+      const shown = k.key.endsWith("_at") ? text.replace(ISO_TIME, (t) => ago(t)) : text;
       return (isWanted(k.key) ? shown : truncate(shown, MAX_CELL)) || "-";
     }),
   );

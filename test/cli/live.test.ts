@@ -199,4 +199,52 @@ describe("events tail", () => {
       tmux("kill-session", "-t", session);
     }
   });
+
+  it.skipIf(!hasTmux)("the detail names the destination and shows when each attempt was sent; opening another event clears the last retry's message (compiled binary in tmux)", async () => {
+    const key = await server.apiKey();
+    const target = startSink();
+    const session = `hookrelay-tail2-${process.pid}`;
+    const tmux = (...args: string[]) => Bun.spawnSync(["tmux", ...args], { stdout: "pipe", stderr: "pipe" });
+    const screen = () => tmux("capture-pane", "-p", "-t", session).stdout.toString();
+    const waitScreen = async (match: (s: string) => boolean, what: string) => {
+      const until = Date.now() + 10_000;
+      while (!match(screen())) {
+        if (Date.now() > until) throw new Error(`tmux screen never showed ${what}:\n${screen()}`);
+        await Bun.sleep(50);
+      }
+    };
+    try {
+      const src = (await call(server, "POST", "/v1/sources", { key, body: { name: "tail-detail" } })).body.source;
+      const dst = (await call(server, "POST", "/v1/destinations", { key, body: { name: "billing-api", url: `${target.url}/billing` } })).body.destination;
+      expect((await call(server, "POST", "/v1/connections", { key, body: { name: "to-billing", source_id: src.id, destination_id: dst.id } })).status).toBe(201);
+      const vars = ["XDG_CONFIG_HOME", "HOOKRELAY_URL", "HOOKRELAY_API_KEY"].map((k) => `${k}='${env[k]}'`).join(" ");
+      expect(tmux("new-session", "-d", "-s", session, "-x", "120", "-y", "40", `env TERM=xterm-256color ${vars} ${BINARY} events tail --source tail-detail`).exitCode).toBe(0);
+      await waitScreen((s) => s.includes("● live"), "the live marker");
+      const older = await ingestTo(src, '{"n":"older"}');
+      await waitScreen((s) => s.includes(older), "the first event");
+      const newer = await ingestTo(src, '{"n":"newer"}');
+      await waitScreen((s) => s.includes(newer), "the second event");
+      await target.waitFor(2);
+
+      // The newest is selected: open it once its delivery is recorded, retry it.
+      await waitScreen((s) => /›.*delivered/.test(s), "the delivered status of the selected event");
+      tmux("send-keys", "-t", session, "Enter");
+      await waitScreen((s) => s.includes("Delivery attempts (1)") && s.includes("billing-api"), "the attempt with the destination's name");
+      expect(screen()).toMatch(/^ {2}\d\d:\d\d:\d\d {2}billing-api {2}success {2}200 /m);
+      tmux("send-keys", "-t", session, "r");
+      await waitScreen((s) => s.includes(`retry ${newer}: 1 queued`), "the retry's message");
+
+      // Back to the list, down to the other event, open it: the message is gone.
+      tmux("send-keys", "-t", session, "Escape");
+      await waitScreen((s) => s.includes("enter details"), "the list");
+      tmux("send-keys", "-t", session, "Down");
+      tmux("send-keys", "-t", session, "Enter");
+      await waitScreen((s) => s.includes('"n": "older"'), "the other event's detail");
+      expect(screen()).not.toContain(`retry ${newer}`);
+      tmux("send-keys", "-t", session, "q");
+    } finally {
+      tmux("kill-session", "-t", session);
+      target.close();
+    }
+  });
 });
