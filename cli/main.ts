@@ -4,15 +4,18 @@ import { ConfigError } from "../src/config/options";
 import { buildProgram } from "./program";
 import { CliError, EXIT } from "./errors";
 
-// A reader that stops early (`| head -1`) closes the pipe: that ends the command, quietly.
-for (const stream of [process.stdout, process.stderr]) {
-  stream.on("error", (err: NodeJS.ErrnoException) => {
-    if (err.code === "EPIPE") process.exit(EXIT.ok);
-    throw err;
-  });
-}
-
 const program = buildProgram();
+// A reader that stops early (`| head -1`) closes the pipe: that ends a client command, quietly.
+// Not `serve`: a server that lost its log stream should not look like a clean stop.
+program.hook("preAction", (_program, command) => {
+  if (command.name() === "serve") return;
+  for (const stream of [process.stdout, process.stderr]) {
+    stream.on("error", (err: NodeJS.ErrnoException) => {
+      if (err.code === "EPIPE") process.exit(EXIT.ok);
+      throw err;
+    });
+  }
+});
 if (wantsJson(process.argv)) jsonUsageErrors(program);
 try {
   await program.parseAsync(process.argv);
