@@ -37,8 +37,8 @@ export async function waitForJob(ctx: Context, id: string, opts: { kind?: "repla
   }
 }
 
-/** Columns of a job's record. */
-export const JOB_FIELDS = ["job_id", "kind", "status", "total", "processed", "succeeded", "failed", "skipped", "started_at", "completed_at"];
+/** A job's record on a terminal (`skipped` where the server counts it). */
+export const jobView = (job: Job) => ({ columns: ["job_id", "kind", "status", "total", "processed", "succeeded", "failed", ...("skipped" in job ? ["skipped"] : []), "started_at", "completed_at"] });
 
 const counts = (j: Job) => `total ${j.total}, succeeded ${j.succeeded}, failed ${j.failed}` + (j.skipped !== undefined ? `, skipped ${j.skipped}` : "");
 
@@ -48,21 +48,23 @@ const counts = (j: Job) => `total ${j.total}, succeeded ${j.succeeded}, failed $
  * so a script's `&&` never follows a replay that delivered nothing.
  */
 export function finishWaitedJob(ctx: Context, job: Job) {
-  ctx.out.result(job, { columns: JOB_FIELDS });
+  ctx.out.result(job, jobView(job));
   const details = { job_id: job.job_id, kind: job.kind, total: job.total, succeeded: job.succeeded, failed: job.failed, skipped: job.skipped };
   if (job.failed > 0) throw jobError(`${job.kind} job ${job.job_id} had failures: ${counts(job)}`, "job_failed", details);
   if (job.succeeded === 0) throw jobError(`${job.kind} job ${job.job_id} did nothing: ${counts(job)}`, "nothing_done", details);
 }
 
 /**
- * Prints a started job's answer; a job with nothing to do fails the command
+ * Prints a started job's answer (`text` gets the mark to lead with: ✓, or !
+ * when there is nothing to do); a job with nothing to do fails the command
  * (exit 1): `why` says what matched nothing.
  */
-export function finishStartedJob<S extends { job_id: string; total: number; skipped?: number }>(ctx: Context, started: S, text: (s: S, c: ChalkInstance) => string, why: string) {
-  ctx.out.result(started, { text });
+export function finishStartedJob<S extends { job_id: string; total: number; skipped?: number }>(ctx: Context, started: S, text: (s: S, c: ChalkInstance, mark: string) => string, why: string) {
   const skipped = started.skipped ?? 0;
   // Whether a job's total counts the events it skips or not, nothing is left to do when they cover it.
-  if (started.total === 0 || skipped >= started.total) {
+  const nothing = started.total === 0 || skipped >= started.total;
+  ctx.out.result(started, { text: (s, c) => text(s, c, nothing ? c.yellow("!") : c.green("✓")) });
+  if (nothing) {
     const message = skipped > 0 ? `nothing to do: ${why}; ${skipped} skipped` : `nothing to do: ${why}`;
     throw jobError(message, "nothing_done", { job_id: started.job_id, total: started.total, skipped: started.skipped });
   }

@@ -57,7 +57,7 @@ export function registerAttempts(program: Command) {
         local: async (deps, scope) => (await import("../../src/domain/redrive")).startRedrive(deps, scope, parseInput(redriveInput, body)),
       });
       if (!o.wait) {
-        return finishStartedJob(ctx, started, (s, c) => `${c.green("✓")} Redrive started: job ${c.cyan(s.job_id)}, ${s.total} deliveries (follow it: hookrelay jobs get ${s.job_id} --wait)`, "the DLQ holds no delivery for it");
+        return finishStartedJob(ctx, started, (s, c, mark) => `${mark} Redrive started: job ${c.cyan(s.job_id)}, ${s.total} deliveries (follow it: hookrelay jobs get ${s.job_id} --wait)`, "the DLQ holds no delivery for it");
       }
       finishWaitedJob(ctx, await waitForJob(ctx, started.job_id, { label: "redrive", timeoutMs: o.timeout && o.timeout * 1000 }));
     },

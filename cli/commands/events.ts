@@ -96,7 +96,7 @@ export function registerEvents(program: Command) {
         return finishStartedJob(
           ctx,
           started,
-          (s, c) => `${c.green("✓")} Bulk retry started: job ${c.cyan(s.job_id)}, ${s.total} events${s.skipped ? `, ${s.skipped} skipped` : ""} (follow it: hookrelay jobs get ${s.job_id} --wait)`,
+          (s, c, mark) => `${mark} Bulk retry started: job ${c.cyan(s.job_id)}, ${s.total} events${s.skipped ? `, ${s.skipped} skipped` : ""} (follow it: hookrelay jobs get ${s.job_id} --wait)`,
           "no event to retry matched the filters",
         );
       }

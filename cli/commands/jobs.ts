@@ -1,6 +1,6 @@
 import type { Command } from "commander";
 import { act, noun, parseIntArg, verb } from "../command";
-import { finishWaitedJob, JOB_FIELDS, jobOperation, waitForJob } from "../jobs";
+import { finishWaitedJob, jobOperation, jobView, waitForJob } from "../jobs";
 
 /** `hookrelay jobs get <id> [--wait]`: progress of bulk retries, redrives and replays. */
 export function registerJobs(program: Command) {
@@ -11,7 +11,8 @@ export function registerJobs(program: Command) {
       .option("--timeout <seconds>", "with --wait: give up after this long (exit 1)", parseIntArg("--timeout", 1)),
     async (ctx, o, [id]) => {
       if (o.wait) return finishWaitedJob(ctx, await waitForJob(ctx, id!, { label: "job", timeoutMs: o.timeout && o.timeout * 1000 }));
-      ctx.out.result(await ctx.run(jobOperation(id!)), { columns: JOB_FIELDS });
+      const job = await ctx.run(jobOperation(id!));
+      ctx.out.result(job, jobView(job));
     },
   );
 }

@@ -4,7 +4,7 @@ import { act, bodyFrom, dataOption, noun, parseIntArg, verb } from "../command";
 import { parseInput } from "../context";
 import { usageError } from "../errors";
 import { resolveSourceField } from "../sourceRefs";
-import { finishStartedJob, finishWaitedJob, JOB_FIELDS, jobOperation, waitForJob } from "../jobs";
+import { finishStartedJob, finishWaitedJob, jobOperation, jobView, waitForJob } from "../jobs";
 
 /** `hookrelay replay start [--wait] | status <job_id>`. */
 export function registerReplay(program: Command) {
@@ -39,7 +39,7 @@ export function registerReplay(program: Command) {
       });
       const why = `no event to replay was received between ${body.from} and ${body.to}`;
       if (!o.wait) {
-        return finishStartedJob(ctx, started, (s, c) => `${c.green("✓")} Replay started: job ${c.cyan(s.job_id)}, ${s.total} events (follow it: hookrelay replay status ${s.job_id} --wait)`, why);
+        return finishStartedJob(ctx, started, (s, c, mark) => `${mark} Replay started: job ${c.cyan(s.job_id)}, ${s.total} events (follow it: hookrelay replay status ${s.job_id} --wait)`, why);
       }
       finishWaitedJob(ctx, await waitForJob(ctx, started.job_id, { kind: "replay", label: "replay", timeoutMs: o.timeout && o.timeout * 1000 }));
     },
@@ -50,7 +50,8 @@ export function registerReplay(program: Command) {
       .option("--timeout <seconds>", "with --wait: give up after this long", parseIntArg("--timeout", 1)),
     async (ctx, o, [id]) => {
       if (o.wait) return finishWaitedJob(ctx, await waitForJob(ctx, id!, { kind: "replay", label: "replay", timeoutMs: o.timeout && o.timeout * 1000 }));
-      ctx.out.result(await ctx.run(jobOperation(id!, "replay")), { columns: JOB_FIELDS });
+      const job = await ctx.run(jobOperation(id!, "replay"));
+      ctx.out.result(job, jobView(job));
     },
   );
 }
