@@ -25,6 +25,11 @@ export interface Operation<T> {
   path: string;
   query?: Record<string, QueryValue>;
   body?: unknown;
+  /**
+   * The top-level key every hookrelay answer to this call has (`sources`,
+   * `job_id`, …). A 2xx answer without it comes from some other server.
+   */
+  expect: string;
   /** The same operation without HTTP: the domain function the route calls. */
   local: (deps: Deps, scope: Scope) => Promise<T>;
 }
@@ -57,7 +62,7 @@ export function path(strings: TemplateStringsArray, ...ids: (string | number)[])
 
 // ---------------------------------------------------------------- errors
 
-const STATUS_CODE: Record<number, string> = { 400: "validation_error", 401: "unauthorized", 403: "forbidden", 404: "not_found", 409: "conflict", 410: "source_expired", 413: "payload_too_large", 422: "schema_violation", 429: "rate_limited" };
+const STATUS_CODE: Record<number, ErrorBody["error"]["code"]> = { 413: "payload_too_large", 429: "rate_limited" };
 
 /** 401/403 → exit 4 (auth), any other API error → exit 1. */
 export function exitCodeForStatus(status: number) {
@@ -130,7 +135,12 @@ export class RemoteClient {
     }
   }
 
-  async request<T>(method: Method, p: string, opts: { query?: Record<string, QueryValue>; body?: unknown } = {}): Promise<T> {
+  /**
+   * A JSON request whose answer must be hookrelay's: a JSON object with the
+   * `expect` key, or hookrelay's error body. Anything else (an HTML page, `{}`,
+   * a redirect) means the URL is some other server, whatever its status.
+   */
+  async request<T>(method: Method, p: string, opts: { query?: Record<string, QueryValue>; body?: unknown; expect: string }): Promise<T> {
     const res = await this.fetch(method, p, opts);
     const text = await res.text();
     let parsed: unknown;
@@ -139,10 +149,29 @@ export class RemoteClient {
     } catch {
       parsed = undefined;
     }
-    if (res.ok && parsed !== undefined) return parsed as T;
-    if (res.ok) throw new CliError(`unexpected response from ${this.url} (${res.status}, not JSON): is this a hookrelay server?`, EXIT.error, "bad_response");
-    const body = isErrorBody(parsed) ? parsed : { error: { code: STATUS_CODE[res.status] ?? (res.status >= 500 ? "internal" : "error"), message: `HTTP ${res.status} from ${this.url}` } };
-    throw apiErrorToCli(res.status, body as ErrorBody, this.hint(res.status, (body as ErrorBody).error.code));
+    if (res.ok) {
+      if (isObject(parsed) && opts.expect in parsed) return parsed as T;
+      throw this.notHookrelay(method, p, res, parsed === undefined ? "not JSON" : `JSON without "${opts.expect}"`);
+    }
+    throw this.failure(method, p, res, parsed);
+  }
+
+  /** The CliError for a non-2xx answer: hookrelay's error body, a server error, or some other server. */
+  failure(method: Method, p: string, res: Response, parsed: unknown): CliError {
+    if (isErrorBody(parsed)) return apiErrorToCli(res.status, parsed, this.hint(res.status, parsed.error.code));
+    // What a proxy in front of the server answers on its own (gateway down, body too large, throttled).
+    if (res.status >= 500 || res.status === 413 || res.status === 429) {
+      const body: ErrorBody = { error: { code: STATUS_CODE[res.status] ?? "internal", message: `HTTP ${res.status} from ${this.url}` } };
+      return apiErrorToCli(res.status, body);
+    }
+    const location = res.headers.get("location");
+    return this.notHookrelay(method, p, res, location ? `a redirect to ${location}` : "no hookrelay error body", exitCodeForStatus(res.status));
+  }
+
+  notHookrelay(method: Method, p: string, res: Response, what: string, exitCode: number = EXIT.error) {
+    const type = res.headers.get("content-type")?.split(";")[0];
+    const message = `not a hookrelay server at ${this.url}? (${method} /v1${p} answered HTTP ${res.status}${type ? ` ${type}` : ""}, ${what})`;
+    return new CliError(message, exitCode, "bad_response", { error: { code: "bad_response", message } });
   }
 
   private hint(status: number, code: string) {
@@ -152,6 +181,8 @@ export class RemoteClient {
     return undefined;
   }
 }
+
+const isObject = (v: unknown): v is Record<string, unknown> => typeof v === "object" && v !== null && !Array.isArray(v);
 
 const isErrorBody = (v: unknown): v is ErrorBody =>
   typeof v === "object" && v !== null && typeof (v as ErrorBody).error === "object" && typeof (v as ErrorBody).error?.code === "string";
@@ -293,7 +324,7 @@ export async function createContext(flags: GlobalFlags, opts: { out?: Output; en
       out,
       json,
       remote,
-      run: (op) => remote.request(op.method, op.path, { query: op.query, body: op.body }),
+      run: (op) => remote.request(op.method, op.path, { query: op.query, body: op.body, expect: op.expect }),
       close: async () => {},
     };
   }

@@ -6,6 +6,7 @@
  * Both go through the context, so the same code serves both modes.
  */
 import type { Context } from "./context";
+import { CliError } from "./errors";
 
 export interface FeedEvent {
   id: string;
@@ -47,6 +48,7 @@ export async function eventsSince(ctx: Context, since: string, sourceId?: string
       method: "GET",
       path: "/events",
       query: { after: since, limit: 100, cursor, source_id: sourceId },
+      expect: "events",
       local: async (deps, scope) => {
         const [{ listEvents }, { listEventsQuery }, { parseInput }] = await Promise.all([import("../src/domain/events"), import("../src/contracts/events"), import("./context")]);
         const q: Record<string, string> = { after: since, limit: "100" };
@@ -128,12 +130,13 @@ export function openFeed(ctx: Context, opts: FeedOptions, h: FeedHandlers) {
         const res = await remote.fetch("GET", "/events/stream", { query, headers: { accept: "text/event-stream" }, signal: controller.signal });
         if (!res.ok || !res.body) {
           const text = await res.text().catch(() => "");
-          // Credentials will not get better by retrying.
-          if (res.status === 401 || res.status === 403) {
-            const { apiErrorToCli } = await import("./context");
-            throw apiErrorToCli(res.status, safeJson(text) ?? { error: { code: "unauthorized", message: `HTTP ${res.status}` } });
-          }
-          throw new Error(`HTTP ${res.status}`);
+          // A server error or a throttle may pass; credentials or another server will not get better by retrying.
+          if (res.status >= 500 || res.status === 429) throw new Error(`HTTP ${res.status}`);
+          throw remote.failure("GET", "/events/stream", res, safeJson(text));
+        }
+        if (!res.headers.get("content-type")?.startsWith("text/event-stream")) {
+          await res.body.cancel().catch(() => {});
+          throw remote.notHookrelay("GET", "/events/stream", res, "not an event stream");
         }
         // The server's first write (`: connected`) comes once it listens; arrivals during
         // the backfill then wait in the stream's buffer, so nothing falls in between.
@@ -155,7 +158,8 @@ export function openFeed(ctx: Context, opts: FeedOptions, h: FeedHandlers) {
         }
       } catch (err) {
         if (controller.signal.aborted) break;
-        if ((err as { exitCode?: number }).exitCode === 4) throw err;
+        // Only an unreachable server or a dropped stream is worth reconnecting to.
+        if (err instanceof CliError && err.code !== "connection_failed") throw err;
         h.onState?.({ state: "reconnecting", detail: (err as Error).message });
       }
       first = false;
@@ -180,6 +184,7 @@ export function openFeed(ctx: Context, opts: FeedOptions, h: FeedHandlers) {
             method: "GET",
             path: "/events",
             query: { limit: 50 },
+            expect: "events",
             local: async (deps, scope) => {
               const [{ listEvents }, { listEventsQuery }, { parseInput }] = await Promise.all([import("../src/domain/events"), import("../src/contracts/events"), import("./context")]);
               return listEvents(deps, scope, parseInput(listEventsQuery, { limit: "50" }, "query"));

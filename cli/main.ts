@@ -5,6 +5,17 @@ import { buildProgram } from "./program";
 import { CliError, EXIT } from "./errors";
 
 const program = buildProgram();
+// A reader that stops early (`| head -1`) closes the pipe: that ends a client command, quietly.
+// Not `serve`: a server that lost its log stream should not look like a clean stop.
+program.hook("preAction", (_program, command) => {
+  if (command.name() === "serve") return;
+  for (const stream of [process.stdout, process.stderr]) {
+    stream.on("error", (err: NodeJS.ErrnoException) => {
+      if (err.code === "EPIPE") process.exit(EXIT.ok);
+      throw err;
+    });
+  }
+});
 if (wantsJson(process.argv)) jsonUsageErrors(program);
 try {
   await program.parseAsync(process.argv);
@@ -28,6 +39,7 @@ function wantsJson(argv: string[]) {
 
 /** One line on stderr (the error body in --json mode) and a stable exit code: see `hookrelay help exit-codes`. */
 function reportError(err: unknown, json: boolean): number {
+  if ((err as NodeJS.ErrnoException)?.code === "EPIPE") return EXIT.ok;
   if (err instanceof CommanderError) return err.exitCode === 0 ? EXIT.ok : EXIT.usage;
   if (err instanceof ConfigError) {
     process.stderr.write(json ? JSON.stringify({ error: { code: "config_error", message: err.message } }) + "\n" : `error: ${err.message}\n`);

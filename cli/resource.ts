@@ -15,6 +15,7 @@ import { parseInput, path as encodePath, type Context, type QueryValue } from ".
 import { CliError, EXIT, usageError } from "./errors";
 import type { ColumnSpec, View } from "./output";
 import { ask, canPrompt } from "./prompt";
+import { resolveSourceField } from "./sourceRefs";
 
 type Local<M, A extends unknown[], T = unknown> = (m: M, deps: Deps, scope: Scope, ...args: A) => Promise<T>;
 
@@ -37,6 +38,8 @@ export interface ResourceSpec<M> {
   exampleId: string;
   /** The domain module, loaded only when local mode runs. */
   domain: () => Promise<M>;
+  /** Turns what the user typed for `<id>` into the id (sources: a slug or name too). */
+  resolveId?: (ctx: Context, ref: string) => Promise<string>;
 }
 
 // ---------------------------------------------------------------- flags from zod schemas
@@ -173,7 +176,7 @@ export function addFieldOptions(cmd: Command, schema: z.ZodObject, forUpdate: bo
     if (o.skip?.includes(field)) continue;
     const k = fieldKind(s as unknown as ZodLike);
     const flag = flagName(field);
-    const help = describe(field, k, forUpdate, o.help?.[field] ?? (s as unknown as ZodLike).description);
+    const help = describe(field, k, forUpdate, o.help?.[field] ?? (field === "source_id" ? "the source: its id or slug" : (s as unknown as ZodLike).description));
     if (k.kind === "boolean") {
       const opt = new Option(flag, help);
       cmd.addOption(opt);
@@ -228,6 +231,16 @@ export class Resource<M> {
     return this.spec.path + encodePath`/${id}`;
   }
 
+  /** The `<id>` argument as the id the API takes. */
+  async id(ctx: Context, ref: string) {
+    return this.spec.resolveId ? this.spec.resolveId(ctx, ref) : ref;
+  }
+
+  /** The key of the one-item answer (`source`), or `id` where the item is the answer itself (events). */
+  private get itemKey() {
+    return this.spec.itemKey || "id";
+  }
+
   private get itemView(): View {
     return { item: this.spec.itemKey, columns: this.spec.detail };
   }
@@ -239,7 +252,7 @@ export class Resource<M> {
     for (const [field, s] of Object.entries(o.query?.shape ?? {})) {
       if (o.skip?.includes(field) || (o.paged && ["limit", "offset", "cursor", "direction"].includes(field))) continue;
       const k = fieldKind(s as unknown as ZodLike);
-      const opt = new Option(`${flagName(field)} <value>`, o.help?.[field] ?? `only these: ${field.replace(/_/g, " ")}`);
+      const opt = new Option(`${flagName(field)} <value>`, o.help?.[field] ?? (field === "source_id" ? "only this source (its id or slug)" : `only these: ${field.replace(/_/g, " ")}`));
       if (k.kind === "enum") opt.choices(k.values!);
       cmd.addOption(opt);
       bindings.push({ field, attr: opt.attributeName() });
@@ -255,10 +268,12 @@ export class Resource<M> {
       for (const b of bindings) if (opts[b.attr] !== undefined) query[b.field] = opts[b.attr];
       if (o.paged) for (const k of ["limit", "offset", "cursor"]) if (opts[k] !== undefined) query[k] = opts[k];
       o.mapQuery?.(opts, query);
+      await resolveSourceField(ctx, query);
       const res = await ctx.run({
         method: "GET",
         path: this.spec.path,
         query,
+        expect: this.spec.listKey,
         local: async (deps, scope) => o.local(await this.spec.domain(), deps, scope, o.query ? parseInput(o.query, textQuery(query), "query") : {}),
       });
       ctx.out.result(res, { list: this.spec.listKey, columns: this.spec.columns, empty: `No ${this.spec.noun}.` });
@@ -268,8 +283,9 @@ export class Resource<M> {
 
   get(o: VerbOptions & { local: Local<M, [id: string]>; view?: (ctx: Context) => View }) {
     const cmd = verb(this.cmd, "get <id>", o.description ?? `Show one ${this.spec.singular}`, o.examples ?? [`hookrelay ${this.spec.noun} get ${this.spec.exampleId}`]);
-    act(cmd, async (ctx, _opts, [id]) => {
-      const res = await ctx.run({ method: "GET", path: this.itemPath(id!), local: async (deps, scope) => o.local(await this.spec.domain(), deps, scope, id!) });
+    act(cmd, async (ctx, _opts, [ref]) => {
+      const id = await this.id(ctx, ref!);
+      const res = await ctx.run({ method: "GET", path: this.itemPath(id), expect: this.itemKey, local: async (deps, scope) => o.local(await this.spec.domain(), deps, scope, id) });
       ctx.out.result(res, o.view?.(ctx) ?? this.itemView);
     });
     return cmd;
@@ -289,7 +305,8 @@ export class Resource<M> {
     cmd.addOption(dataOption());
     act(cmd, async (ctx, opts) => {
       const body = bodyOf(opts, bindings, opts.data === undefined ? required : []);
-      const res = await ctx.run({ method: "POST", path: this.spec.path, body, local: async (deps, scope) => o.local(await this.spec.domain(), deps, scope, parseInput(o.input, body)) });
+      await resolveSourceField(ctx, body);
+      const res = await ctx.run({ method: "POST", path: this.spec.path, body, expect: this.itemKey, local: async (deps, scope) => o.local(await this.spec.domain(), deps, scope, parseInput(o.input, body)) });
       ctx.out.result(res, this.itemView);
     });
     return cmd;
@@ -304,10 +321,12 @@ export class Resource<M> {
     );
     const bindings = addFieldOptions(cmd, o.input, true, o);
     cmd.addOption(dataOption());
-    act(cmd, async (ctx, opts, [id]) => {
+    act(cmd, async (ctx, opts, [ref]) => {
       const body = bodyOf(opts, bindings, []);
       if (Object.keys(body).length === 0) throw usageError(`nothing to update: give at least one field flag or --data (see \`hookrelay ${this.spec.noun} update --help\`)`);
-      const res = await ctx.run({ method: "PATCH", path: this.itemPath(id!), body, local: async (deps, scope) => o.local(await this.spec.domain(), deps, scope, id!, parseInput(o.input, body)) });
+      const id = await this.id(ctx, ref!);
+      await resolveSourceField(ctx, body);
+      const res = await ctx.run({ method: "PATCH", path: this.itemPath(id), body, expect: this.itemKey, local: async (deps, scope) => o.local(await this.spec.domain(), deps, scope, id, parseInput(o.input, body)) });
       ctx.out.result(res, this.itemView);
     });
     return cmd;
@@ -315,10 +334,11 @@ export class Resource<M> {
 
   delete(o: VerbOptions & { local: Local<M, [id: string]> }) {
     const cmd = verb(this.cmd, "delete <id>", o.description ?? `Delete a ${this.spec.singular}`, o.examples ?? [`hookrelay ${this.spec.noun} delete ${this.spec.exampleId} --yes`]).option("-y, --yes", "do not ask for confirmation");
-    act(cmd, async (ctx, opts, [id]) => {
-      await confirm(opts, `Delete ${this.spec.singular} ${id}?`);
-      const res = await ctx.run({ method: "DELETE", path: this.itemPath(id!), local: async (deps, scope) => o.local(await this.spec.domain(), deps, scope, id!) });
-      ctx.out.result(res, { text: (_r, c) => `${c.green("✓")} Deleted ${this.spec.singular} ${c.cyan(id!)}` });
+    act(cmd, async (ctx, opts, [ref]) => {
+      const id = await this.id(ctx, ref!);
+      await confirm(opts, `Delete ${this.spec.singular} ${ref === id ? id : `${ref} (${id})`}?`);
+      const res = await ctx.run({ method: "DELETE", path: this.itemPath(id), expect: "success", local: async (deps, scope) => o.local(await this.spec.domain(), deps, scope, id) });
+      ctx.out.result(res, { text: (_r, c) => `${c.green("✓")} Deleted ${this.spec.singular} ${c.cyan(id)}` });
     });
     return cmd;
   }

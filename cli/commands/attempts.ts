@@ -2,7 +2,8 @@ import type { Command } from "commander";
 import { listAttemptsQuery, redriveInput } from "../../src/contracts/deliveryAttempts";
 import { bodyFrom, parseIntArg } from "../command";
 import { parseInput } from "../context";
-import { JOB_FIELDS, waitForJob } from "../jobs";
+import { finishStartedJob, finishWaitedJob, waitForJob } from "../jobs";
+import { attemptWhenCell } from "../output/attempts";
 import { Resource } from "../resource";
 
 /** `hookrelay attempts list [--dlq]` and `attempts redrive`. */
@@ -16,7 +17,7 @@ export function registerAttempts(program: Command) {
       path: "/delivery-attempts",
       listKey: "delivery_attempts",
       itemKey: "delivery_attempt",
-      columns: ["id", "created_at", "event_id", "destination_name", "status", "response_status", "duration_ms", "attempt_number", "trigger_type", "error"],
+      columns: ["id", { key: "sent_at", header: "sent", get: (a) => attemptWhenCell(a) }, "event_id", "destination_name", "status", "response_status", "duration_ms", "attempt_number", "trigger_type", "error"],
       exampleId: "da_0123456789abcdef0123456789abcdef",
       domain: () => import("../../src/domain/deliveryAttempts"),
     },
@@ -43,7 +44,7 @@ export function registerAttempts(program: Command) {
       cmd
         .option("--destination-id <id>", "DLQ deliveries to this destination")
         .option("--connection-id <id>", "DLQ deliveries through this connection")
-        .option("--wait", "follow the job to the end (progress bar on a terminal), then print its final progress")
+        .option("--wait", "follow the job to the end (progress bar on a terminal), then print its final progress; exit 1 if any of it failed or it did nothing")
         .option("--timeout <seconds>", "with --wait: give up after this long", parseIntArg("--timeout", 1)),
     async (ctx, o) => {
       const body = bodyFrom(undefined, { destination_id: o.destinationId, connection_id: o.connectionId });
@@ -52,10 +53,13 @@ export function registerAttempts(program: Command) {
         method: "POST",
         path: "/delivery-attempts/redrive",
         body,
+        expect: "job_id",
         local: async (deps, scope) => (await import("../../src/domain/redrive")).startRedrive(deps, scope, parseInput(redriveInput, body)),
       });
-      if (!o.wait) return ctx.out.result(started, { text: (s, c) => `${c.green("✓")} Redrive started: job ${c.cyan(s.job_id)}, ${s.total} deliveries (follow it: hookrelay jobs get ${s.job_id} --wait)` });
-      ctx.out.result(await waitForJob(ctx, started.job_id, { label: "redrive", timeoutMs: o.timeout && o.timeout * 1000 }), { columns: JOB_FIELDS });
+      if (!o.wait) {
+        return finishStartedJob(ctx, started, (s, c, mark) => `${mark} Redrive started: job ${c.cyan(s.job_id)}, ${s.total} deliveries (follow it: hookrelay jobs get ${s.job_id} --wait)`, "the DLQ holds no delivery for it");
+      }
+      finishWaitedJob(ctx, await waitForJob(ctx, started.job_id, { label: "redrive", timeoutMs: o.timeout && o.timeout * 1000 }));
     },
   );
   return r;

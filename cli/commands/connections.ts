@@ -64,7 +64,7 @@ export function registerConnections(program: Command) {
         .addOption(dataOption()),
     async (ctx, o, _args, domain) => {
       const body = bodyFrom(o.data, { transform_expression: o.expression ?? o.transformFile, event_id: o.eventId, body: o.body });
-      const res = await ctx.run({ method: "POST", path: "/connections/test-transform", body, local: async (deps, scope) => (await domain()).testTransform(deps, scope, parseInput(testTransformInput, body)) });
+      const res = await ctx.run({ method: "POST", path: "/connections/test-transform", body, expect: "result", local: async (deps, scope) => (await domain()).testTransform(deps, scope, parseInput(testTransformInput, body)) });
       ctx.out.result(res, { text: (r) => JSON.stringify(r.result, null, 2) });
     },
   );

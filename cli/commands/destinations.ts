@@ -49,7 +49,7 @@ export function registerDestinations(program: Command) {
     [`hookrelay destinations secret ${ID}`, `export WEBHOOK_SECRET=$(hookrelay destinations secret ${ID})`],
     () => {},
     async (ctx, _o, [id], domain) => {
-      const res = await ctx.run({ method: "GET", path: path`/destinations/${id!}/secret`, local: async (deps, scope) => (await domain()).getDestinationSecret(deps, scope, id!) });
+      const res = await ctx.run({ method: "GET", path: path`/destinations/${id!}/secret`, expect: "secret", local: async (deps, scope) => (await domain()).getDestinationSecret(deps, scope, id!) });
       ctx.out.result(res, { text: (r) => r.secret });
     },
   );

@@ -4,10 +4,11 @@ import { bulkRetryFilters } from "../../src/contracts/eventRetry";
 import { listEventsQuery } from "../../src/contracts/events";
 import { parseIntArg } from "../command";
 import { parseInput, path, type Context } from "../context";
-import { usageError } from "../errors";
+import { CliError, EXIT, usageError } from "../errors";
 import { openFeed } from "../feed";
-import { JOB_FIELDS, waitForJob } from "../jobs";
-import { resolveSources } from "../sourceRefs";
+import { finishStartedJob, finishWaitedJob, waitForJob } from "../jobs";
+import { resolveSourceField, resolveSources } from "../sourceRefs";
+import { attemptWhenCell } from "../output/attempts";
 import { cellText, record, table } from "../output/table";
 import { Resource } from "../resource";
 
@@ -15,7 +16,7 @@ const ID = "evt_0123456789abcdef0123456789abcdef";
 
 const FILTERS = ["source_id", "status", "verification_status", "dedup_status", "method", "search", "after", "before"] as const;
 const FILTER_HELP: Record<string, string> = {
-  source_id: "only this source",
+  source_id: "only this source (its id or slug)",
   status: "comma list of pending, delivered, failed, held, rejected, ignored",
   verification_status: "comma list of verified, failed, skipped",
   dedup_status: "comma list of unique, duplicate, skipped",
@@ -66,8 +67,9 @@ export function registerEvents(program: Command) {
     (cmd) => {
       for (const f of FILTERS) cmd.option(`--${f.replace(/_/g, "-")} <value>`, `bulk: ${FILTER_HELP[f]}`);
       cmd
+        .option("--force", "one event: deliver it even though it was rejected (failed signature or schema); check its payload first")
         .option("--all", "bulk: retry every event (when no filter is given)")
-        .option("--wait", "bulk: follow the job to the end (progress bar on a terminal), then print its final progress")
+        .option("--wait", "bulk: follow the job to the end (progress bar on a terminal), then print its final progress; exit 1 if any of it failed or it did nothing")
         .option("--timeout <seconds>", "with --wait: give up after this long", parseIntArg("--timeout", 1));
     },
     async (ctx, o, [id]) => {
@@ -78,25 +80,27 @@ export function registerEvents(program: Command) {
       }
       if (id) {
         if (Object.keys(filters).length > 0 || o.all || o.wait) throw usageError("give an event id, or filters for a bulk retry, not both");
-        const res = await ctx.run<RetryResult>({ method: "POST", path: path`/events/${id}/retry`, local: async (deps, scope) => (await import("../../src/domain/retries")).retryEvent(deps, scope, id) });
-        return ctx.out.result(res, {
-          text: (r, c) =>
-            [
-              `${r.retried.length ? c.green("✓") : c.yellow("!")} Queued ${r.retried.length} ${r.retried.length === 1 ? "delivery" : "deliveries"} for ${c.cyan(id)}`,
-              ...r.retried.map((x) => `  ${c.cyan(x.destination_id)}  ${x.status}  (attempt ${x.attempt_id})`),
-              ...r.errors.map((e) => `  ${c.cyan(e.destination_id)}  ${c.red(e.code)}  ${e.message}`),
-            ].join("\n"),
-        });
+        return retryOne(ctx, id, o.force === true);
       }
+      if (o.force) throw usageError("--force retries one event: give its id");
       if (Object.keys(filters).length === 0 && !o.all) throw usageError("give an event id, filters (e.g. --status failed), or --all to retry every event");
-      const started = await ctx.run<{ job_id: string; total: number }>({
+      await resolveSourceField(ctx, filters);
+      const started = await ctx.run<{ job_id: string; total: number; skipped?: number }>({
         method: "POST",
         path: "/events/retry",
         body: filters,
+        expect: "job_id",
         local: async (deps, scope) => (await import("../../src/domain/bulkRetry")).startBulkRetry(deps, scope, parseInput(bulkRetryFilters, filters)),
       });
-      if (!o.wait) return ctx.out.result(started, { text: (s, c) => `${c.green("✓")} Bulk retry started: job ${c.cyan(s.job_id)}, ${s.total} events (follow it: hookrelay jobs get ${s.job_id} --wait)` });
-      ctx.out.result(await waitForJob(ctx, started.job_id, { label: "retry", timeoutMs: o.timeout && o.timeout * 1000 }), { columns: JOB_FIELDS });
+      if (!o.wait) {
+        return finishStartedJob(
+          ctx,
+          started,
+          (s, c, mark) => `${mark} Bulk retry started: job ${c.cyan(s.job_id)}, ${s.total} events${s.skipped ? `, ${s.skipped} skipped` : ""} (follow it: hookrelay jobs get ${s.job_id} --wait)`,
+          "no event to retry matched the filters",
+        );
+      }
+      finishWaitedJob(ctx, await waitForJob(ctx, started.job_id, { label: "retry", timeoutMs: o.timeout && o.timeout * 1000 }));
     },
   );
   r.verb(
@@ -134,6 +138,46 @@ export function registerEvents(program: Command) {
   return r;
 }
 
+/**
+ * POST /events/{id}/retry (with `{force: true}` for --force), then fails the
+ * command when nothing was queued. A rejected event answers 409: the server
+ * says why, and the CLI how to override it.
+ */
+async function retryOne(ctx: Context, id: string, force: boolean) {
+  let res: RetryResult;
+  try {
+    res = await ctx.run<RetryResult>({
+      method: "POST",
+      path: path`/events/${id}/retry`,
+      body: force ? { force: true } : undefined,
+      expect: "retried",
+      local: async (deps, scope) => {
+        const { retryEvent } = await import("../../src/domain/retries");
+        // The force option arrives with the server's change for rejected events; older domains ignore it.
+        return (retryEvent as (d: typeof deps, s: typeof scope, id: string, input: { force: boolean }) => Promise<RetryResult>)(deps, scope, id, { force });
+      },
+    });
+  } catch (err) {
+    if (err instanceof CliError && err.code === "conflict" && !force && !/--force/.test(err.message)) {
+      throw new CliError(`${err.message} (once you have checked its payload, \`hookrelay events retry ${id} --force\` delivers it anyway)`, err.exitCode, err.code, err.body);
+    }
+    throw err;
+  }
+  ctx.out.result(res, {
+    text: (r, c) =>
+      [
+        `${r.retried.length ? c.green("✓") : c.yellow("!")} Queued ${r.retried.length} ${r.retried.length === 1 ? "delivery" : "deliveries"} for ${c.cyan(id)}`,
+        ...r.retried.map((x) => `  ${c.cyan(x.destination_id)}  ${x.status}  (attempt ${x.attempt_id})`),
+        ...r.errors.map((e) => `  ${c.cyan(e.destination_id)}  ${c.red(e.code)}  ${e.message}`),
+      ].join("\n"),
+  });
+  if (res.retried.length === 0) {
+    const why = res.errors.length ? `${res.errors.length} not retried (${[...new Set(res.errors.map((e) => e.code))].join(", ")})` : "its source has no connection to deliver through";
+    const message = `nothing queued for ${id}: ${why}`;
+    throw new CliError(message, EXIT.error, "nothing_done", { error: { code: "nothing_done", message, details: res.errors } });
+  }
+}
+
 const SUMMARY = ["id", "source_name", "method", "path", "status", "verification_status", "dedup_status", "event_type", "received_at", "payload_size", "content_type", "source_ip"];
 
 /** The detail as sections on a terminal; in a pipe, `key\tvalue` lines then the body. */
@@ -151,7 +195,8 @@ export function eventDetailText(ctx: Context, e: Record<string, any>, c: ChalkIn
   } else body = `(base64) ${body}`;
   parts.push(heading("Body") + "\n" + body);
   const attempts = (e.delivery_attempts ?? []) as Record<string, unknown>[];
-  if (tty) parts.push(heading(`Delivery attempts (${attempts.length})`) + "\n" + (attempts.length ? table(attempts, ["id", "destination_id", "status", "status_code", "latency_ms", "attempt_number", "trigger_type", "attempted_at", "error"], c).trimEnd() : c.dim("none")));
-  else for (const a of attempts) parts.push(["attempt", a.id, a.destination_id, a.status, a.status_code, a.attempted_at].map(cellText).join("\t"));
+  const when = { key: "attempted_at", header: "sent", get: (a: Record<string, unknown>) => attemptWhenCell(a) };
+  if (tty) parts.push(heading(`Delivery attempts (${attempts.length})`) + "\n" + (attempts.length ? table(attempts, ["id", "destination_id", "status", "status_code", "latency_ms", "attempt_number", "trigger_type", when, "error"], c).trimEnd() : c.dim("none")));
+  else for (const a of attempts) parts.push(["attempt", a.id, a.destination_id, a.status, a.status_code, a.attempted_at, a.scheduled_at].map(cellText).join("\t"));
   return parts.join("\n");
 }

@@ -3,9 +3,14 @@ import { usageError } from "../errors";
 
 export const EXIT_CODES_TEXT = `Exit codes of every hookrelay command
 
-  0  ok      the command did what it was asked
+  0  ok      the command did what it was asked (also when a reader such as \`head\`
+             closes the pipe early: the command stops quietly)
   1  error   the request failed: validation (400), not found (404), conflict (409),
-             any other API error, a network error, or a server error
+             any other API error, a network error, or a server error; the URL is
+             not a hookrelay server (bad_response); a waited-for job (--wait) had
+             failures (job_failed) or did nothing, a job started with nothing to
+             do, or \`events retry <id>\` queued nothing (nothing_done): the
+             result is still printed, the counts go to stderr
   2  usage   unknown command or flag, missing argument, malformed flag value or --data
   4  auth    not logged in, wrong password, invalid or revoked API key, expired session,
              or not allowed (HTTP 401 and 403, e.g. session_required, forbidden)

@@ -30,6 +30,7 @@ export function registerKeys(program: Command) {
         method: "POST",
         path: "/auth/api-keys",
         body,
+        expect: "key",
         local: async (deps, scope) => (await domain()).createApiKey(deps, scope, parseInput(createApiKeyInput, body)),
       });
       ctx.out.result(res, {
@@ -44,7 +45,7 @@ export function registerKeys(program: Command) {
   act(
     verb(keys, "list", "List API keys (masked: only the first 12 characters)", ["hookrelay keys list", "hookrelay keys list --json | jq '.api_keys[].name'"]),
     async (ctx) => {
-      const res = await ctx.run({ method: "GET", path: "/auth/api-keys", local: async (deps, scope) => (await domain()).listApiKeys(deps, scope) });
+      const res = await ctx.run({ method: "GET", path: "/auth/api-keys", expect: "api_keys", local: async (deps, scope) => (await domain()).listApiKeys(deps, scope) });
       ctx.out.result(res, {
         list: "api_keys",
         columns: ["id", "name", "key_prefix", "scopes", { key: "revoked", get: (r) => (r.revoked ? "revoked" : "active"), header: "status" }, "request_count", "last_used_at", "created_at"],
@@ -54,7 +55,7 @@ export function registerKeys(program: Command) {
   );
 
   act(verb(keys, "revoke <id>", "Revoke an API key, at once and for good", ["hookrelay keys revoke ak_0123456789abcdef0123456789abcdef"]), async (ctx, _o, [id]) => {
-    const res = await ctx.run({ method: "DELETE", path: path`/auth/api-keys/${id!}`, local: async (deps, scope) => (await domain()).revokeApiKey(deps, scope, id!) });
+    const res = await ctx.run({ method: "DELETE", path: path`/auth/api-keys/${id!}`, expect: "success", local: async (deps, scope) => (await domain()).revokeApiKey(deps, scope, id!) });
     ctx.out.result(res, { text: (_r, c) => `${c.green("✓")} Revoked API key ${c.cyan(id!)}` });
   });
 }

@@ -2,7 +2,7 @@ import type { Command } from "commander";
 import { existsSync, readFileSync } from "node:fs";
 import { join } from "node:path";
 import { act, verb } from "../command";
-import { path, type Context } from "../context";
+import { path } from "../context";
 import { usageError } from "../errors";
 import { openFeed, type FeedEvent } from "../feed";
 import { ago } from "../output/table";
@@ -12,14 +12,89 @@ import { resolveSources } from "../sourceRefs";
 /** Not forwarded: hop-by-hop headers and those the local request sets itself. */
 const DROP = new Set(["host", "content-length", "connection", "keep-alive", "proxy-connection", "transfer-encoding", "te", "trailer", "upgrade", "proxy-authorization", "proxy-authenticate", "accept-encoding"]);
 
-type Checkpoints = Record<string, { received_at: string; id: string }>;
+/**
+ * Where `--since last` resumes, per server/source/URL: every event received
+ * before `received_at`, and `id` itself, was handled (forwarded with a 2xx,
+ * or deliberately skipped). A failed forward holds the position there, so the
+ * next run sends that event again; `done` lists events after the position
+ * that were handled anyway, so they are not sent twice.
+ */
+interface Checkpoint {
+  received_at: string;
+  id: string;
+  done?: string[];
+}
+type Checkpoints = Record<string, Checkpoint>;
 const checkpointFile = () => join(configDir(), "listen-state.json");
+/** Enough to cover a long outage of the local server; past it an event may be forwarded twice, never lost. */
+const MAX_DONE = 1000;
 
 function readCheckpoints(): Checkpoints {
   try {
     return existsSync(checkpointFile()) ? (JSON.parse(readFileSync(checkpointFile(), "utf8")) as Checkpoints) : {};
   } catch {
     return {};
+  }
+}
+
+/** Writes this run's positions over a fresh read, so another listen's positions (other sources or URLs) survive. */
+function saveCheckpoint(key: string, mark: Checkpoint) {
+  try {
+    writeJsonPrivate(checkpointFile(), { ...readCheckpoints(), [key]: mark });
+  } catch {}
+}
+
+/**
+ * The position of one source during a run. `resumed`: this run started from
+ * the saved position (`--since last`), so it continues it; otherwise the
+ * first event this run handles (or fails) starts a new one.
+ */
+class Position {
+  private held = false;
+  private continues: boolean;
+  /** The saved position this run resumed from: what earlier runs handled. */
+  private readonly earlier: Checkpoint | undefined;
+
+  constructor(
+    private mark: Checkpoint | undefined,
+    resumed: boolean,
+    private readonly save: (mark: Checkpoint) => void,
+  ) {
+    this.earlier = resumed ? mark : undefined;
+    this.continues = this.earlier !== undefined;
+  }
+
+  /** Handled by an earlier run: received before its position, the position itself, or listed as done (which moves the position on). */
+  seen(e: FeedEvent) {
+    if (!this.earlier) return false;
+    if (e.received_at < this.earlier.received_at || e.id === this.earlier.id) return true;
+    if (!this.earlier.done?.includes(e.id)) return false;
+    this.handled(e);
+    return true;
+  }
+
+  /** Forwarded or deliberately skipped: the position moves past it, unless an earlier failure holds it. */
+  handled(e: FeedEvent) {
+    this.begin();
+    const done = (this.mark?.done ?? []).filter((id) => id !== e.id);
+    if (this.held) this.mark = { ...this.mark!, done: [...done, e.id].slice(-MAX_DONE) };
+    else this.mark = { received_at: e.received_at, id: e.id, ...(done.length ? { done } : {}) };
+    this.save(this.mark);
+  }
+
+  /** Not forwarded: the position stays before it (`--since` is inclusive), so the next `--since last` sends it again. */
+  failed(e: FeedEvent) {
+    this.begin();
+    if (!this.held && !this.mark) this.mark = { received_at: e.received_at, id: "" };
+    this.held = true;
+    this.save(this.mark!);
+  }
+
+  /** A run that did not resume starts its own position at its first event. */
+  private begin() {
+    if (this.continues) return;
+    this.mark = undefined;
+    this.continues = true;
   }
 }
 
@@ -59,40 +134,63 @@ export function registerListen(program: Command) {
       const key = (sourceId: string) => `${server}|${sourceId}|${forward.href}`;
 
       const checkpoints = readCheckpoints();
-      const skip = new Set<string>();
       let since = o.since ? parseSince(o.since) : undefined;
+      const resumed = since === "last";
       if (since === "last") {
-        const marks = sources.map((s) => checkpoints[key(s.id)]).filter((m): m is { received_at: string; id: string } => Boolean(m));
-        marks.forEach((m) => skip.add(m.id));
-        // Sources never forwarded before start now; the others resume after their last forwarded event.
-        since = marks.map((m) => m.received_at).sort()[0];
+        // Each source resumes at its own position; one never forwarded before starts with the earliest of them (or now).
+        since = sources
+          .map((s) => checkpoints[key(s.id)]?.received_at)
+          .filter((t): t is string => Boolean(t))
+          .sort()[0];
       }
+      const positions = new Map(sources.map((s) => [s.id, new Position(checkpoints[key(s.id)], resumed, (mark) => saveCheckpoint(key(s.id), mark))]));
 
       const c = ctx.out.c;
       if (!ctx.json) {
         process.stderr.write(`${c.bold("Forwarding")} ${sources.map((s) => s.name).join(", ")} → ${c.cyan(forward.href)}${since ? ` (from ${since})` : ""}  ${c.dim("Ctrl-C to stop")}\n`);
       }
+      const print = (e: FeedEvent, line: ForwardLine) => {
+        if (ctx.json) {
+          process.stdout.write(JSON.stringify({ event_id: e.id, source_id: e.source_id, method: e.method, received_at: e.received_at, forward_url: forward.href, ...line }) + "\n");
+          return;
+        }
+        const outcome = line.skipped
+          ? c.yellow(`skipped: ${line.skipped}`) + c.dim(` (${line.reason})`)
+          : (line.status !== null ? (line.status < 300 ? c.green : line.status < 400 ? c.yellow : c.red)(`${line.status}`) + c.dim(` ${line.duration_ms} ms`) : c.red(`error: ${line.error}`)) +
+            (forwarded(line) ? "" : c.dim("  (held: the next --since last sends it again)"));
+        const late = Date.now() - Date.parse(e.received_at) > 60_000 ? c.dim(`  (received ${ago(e.received_at)})`) : "";
+        process.stdout.write(`${c.dim(e.received_at.slice(11, 19))}  ${c.cyan(e.id)}  ${e.method.padEnd(6)} ${(names.get(e.source_id) ?? e.source_id).padEnd(16)} → ${outcome}${late}\n`);
+      };
 
       const feed = openFeed(
         ctx,
         { sourceIds: sources.map((s) => s.id), since },
         {
           onEvent: async (e) => {
-            if (skip.has(e.id)) return;
-            const result = await forwardOne(ctx, e, forward, timeoutMs);
-            checkpoints[key(e.source_id)] = { received_at: e.received_at, id: e.id };
+            const position = positions.get(e.source_id);
+            if (!position || position.seen(e)) return;
+            const started = performance.now();
+            let detail: EventDetail;
             try {
-              writeJsonPrivate(checkpointFile(), checkpoints);
-            } catch {}
-            if (ctx.json) {
-              process.stdout.write(JSON.stringify({ event_id: e.id, source_id: e.source_id, method: e.method, received_at: e.received_at, forward_url: forward.href, ...result }) + "\n");
-            } else {
-              const outcome =
-                result.status !== null
-                  ? (result.status < 300 ? c.green : result.status < 400 ? c.yellow : c.red)(`${result.status}`) + c.dim(` ${result.duration_ms} ms`)
-                  : c.red(`error: ${result.error}`);
-              process.stdout.write(`${c.dim(e.received_at.slice(11, 19))}  ${c.cyan(e.id)}  ${e.method.padEnd(6)} ${(names.get(e.source_id) ?? e.source_id).padEnd(16)} → ${outcome}${Date.now() - Date.parse(e.received_at) > 60_000 ? c.dim(`  (received ${ago(e.received_at)})`) : ""}\n`);
+              detail = await ctx.run<EventDetail>({
+                method: "GET",
+                path: path`/events/${e.id}`,
+                expect: "id",
+                local: async (deps, scope) => (await import("../../src/domain/events")).getEvent(deps, scope, e.id),
+              });
+            } catch (err) {
+              position.failed(e);
+              return print(e, { status: null, duration_ms: Math.round(performance.now() - started), error: `cannot read the event: ${(err as Error).message}`, skipped: null, reason: null });
             }
+            // The relay never delivers what failed its checks (a forged signature, a rejected body); neither does listen.
+            if (detail.status === "rejected") {
+              position.handled(e);
+              return print(e, { status: null, duration_ms: 0, error: null, skipped: "rejected", reason: rejectionReason(detail) });
+            }
+            const line = await forwardOne(e, detail, forward, timeoutMs, started);
+            if (forwarded(line)) position.handled(e);
+            else position.failed(e);
+            print(e, line);
           },
           onState: (s) => {
             if (s.state === "reconnecting" && s.detail && !ctx.json) process.stderr.write(c.yellow(`reconnecting: ${s.detail}\n`));
@@ -108,15 +206,40 @@ export function registerListen(program: Command) {
   );
 }
 
+interface EventDetail {
+  status: string;
+  headers: Record<string, string>;
+  body: string;
+  body_encoding: string;
+  method: string;
+  verification_status: string;
+  verification_error: string | null;
+  schema_errors: { path: string; message: string }[] | null;
+}
+
+interface ForwardLine {
+  /** The local server's answer, or null when none came (or the event was skipped). */
+  status: number | null;
+  duration_ms: number;
+  error: string | null;
+  /** Why the event was deliberately not forwarded (`rejected`), or null. */
+  skipped: string | null;
+  reason: string | null;
+}
+
+/** Forwarded means what a delivery means: the local server answered 2xx. Anything else is sent again by `--since last`. */
+const forwarded = (l: ForwardLine) => l.skipped !== null || (l.status !== null && l.status >= 200 && l.status < 300);
+
+function rejectionReason(d: EventDetail) {
+  if (d.verification_status === "failed") return `signature verification failed${d.verification_error ? `: ${d.verification_error}` : ""}`;
+  const first = d.schema_errors?.[0];
+  if (first) return `body does not match the source's JSON Schema: ${first.path || "/"} ${first.message}${d.schema_errors!.length > 1 ? ` (+${d.schema_errors!.length - 1} more)` : ""}`;
+  return "rejected by the source's checks";
+}
+
 /** Sends one event, as received, to the local URL (never following redirects elsewhere). */
-async function forwardOne(ctx: Context, e: FeedEvent, url: URL, timeoutMs: number): Promise<{ status: number | null; duration_ms: number; error: string | null }> {
-  const started = performance.now();
+async function forwardOne(e: FeedEvent, detail: EventDetail, url: URL, timeoutMs: number, started: number): Promise<ForwardLine> {
   try {
-    const detail = await ctx.run<{ headers: Record<string, string>; body: string; body_encoding: string; method: string; query: string | null }>({
-      method: "GET",
-      path: path`/events/${e.id}`,
-      local: async (deps, scope) => (await import("../../src/domain/events")).getEvent(deps, scope, e.id),
-    });
     const headers = new Headers();
     for (const [k, v] of Object.entries(detail.headers ?? {})) if (!DROP.has(k.toLowerCase())) headers.set(k, v);
     headers.set("x-hookrelay-event-id", e.id);
@@ -125,9 +248,27 @@ async function forwardOne(ctx: Context, e: FeedEvent, url: URL, timeoutMs: numbe
     const method = detail.method.toUpperCase();
     const res = await fetch(url, { method, headers, body: method === "GET" || method === "HEAD" ? undefined : body, redirect: "manual", signal: AbortSignal.timeout(timeoutMs) });
     await res.arrayBuffer().catch(() => undefined);
-    return { status: res.status, duration_ms: Math.round(performance.now() - started), error: null };
+    return { status: res.status, duration_ms: Math.round(performance.now() - started), error: null, skipped: null, reason: null };
   } catch (err) {
-    const message = (err as Error).name === "TimeoutError" ? `timed out after ${timeoutMs / 1000} s` : ((err as Error).message ?? String(err));
-    return { status: null, duration_ms: Math.round(performance.now() - started), error: message };
+    return { status: null, duration_ms: Math.round(performance.now() - started), error: fetchErrorText(err, timeoutMs), skipped: null, reason: null };
   }
+}
+
+const FETCH_ERRORS: Record<string, string> = {
+  ECONNREFUSED: "connection refused",
+  ECONNRESET: "connection reset",
+  ENOTFOUND: "host not found",
+  EAI_AGAIN: "host not found (DNS lookup failed)",
+  ETIMEDOUT: "connection timed out",
+  EHOSTUNREACH: "host unreachable",
+  ConnectionRefused: "connection refused",
+};
+
+/** A failed fetch in words, once: `connection refused (ECONNREFUSED)`. */
+function fetchErrorText(err: unknown, timeoutMs: number) {
+  const e = err as { name?: string; code?: string; message?: string };
+  if (e.name === "TimeoutError") return `timed out after ${timeoutMs / 1000} s`;
+  const words = e.code ? FETCH_ERRORS[e.code] : undefined;
+  if (words) return `${words} (${e.code})`;
+  return e.message ?? String(err);
 }

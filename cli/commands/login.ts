@@ -1,7 +1,8 @@
 import type { Command } from "commander";
+import type { MeBody } from "../../src/contracts/apiKeys";
 import { readFileSync } from "node:fs";
 import { act, globalFlags, verb } from "../command";
-import { apiErrorToCli, normalizeUrl, RemoteClient } from "../context";
+import { normalizeUrl, RemoteClient } from "../context";
 import { CliError, EXIT, usageError } from "../errors";
 import { Output } from "../output";
 import { profileName, profilesPath, readProfiles, removeProfile, saveProfile } from "../profiles";
@@ -45,15 +46,12 @@ export function registerLogin(program: Command) {
       const client = new RemoteClient(url, { kind: "none" });
       const res = await client.fetch("POST", "/auth/login", { body: { email, password } });
       const body = (await res.json().catch(() => null)) as any;
-      if (!res.ok) {
-        if (body?.error?.code) throw apiErrorToCli(res.status, body);
-        throw new CliError(`login failed: HTTP ${res.status} from ${url}`, res.status === 401 ? EXIT.auth : EXIT.error, "unauthorized");
-      }
+      if (!res.ok) throw client.failure("POST", "/auth/login", res, body);
       const cookie = res.headers
         .getSetCookie()
         .map((c) => c.split(";")[0]!)
         .find((c) => c.startsWith("hookrelay_session="));
-      if (!cookie || !body?.user) throw new CliError(`${url} answered the login without a session cookie: is it a hookrelay server?`, EXIT.error, "bad_response");
+      if (!cookie || !body?.user) throw client.notHookrelay("POST", "/auth/login", res, "no session cookie");
       saveProfile(name, { url, cookie, email: body.user.email, user_id: body.user.id, saved_at: new Date().toISOString() });
       out.result(body, { text: (r, c) => `${c.green("✓")} Logged in to ${url} as ${c.bold(r.user.email)} (profile ${name}, saved in ${profilesPath()})` });
     });
@@ -79,16 +77,17 @@ export function registerLogin(program: Command) {
   });
 
   act(verb(program, "whoami", "Show who the CLI acts as, and in which organization and environment", ["hookrelay whoami", "hookrelay whoami --data-dir ./data --json"]), async (ctx) => {
-    const res = await ctx.run<{ user: { id: string; email: string } | null; org_id: string; env_id: string }>({
+    const res = await ctx.run<MeBody>({
       method: "GET",
       path: "/auth/me",
+      expect: "org_id",
       local: async (deps, scope) => (await import("../../src/domain/sessions")).whoAmI(deps, scope),
     });
     ctx.out.result(res, {
       text: (r, c) => {
         const who = r.user ? c.bold(r.user.email) : c.bold(ctx.mode === "local" ? "local mode (direct database access)" : "an API key");
         const where = ctx.remote ? ctx.remote.url : ctx.local!.dataDir;
-        return `${who} on ${where}\norg ${c.cyan(r.org_id)}  env ${c.cyan(r.env_id)}`;
+        return `${who} on ${where}\norganization ${c.bold(r.org_name)} ${c.dim(`(${r.org_id})`)}\nenvironment  ${c.bold(r.env_name)} ${c.dim(`(${r.env_id})`)}`;
       },
     });
   });

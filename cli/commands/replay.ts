@@ -3,7 +3,8 @@ import { replayInput } from "../../src/contracts/jobs";
 import { act, bodyFrom, dataOption, noun, parseIntArg, verb } from "../command";
 import { parseInput } from "../context";
 import { usageError } from "../errors";
-import { JOB_FIELDS, jobOperation, waitForJob } from "../jobs";
+import { resolveSourceField } from "../sourceRefs";
+import { finishStartedJob, finishWaitedJob, jobOperation, jobView, waitForJob } from "../jobs";
 
 /** `hookrelay replay start [--wait] | status <job_id>`. */
 export function registerReplay(program: Command) {
@@ -18,35 +19,39 @@ export function registerReplay(program: Command) {
       .option("--destination-id <id>", "where to deliver (required)")
       .option("--from <time>", "ISO 8601 start, inclusive (required)")
       .option("--to <time>", "ISO 8601 end, inclusive (required)")
-      .option("--source-id <id>", "only events of this source")
+      .option("--source-id <source>", "only events of this source (id or slug)")
       .option("--rate-limit <n>", "events per second, 1 to 100 (default 10)", parseIntArg("--rate-limit", 1))
       .option("--max-events <n>", "at most this many, up to 10000 (default 1000)", parseIntArg("--max-events", 1))
       .addOption(dataOption())
-      .option("--wait", "follow the job to the end (progress bar on a terminal), then print its final progress")
+      .option("--wait", "follow the job to the end (progress bar on a terminal), then print its final progress; exit 1 if any of it failed or it did nothing")
       .option("--timeout <seconds>", "with --wait: give up after this long", parseIntArg("--timeout", 1)),
     async (ctx, o) => {
       const body = bodyFrom(o.data, { destination_id: o.destinationId, from: o.from, to: o.to, source_id: o.sourceId, rate_limit: o.rateLimit, max_events: o.maxEvents });
       const missing = ["destination_id", "from", "to"].filter((f) => body[f] === undefined);
       if (missing.length > 0) throw usageError(`missing ${missing.map((f) => "--" + f.replace(/_/g, "-")).join(", ")}`);
+      await resolveSourceField(ctx, body);
       const started = await ctx.run<{ job_id: string; status: string; total: number }>({
         method: "POST",
         path: "/replay",
         body,
+        expect: "job_id",
         local: async (deps, scope) => (await import("../../src/domain/replay")).startReplay(deps, scope, parseInput(replayInput, body)),
       });
+      const why = `no event to replay was received between ${body.from} and ${body.to}`;
       if (!o.wait) {
-        return ctx.out.result(started, { text: (s, c) => `${c.green("✓")} Replay started: job ${c.cyan(s.job_id)}, ${s.total} events (follow it: hookrelay replay status ${s.job_id} --wait)` });
+        return finishStartedJob(ctx, started, (s, c, mark) => `${mark} Replay started: job ${c.cyan(s.job_id)}, ${s.total} events (follow it: hookrelay replay status ${s.job_id} --wait)`, why);
       }
-      ctx.out.result(await waitForJob(ctx, started.job_id, { kind: "replay", label: "replay", timeoutMs: o.timeout && o.timeout * 1000 }), { columns: JOB_FIELDS });
+      finishWaitedJob(ctx, await waitForJob(ctx, started.job_id, { kind: "replay", label: "replay", timeoutMs: o.timeout && o.timeout * 1000 }));
     },
   );
   act(
     verb(replay, "status <job_id>", "Show a replay job's progress (kept 24 hours after it completes)", ["hookrelay replay status 0123456789abcdef0123456789abcdef", "hookrelay replay status 0123456789abcdef0123456789abcdef --wait"])
-      .option("--wait", "poll until the job completes")
+      .option("--wait", "poll until the job completes; exit 1 if any of it failed or it did nothing")
       .option("--timeout <seconds>", "with --wait: give up after this long", parseIntArg("--timeout", 1)),
     async (ctx, o, [id]) => {
-      const job = o.wait ? await waitForJob(ctx, id!, { kind: "replay", label: "replay", timeoutMs: o.timeout && o.timeout * 1000 }) : await ctx.run(jobOperation(id!, "replay"));
-      ctx.out.result(job, { columns: JOB_FIELDS });
+      if (o.wait) return finishWaitedJob(ctx, await waitForJob(ctx, id!, { kind: "replay", label: "replay", timeoutMs: o.timeout && o.timeout * 1000 }));
+      const job = await ctx.run(jobOperation(id!, "replay"));
+      ctx.out.result(job, jobView(job));
     },
   );
 }

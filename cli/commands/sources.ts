@@ -2,6 +2,7 @@ import type { Command } from "commander";
 import { createSourceInput, listSourcesQuery, updateSourceInput } from "../../src/contracts/sources";
 import { path } from "../context";
 import { Resource } from "../resource";
+import { sourceId } from "../sourceRefs";
 
 const ID = "src_0123456789abcdef0123456789abcdef";
 
@@ -19,8 +20,9 @@ export function registerSources(program: Command) {
       columns: ["id", "name", "status", "verification_type", "event_count", "last_event_at", "ingest_url"],
       exampleId: ID,
       domain: () => import("../../src/domain/sources"),
+      resolveId: sourceId,
     },
-    ["hookrelay sources create --name github --template github --verification-secret \"$GITHUB_SECRET\"", "hookrelay sources list", "hookrelay sources templates"],
+    ["hookrelay sources create --name github --template github --verification-secret \"$GITHUB_SECRET\"", "hookrelay sources list", "hookrelay sources get github   # by id or slug", "hookrelay sources templates"],
   );
   const help = {
     template: "provider preset filling the verification settings (see `hookrelay sources templates`)",
@@ -44,7 +46,7 @@ export function registerSources(program: Command) {
     local: (m, deps, scope, q) => m.listSources(deps, scope, q),
     examples: ["hookrelay sources list", "hookrelay sources list --status paused --json | jq -r '.sources[].ingest_url'"],
   });
-  r.get({ local: (m, deps, scope, id) => m.getSource(deps, scope, id) });
+  r.get({ local: (m, deps, scope, id) => m.getSource(deps, scope, id), description: "Show one source (by id or slug)", examples: [`hookrelay sources get ${ID}`, "hookrelay sources get github --json"] });
   r.create({
     input: createSourceInput,
     help,
@@ -60,7 +62,7 @@ export function registerSources(program: Command) {
     input: updateSourceInput,
     help,
     local: (m, deps, scope, id, body) => m.updateSource(deps, scope, id, body),
-    examples: [`hookrelay sources update ${ID} --status paused`, `hookrelay sources update ${ID} --json-schema @order.schema.json --schema-validation-enabled --schema-action reject`, `hookrelay sources update ${ID} --ip-denylist null`],
+    examples: [`hookrelay sources update github --status paused`, `hookrelay sources update ${ID} --json-schema @order.schema.json --schema-validation-enabled --schema-action reject`, `hookrelay sources update ${ID} --ip-denylist null`],
   });
   r.delete({ local: (m, deps, scope, id) => m.deleteSource(deps, scope, id), description: "Delete a source with its events" });
   r.verb(
@@ -69,7 +71,7 @@ export function registerSources(program: Command) {
     ["hookrelay sources templates", "hookrelay sources templates --json | jq '.templates[].id'"],
     () => {},
     async (ctx, _o, _a, domain) => {
-      const res = await ctx.run({ method: "GET", path: "/sources/templates", local: async () => (await domain()).listTemplates() });
+      const res = await ctx.run({ method: "GET", path: "/sources/templates", expect: "templates", local: async () => (await domain()).listTemplates() });
       ctx.out.result(res, { list: "templates", columns: ["id", "name", "verification_type", "verification_header", "description"] });
     },
   );
@@ -78,8 +80,9 @@ export function registerSources(program: Command) {
     "Print the source's verification secret in full (other responses mask it)",
     [`hookrelay sources secret ${ID}`],
     () => {},
-    async (ctx, _o, [id], domain) => {
-      const res = await ctx.run<{ secret: string | null }>({ method: "GET", path: path`/sources/${id!}/secret`, local: async (deps, scope) => (await domain()).getSourceSecret(deps, scope, id!) });
+    async (ctx, _o, [ref], domain) => {
+      const id = await sourceId(ctx, ref!);
+      const res = await ctx.run<{ secret: string | null }>({ method: "GET", path: path`/sources/${id}/secret`, expect: "secret", local: async (deps, scope) => (await domain()).getSourceSecret(deps, scope, id) });
       ctx.out.result(res, { text: (r) => r.secret ?? "" });
     },
   );

@@ -21,6 +21,7 @@ export interface View<T = any> {
 interface Stream {
   write(s: string): unknown;
   isTTY?: boolean;
+  columns?: number;
 }
 
 /**
@@ -56,7 +57,7 @@ export class Output {
       const columns = view.columns ?? (rows[0] ? Object.keys(rows[0]) : []);
       if (!this.tty) return void this.stdout.write(tsv(rows, columns));
       if (rows.length === 0) return this.note(view.empty ?? "Nothing to show.");
-      this.stdout.write(table(rows, columns, this.c));
+      this.stdout.write(table(rows, columns, this.c, this.stdout.columns || undefined));
       const p = obj.pagination as { total?: number; has_more?: boolean; next_cursor?: string | null } | undefined;
       if (p && typeof p.total === "number" && (p.has_more || p.total > rows.length)) {
         this.note(`${rows.length} of ${p.total}` + (p.next_cursor ? `; next page: --cursor ${p.next_cursor}` : ""));

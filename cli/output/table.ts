@@ -32,48 +32,133 @@ export function tsv(rows: Record<string, unknown>[], columns: ColumnSpec[]): str
 
 const isIdColumn = (key: string) => key === "id" || key.endsWith("_id");
 
-/** `3m ago`: times in a terminal table are read relative to now (records keep the full ISO time). */
+/** `3m ago`, `in 4m`: times in a terminal table are read relative to now (records keep the full ISO time). */
 export function ago(iso: string, now = Date.now()): string {
   const t = Date.parse(iso);
   if (!/^\d{4}-\d\d-\d\dT/.test(iso) || Number.isNaN(t)) return iso;
   const s = Math.round((now - t) / 1000);
-  if (s < 0) return iso.slice(0, 16).replace("T", " ");
-  if (s < 60) return `${s}s ago`;
-  if (s < 3600) return `${Math.floor(s / 60)}m ago`;
-  if (s < 86400) return `${Math.floor(s / 3600)}h ago`;
-  if (s < 30 * 86400) return `${Math.floor(s / 86400)}d ago`;
-  return iso.slice(0, 10);
+  const span = (n: number) => (n < 60 ? `${n}s` : n < 3600 ? `${Math.floor(n / 60)}m` : n < 86400 ? `${Math.floor(n / 3600)}h` : `${Math.floor(n / 86400)}d`);
+  if (Math.abs(s) >= 30 * 86400) return iso.slice(0, 10);
+  return s < 0 ? `in ${span(-s)}` : `${span(s)} ago`;
+}
+
+/** The columns a user reads a table for (ingest URL, destination URL, error): never cut, wrapped when they do not fit. */
+export const isWanted = (key: string) => key.endsWith("url") || key === "error";
+
+/** `evt_…4766de`: an id's prefix and its last 6 hex (ids are long; their tails tell them apart). */
+export function shortId(id: string): string {
+  const m = /^([a-z]+_)?([0-9a-f]{16,})$/i.exec(id);
+  return m ? `${m[1] ?? ""}…${m[2]!.slice(-6)}` : id;
+}
+
+/**
+ * How soon a column goes when the terminal is too narrow: counts, sizes and
+ * timings first, then times, then types; names, statuses, ids and the
+ * wanted columns stay (null: never dropped).
+ */
+function dropRank(key: string): number | null {
+  if (/_count$|_size$|_ms$|^attempt_number$|^max_retries$|^retry_strategy$|^http_method$|^method$|^trigger_type$|^response_status$/.test(key)) return 3;
+  if (key.endsWith("_at")) return 2;
+  if (key.endsWith("_type")) return 1;
+  return null;
+}
+
+const GAP = 2;
+const ISO_TIME = /\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(\.\d+)?(Z|[+-]\d\d:?\d\d)/g;
+/** Narrower than this, a wanted column would be mostly line breaks: the terminal wraps the row instead. */
+const MIN_WRAP = 16;
+const PROSE_WRAP = 40;
+
+/** Lines of at most `w`: broken after a space when one is near the end, else mid-word (URLs have none). */
+function chunk(s: string, w: number): string[] {
+  const out: string[] = [];
+  let rest = s;
+  while (rest.length > w) {
+    const space = rest.lastIndexOf(" ", w);
+    const at = space > w / 2 ? space + 1 : w;
+    out.push(rest.slice(0, at).trimEnd());
+    rest = rest.slice(at);
+  }
+  out.push(rest);
+  return out;
 }
 
 /**
  * An aligned table for a terminal: bold header, coloured status and id cells.
- * Too wide for the terminal: the widest text columns are cut (never ids);
- * if it still does not fit, the terminal wraps it.
+ * Too wide for the terminal, it gives way in this order: ids are shortened
+ * (`evt_…4766de`), text columns are cut down to a minimum, an error wraps
+ * onto more lines, the least useful columns are dropped (counts, then times,
+ * then types), and last a URL wraps. A wanted column is never cut.
  */
 export function table(rows: Record<string, unknown>[], columns: ColumnSpec[], c: ChalkInstance, width = process.stdout.columns || 160): string {
   const cols = columns.map(col);
   const headers = cols.map((k) => (k.header ?? k.key).toUpperCase().replace(/_/g, " "));
-  const cells = rows.map((r) =>
+  const full = rows.map((r) =>
     cols.map((k) => {
       const text = cellText(k.get ? k.get(r) : r[k.key]);
-      return truncate(k.key.endsWith("_at") ? ago(text) : text, MAX_CELL) || "-";
+      const shown = k.key.endsWith("_at") ? text.replace(ISO_TIME, (t) => ago(t)) : text;
+      return (isWanted(k.key) ? shown : truncate(shown, MAX_CELL)) || "-";
     }),
   );
-  const widths = headers.map((h, i) => Math.max(h.length, ...cells.map((row) => row[i]!.length)));
-  const min = cols.map((k, i) => (isIdColumn(k.key) ? widths[i]! : Math.min(widths[i]!, Math.max(12, headers[i]!.length))));
-  const gap = 2;
-  let total = widths.reduce((a, b) => a + b, 0) + gap * (widths.length - 1);
-  while (total > width) {
-    let widest = -1;
-    for (let i = 0; i < widths.length; i++) if (widths[i]! > min[i]! && (widest < 0 || widths[i]! > widths[widest]!)) widest = i;
-    if (widest < 0) break;
-    widths[widest]!--;
-    total--;
+  const naturalOf = (cells: string[][]) => headers.map((h, i) => Math.max(h.length, ...cells.map((row) => row[i]!.length)));
+  const total = (w: number[], shown: number[]) => shown.reduce((a, i) => a + w[i]!, 0) + GAP * (shown.length - 1);
+
+  let cells = full;
+  let natural = naturalOf(cells);
+  let shown = cols.map((_, i) => i);
+  if (total(natural, shown) > width) {
+    cells = full.map((row) => row.map((v, i) => (isIdColumn(cols[i]!.key) ? shortId(v) : v)));
+    natural = naturalOf(cells);
   }
+  const shrinkable = (i: number) => !isIdColumn(cols[i]!.key) && !isWanted(cols[i]!.key);
+  const min = natural.map((w, i) => (shrinkable(i) ? Math.min(w, Math.max(12, headers[i]!.length)) : w));
+  // Prose (an error) reads fine wrapped to this width, so it wraps before other columns go; a URL only wraps as the last resort.
+  const proseMin = natural.map((w, i) => (cols[i]!.key === "error" ? Math.min(w, PROSE_WRAP) : w));
+
+  /** Cuts the widest cuttable columns of `shown` towards their minimum, then wraps prose, until the table fits. */
+  const fit = (): number[] => {
+    const w = natural.slice();
+    let sum = total(w, shown);
+    for (const floor of [min, proseMin]) {
+      while (sum > width) {
+        let widest = -1;
+        for (const i of shown) if (w[i]! > floor[i]! && (floor === proseMin || shrinkable(i)) && (widest < 0 || w[i]! > w[widest]!)) widest = i;
+        if (widest < 0) break;
+        w[widest]!--;
+        sum--;
+      }
+    }
+    return w;
+  };
+  let widths = fit();
+  while (total(widths, shown) > width) {
+    let victim = -1;
+    for (const i of shown.slice(1)) {
+      const rank = dropRank(cols[i]!.key);
+      if (rank !== null && !isWanted(cols[i]!.key) && (victim < 0 || rank >= dropRank(cols[victim]!.key)!)) victim = i;
+    }
+    if (victim < 0) break;
+    shown = shown.filter((i) => i !== victim);
+    widths = fit();
+  }
+  // Still too wide: the wanted columns share what is left and wrap.
+  const wanted = shown.filter((i) => isWanted(cols[i]!.key));
+  const over = total(widths, shown) - width;
+  if (over > 0 && wanted.length > 0) {
+    const rest = total(widths, shown) - wanted.reduce((a, i) => a + widths[i]!, 0);
+    const each = Math.floor((width - rest) / wanted.length);
+    if (each >= MIN_WRAP) for (const i of wanted) widths[i] = Math.min(widths[i]!, Math.max(each, headers[i]!.length));
+  }
+
   const pad = (s: string, w: number) => s + " ".repeat(Math.max(0, w - visible(s)));
-  const lines = [headers.map((h, i) => c.bold(pad(truncate(h, widths[i]!), widths[i]!))).join(" ".repeat(gap)).trimEnd()];
+  const join = (parts: string[]) => parts.join(" ".repeat(GAP)).trimEnd();
+  const lines = [join(shown.map((i) => c.bold(pad(truncate(headers[i]!, widths[i]!), widths[i]!))))];
   for (const row of cells) {
-    lines.push(row.map((v, i) => pad(colorValue(c, cols[i]!.key, truncate(v, widths[i]!)), widths[i]!)).join(" ".repeat(gap)).trimEnd());
+    const parts = shown.map((i) => (isWanted(cols[i]!.key) ? chunk(row[i]!, widths[i]!) : [truncate(row[i]!, widths[i]!)]));
+    const height = Math.max(...parts.map((p) => p.length));
+    for (let line = 0; line < height; line++) {
+      lines.push(join(shown.map((i, n) => pad(parts[n]![line] === undefined ? "" : colorValue(c, cols[i]!.key, parts[n]![line]!), widths[i]!))));
+    }
   }
   return lines.join("\n") + "\n";
 }

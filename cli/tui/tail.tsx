@@ -5,7 +5,9 @@
  */
 import { Box, render, Text, useApp, useInput, useWindowSize } from "ink";
 import { useEffect, useRef, useState } from "react";
+import { attemptTimes } from "../output/attempts";
 import { colorLevel } from "../output/color";
+import { ago } from "../output/table";
 import { path, type Context } from "../context";
 import { openFeed, type FeedEvent, type FeedState } from "../feed";
 
@@ -26,6 +28,14 @@ const statusColor = (s: string) =>
   ({ delivered: "green", success: "green", verified: "green", active: "green", failed: "red", rejected: "red", pending: "yellow", queued: "yellow", delivering: "yellow", held: "yellow", ignored: "gray", skipped: "gray" })[s] ?? undefined;
 
 const clock = (iso: string) => (iso.length >= 19 ? iso.slice(11, 19) : iso);
+
+/** The sent time; a queued attempt says when it is due. */
+function attemptWhen(a: Record<string, unknown>) {
+  const t = attemptTimes(a);
+  if (t.sent) return clock(t.sent);
+  if (t.scheduled) return `scheduled for ${clock(t.scheduled)} (${ago(t.scheduled)})`;
+  return "queued";
+}
 const fit = (s: string, n: number) => (s.length > n ? s.slice(0, Math.max(0, n - 1)) + "…" : s.padEnd(n));
 
 function prettyBody(e: any) {
@@ -46,14 +56,34 @@ function TailApp({ ctx, sourceIds, statuses, where }: Props) {
   const [detail, setDetail] = useState<Detail | null>(null);
   const [scroll, setScroll] = useState(0);
   const [flash, setFlash] = useState<{ text: string; color?: string } | null>(null);
+  const [destinations, setDestinations] = useState<Map<string, string>>(new Map());
   const detailRef = useRef<Detail | null>(null);
   detailRef.current = detail;
+  const destinationsRef = useRef(destinations);
+  destinationsRef.current = destinations;
+
+  /** Destination names for the attempts, fetched once and again when an attempt names one not seen yet. */
+  const loadDestinations = (data: any) => {
+    const ids: string[] = (data?.delivery_attempts ?? []).map((a: any) => a.destination_id);
+    if (ids.every((id) => destinationsRef.current.has(id))) return;
+    ctx
+      .run<{ destinations: { id: string; name: string }[] }>({ method: "GET", path: "/destinations", expect: "destinations", local: async (deps, scope) => (await import("../../src/domain/destinations")).listDestinations(deps, scope, {}) })
+      .then((r) => setDestinations(new Map(r.destinations.map((d) => [d.id, d.name]))))
+      .catch(() => {});
+  };
 
   const loadDetail = (id: string, quiet = false) => {
-    if (!quiet) setDetail({ id, loading: true });
+    if (!quiet) {
+      setDetail({ id, loading: true });
+      // The last action's message belongs to the event it was about.
+      setFlash(null);
+    }
     ctx
-      .run({ method: "GET", path: path`/events/${id}`, local: async (deps, scope) => (await import("../../src/domain/events")).getEvent(deps, scope, id) })
-      .then((data) => setDetail((d) => (d && d.id === id ? { id, loading: false, data } : d)))
+      .run({ method: "GET", path: path`/events/${id}`, expect: "id", local: async (deps, scope) => (await import("../../src/domain/events")).getEvent(deps, scope, id) })
+      .then((data) => {
+        setDetail((d) => (d && d.id === id ? { id, loading: false, data } : d));
+        loadDestinations(data);
+      })
       .catch((err: Error) => setDetail((d) => (d && d.id === id ? { id, loading: false, error: err.message } : d)));
   };
 
@@ -80,9 +110,8 @@ function TailApp({ ctx, sourceIds, statuses, where }: Props) {
         onState: setState,
       },
     );
-    feed.done.catch((err: Error) => {
-      setState({ state: "reconnecting", detail: err.message });
-    });
+    // Only what reconnecting cannot mend ends the feed (bad credentials, not a hookrelay server).
+    feed.done.catch((err: Error) => exit(err));
     return () => feed.stop();
   }, []);
 
@@ -91,7 +120,7 @@ function TailApp({ ctx, sourceIds, statuses, where }: Props) {
   const retry = (id: string) => {
     setFlash({ text: `retrying ${id}…` });
     ctx
-      .run<{ retried: unknown[]; errors: { code: string }[] }>({ method: "POST", path: path`/events/${id}/retry`, local: async (deps, scope) => (await import("../../src/domain/retries")).retryEvent(deps, scope, id) })
+      .run<{ retried: unknown[]; errors: { code: string }[] }>({ method: "POST", path: path`/events/${id}/retry`, expect: "retried", local: async (deps, scope) => (await import("../../src/domain/retries")).retryEvent(deps, scope, id) })
       .then((r) => setFlash({ text: `retry ${id}: ${r.retried.length} queued${r.errors.length ? `, ${r.errors.length} not retried (${r.errors.map((e) => e.code).join(", ")})` : ""}`, color: "green" }))
       .catch((err: Error) => setFlash({ text: `retry failed: ${err.message}`, color: "red" }));
   };
@@ -145,8 +174,13 @@ function TailApp({ ctx, sourceIds, statuses, where }: Props) {
       lines.push({ text: "" }, { text: "Body", bold: true });
       for (const l of prettyBody(e).split("\n")) lines.push({ text: "  " + l });
       lines.push({ text: "" }, { text: `Delivery attempts (${e.delivery_attempts?.length ?? 0})`, bold: true });
-      for (const a of e.delivery_attempts ?? [])
-        lines.push({ text: `  ${clock(a.attempted_at)}  ${a.destination_id}  ${a.status}  ${a.status_code ?? "-"}  ${a.latency_ms ?? "-"} ms  #${a.attempt_number ?? "-"} ${a.trigger_type ?? ""}${a.error ? "  " + a.error : ""}`, color: statusColor(a.status) });
+      for (const a of e.delivery_attempts ?? []) {
+        const destination = destinations.get(a.destination_id) ?? a.destination_id;
+        lines.push({
+          text: `  ${attemptWhen(a)}  ${destination}  ${a.status}  ${a.status_code ?? "-"}  ${a.latency_ms ?? "-"} ms  #${a.attempt_number ?? "-"} ${a.trigger_type ?? ""}${a.forced ? " (forced)" : ""}${a.error ? "  " + a.error : ""}`,
+          color: statusColor(a.status),
+        });
+      }
     }
     const room = Math.max(3, rows - 4);
     const top = Math.min(scroll, Math.max(0, lines.length - room));

@@ -2,7 +2,7 @@ import { existsSync, readFileSync, statSync } from "node:fs";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { ADMIN, call, startTestServer, tempDir, type TestServer } from "../helpers/server";
-import { cli, cliEnv } from "./helpers";
+import { cli, cliEnv, ensureBinary } from "./helpers";
 
 /**
  * The CLI as a real process against a real server (remote mode) and the same
@@ -11,7 +11,7 @@ import { cli, cliEnv } from "./helpers";
 let server: TestServer;
 let env: Record<string, string>;
 beforeAll(async () => {
-  server = await startTestServer();
+  [server] = await Promise.all([startTestServer(), ensureBinary()]);
   env = cliEnv();
 });
 afterAll(() => server.close());
@@ -113,6 +113,23 @@ describe("remote mode", () => {
     expect(out.json()).toEqual({ success: true });
     expect(JSON.parse(readFileSync(file, "utf8")).profiles.two).toBeUndefined();
     expect((await call(server, "GET", "/v1/auth/me", { headers: { cookie } })).status).toBe(401);
+  });
+});
+
+describe("whoami", () => {
+  it("names the organization and environment (not only their ids), remote with a key and local", async () => {
+    const key = await server.apiKey();
+    const [remote, local] = await Promise.all([
+      cli(["whoami", "--url", server.url, "--api-key", key], { env, binary: true }),
+      cli(["whoami", "--data-dir", server.dataDir], { env, binary: true }),
+    ]);
+    const me = (await call(server, "GET", "/v1/auth/me", { key })).body;
+    for (const r of [remote, local]) {
+      expect(r.code).toBe(0);
+      expect(r.stdout).toContain(`organization default (${me.org_id})`);
+      expect(r.stdout).toContain(`environment  production (${me.env_id})`);
+    }
+    expect(remote.stdout).toContain(`on ${server.url}`);
   });
 });
 

@@ -78,8 +78,13 @@ describe("retry, attempts, replay, jobs", () => {
   });
 
   it("redrives the DLQ and replays a window with --wait; status and jobs get agree in both modes", async () => {
+    // The retry above sent the broken delivery again; it fails back into the DLQ.
+    await until(
+      () => remote(["attempts", "list", "--dlq", "--destination-id", broken.id]).then(ok),
+      (r: any) => r.delivery_attempts.length === 1,
+    );
     const redrive = ok(await remote(["attempts", "redrive", "--destination-id", broken.id, "--wait"]));
-    expect(redrive).toMatchObject({ kind: "redrive", status: "completed" });
+    expect(redrive).toMatchObject({ kind: "redrive", status: "completed", total: 1, succeeded: 1 });
 
     const replay = ok(await remote(["replay", "start", "--destination-id", good.id, "--from", from, "--to", new Date(Date.now() + 1000).toISOString(), "--wait", "--timeout", "20"]));
     expect(replay).toMatchObject({ kind: "replay", status: "completed", total: 1, processed: 1 });
@@ -100,5 +105,78 @@ describe("retry, attempts, replay, jobs", () => {
     const missing = await local(["replay", "status", "0".repeat(32)]);
     expect(missing.code).toBe(1);
     expect(missing.errorJson().error.code).toBe("not_found");
+  });
+});
+
+describe("exit codes: a waited-for job with failures, or work that did nothing, exits 1 with the counts", () => {
+  let source: any;
+  let broken: any;
+  let eventId: string;
+  const from = new Date(Date.now() - 60_000).toISOString();
+
+  it("replay start --wait whose deliveries failed: the job on stdout, exit 1, the counts on stderr; jobs get --wait agrees", async () => {
+    source = ok(await remote(["sources", "create", "--name", "exit-codes"])).source;
+    broken = ok(await remote(["destinations", "create", "--name", "always-500", "--url", `${sink.url}/broken/exit`, "--max-retries", "0"])).destination;
+    eventId = await ingest(source.ingest_url, { type: "x" });
+    const r = await remote(["replay", "start", "--destination-id", broken.id, "--source-id", source.id, "--from", from, "--to", new Date(Date.now() + 1000).toISOString(), "--wait", "--timeout", "20"]);
+    expect(r.code).toBe(1);
+    expect(r.json()).toMatchObject({ kind: "replay", status: "completed", total: 1, succeeded: 0, failed: 1 });
+    expect(r.errorJson().error).toMatchObject({ code: "job_failed", message: expect.stringContaining("failed 1"), details: { total: 1, failed: 1 } });
+
+    const again = await cli(["jobs", "get", r.json().job_id, "--wait"], { env: localEnv });
+    expect(again.code).toBe(1);
+    expect(again.stderr).toMatch(/error \(job_failed\): replay job [0-9a-f]{32} had failures: total 1, succeeded 0, failed 1/);
+    expect((await local(["jobs", "get", r.json().job_id])).code).toBe(0);
+  });
+
+  it("replay start over a window without events: exit 1, nothing to do", async () => {
+    const r = await remote(["replay", "start", "--destination-id", broken.id, "--from", "2001-01-01T00:00:00Z", "--to", "2001-01-02T00:00:00Z"]);
+    expect(r.code).toBe(1);
+    expect(r.json()).toMatchObject({ total: 0 });
+    expect(r.errorJson().error).toMatchObject({ code: "nothing_done", message: expect.stringContaining("no event to replay") });
+  });
+
+  it("events retry (bulk) that matches nothing exits 1, with and without --wait", async () => {
+    const [started, waited] = await Promise.all([
+      remote(["events", "retry", "--source-id", source.id, "--status", "held"]),
+      local(["events", "retry", "--source-id", source.id, "--status", "held", "--wait"]),
+    ]);
+    expect(started.code).toBe(1);
+    expect(started.json()).toMatchObject({ total: 0 });
+    expect(started.errorJson().error.code).toBe("nothing_done");
+    expect(waited.code).toBe(1);
+    expect(waited.errorJson().error).toMatchObject({ code: "nothing_done", message: expect.stringContaining("total 0") });
+  });
+
+  it("events retry <id> that queues nothing (no connection) exits 1 and says why", async () => {
+    const r = await cli(["events", "retry", eventId], { env: remoteEnv });
+    expect(r.code).toBe(1);
+    expect(r.stdout).toContain("Queued 0 deliveries");
+    expect(r.stderr).toContain(`error (nothing_done): nothing queued for ${eventId}: its source has no connection to deliver through`);
+  });
+});
+
+describe("events retry of a rejected event", () => {
+  it("answers 409 with the server's message and exits 1; --force sends {force: true} and queues it", async (t) => {
+    // `force` arrives with the server's refusal to retry rejected events (issue 14, item 1): until then there is nothing to refuse.
+    const doc = (await (await fetch(`${server.url}/v1/openapi.json`)).json()) as any;
+    if (!JSON.stringify(doc.paths["/events/{id}/retry"]?.post?.requestBody ?? null).includes("force")) return t.skip();
+
+    const github = ok(await remote(["sources", "create", "--name", "gh-forged", "--template", "github", "--verification-secret", "gh-secret"])).source;
+    const target = ok(await remote(["destinations", "create", "--name", "forged-target", "--url", `${sink.url}/ok/forged`])).destination;
+    ok(await remote(["connections", "create", "--name", "forged", "--source-id", github.id, "--destination-id", target.id]));
+    const res = await fetch(github.ingest_url, { method: "POST", headers: { "x-hub-signature-256": "sha256=" + "0".repeat(64) }, body: "{}" });
+    const rejected = ((await res.json()) as any).error.details.event_id as string;
+
+    const refused = await cli(["events", "retry", rejected], { env: remoteEnv });
+    expect(refused.code).toBe(1);
+    expect(refused.stderr).toMatch(/^error \(conflict\): /);
+    expect(refused.stderr).toContain("--force");
+    const refusedLocal = await local(["events", "retry", rejected]);
+    expect(refusedLocal.code).toBe(1);
+    expect(refusedLocal.errorJson().error.code).toBe("conflict");
+
+    const forced = ok(await remote(["events", "retry", rejected, "--force"]));
+    expect(forced.retried).toMatchObject([{ destination_id: target.id, status: "queued" }]);
   });
 });

@@ -127,6 +127,34 @@ describe("sources, destinations, connections, events in both modes", () => {
   });
 });
 
+describe("sources by id or slug everywhere", () => {
+  it("get, update, secret, delete and every --source-id take the slug, in both modes", async () => {
+    const src = ok(await remote(["sources", "create", "--name", "Slugged", "--template", "github", "--verification-secret", "slug-secret"])).source;
+    expect(src.slug).toBe("slugged");
+    const dst = ok(await remote(["destinations", "create", "--name", "slug-target", "--url", "https://example.com/hook"])).destination;
+
+    expect(expectSame(await both(["sources", "get", "slugged"])).source.id).toBe(src.id);
+    expect(ok(await local(["sources", "update", "slugged", "--description", "by slug"])).source).toMatchObject({ id: src.id, description: "by slug" });
+    expect(expectSame(await both(["sources", "secret", "slugged"]))).toEqual({ secret: "slug-secret" });
+
+    const conn = ok(await remote(["connections", "create", "--name", "by-slug", "--source-id", "slugged", "--destination-id", dst.id])).connection;
+    expect(conn.source_id).toBe(src.id);
+    expect(ok(await local(["connections", "update", conn.id, "--data", JSON.stringify({ source_id: "slugged" })])).connection.source_id).toBe(src.id);
+    expect(expectSame(await both(["connections", "list", "--source-id", "slugged"])).connections.map((c: { id: string }) => c.id)).toEqual([conn.id]);
+    const signature = "sha256=" + new Bun.CryptoHasher("sha256", "slug-secret").update("{}").digest("hex");
+    expect((await fetch(src.ingest_url, { method: "POST", headers: { "x-hub-signature-256": signature }, body: "{}" })).status).toBe(200);
+    expect(expectSame(await both(["events", "list", "--source-id", "slugged"])).events).toHaveLength(1);
+    const replay = ok(await remote(["replay", "start", "--destination-id", dst.id, "--source-id", "slugged", "--from", "2000-01-01", "--to", new Date(Date.now() + 60_000).toISOString()]));
+    expect(replay.total).toBe(1);
+
+    const unknown = await remote(["events", "list", "--source-id", "no-such-source"]);
+    expect(unknown.code).toBe(1);
+    expect(unknown.errorJson().error.code).toBe("not_found");
+    expect(ok(await local(["sources", "delete", "slugged", "--yes"]))).toEqual({ success: true });
+    expect((await remote(["sources", "get", src.id])).code).toBe(1);
+  });
+});
+
 describe("errors", () => {
   it("usage errors exit 2: missing required flags, nothing to update, bad JSON, bad number, bad choice", async () => {
     const cases: [string[], RegExp][] = [
