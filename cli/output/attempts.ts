@@ -1,8 +1,7 @@
 /**
  * When a delivery attempt happened. An attempt carries when it was sent
  * (`sent_at` in the attempts list, `attempted_at` in an event's detail; null
- * while it is still queued) and when it is due (`scheduled_at`). A server
- * without those fields only has `created_at` (when it was queued).
+ * while it is still queued) and when it is due (`scheduled_at`).
  */
 export interface AttemptTimes {
   sent: string | null;
@@ -11,7 +10,7 @@ export interface AttemptTimes {
 
 export function attemptTimes(a: Record<string, unknown>): AttemptTimes {
   const text = (v: unknown) => (typeof v === "string" && v !== "" ? v : null);
-  const sent = "sent_at" in a ? text(a.sent_at) : "attempted_at" in a ? text(a.attempted_at) : text(a.created_at);
+  const sent = text("sent_at" in a ? a.sent_at : a.attempted_at);
   return { sent, scheduled: sent ? null : text(a.scheduled_at) };
 }
 

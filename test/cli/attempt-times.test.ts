@@ -19,10 +19,6 @@ describe("attempt times", () => {
     expect(attemptWhenCell({ sent_at: null, scheduled_at: due, status: "queued" })).toBe(`scheduled ${due}`);
   });
 
-  it("a server without sent_at falls back to created_at", () => {
-    expect(attemptTimes({ created_at: sent })).toEqual({ sent, scheduled: null });
-  });
-
   it("a terminal table shows the queued attempt as `scheduled in 4m`", () => {
     const rows = [
       { id: "da_1", status: "queued", sent_at: null, scheduled_at: due },

@@ -157,10 +157,7 @@ describe("exit codes: a waited-for job with failures, or work that did nothing, 
 });
 
 describe("events retry of a rejected event", () => {
-  it("answers 409 with the server's message and exits 1; --force sends {force: true} and queues it", async (t) => {
-    // `force` arrives with the server's refusal to retry rejected events (issue 14, item 1): until then there is nothing to refuse.
-    const doc = (await (await fetch(`${server.url}/v1/openapi.json`)).json()) as any;
-    if (!JSON.stringify(doc.paths["/events/{id}/retry"]?.post?.requestBody ?? null).includes("force")) return t.skip();
+  it("answers 409 with the server's message and exits 1; --force sends {force: true} and queues it", async () => {
 
     const github = ok(await remote(["sources", "create", "--name", "gh-forged", "--template", "github", "--verification-secret", "gh-secret"])).source;
     const target = ok(await remote(["destinations", "create", "--name", "forged-target", "--url", `${sink.url}/ok/forged`])).destination;
