@@ -7,6 +7,7 @@ import { newId } from "../contracts/ids";
 import { insertQueuedAttempt } from "../domain/deliveries";
 import { iso } from "../domain/clock";
 import { refreshEventStatuses, type ChangedEvent } from "../domain/eventStatus";
+import { recordIssueOutcomes, type OpenedIssue } from "../domain/issues";
 
 /**
  * The delivery queue is the delivery_attempts table (DESIGN.md, "The queue
@@ -168,6 +169,10 @@ export interface RecordedOutcomes {
   stale: number;
   /** Next tries queued by these outcomes. */
   retriesQueued: number;
+  /** Issues these outcomes opened or reopened: alert rules hear of them once committed. */
+  openedIssues: OpenedIssue[];
+  /** Environments where a delivery landed in the DLQ: their dlq rules are checked once committed. */
+  dlqScopes: { orgId: string; envId: string }[];
 }
 
 const jobStatements = preparedFor((db) => ({
@@ -181,7 +186,8 @@ const jobStatements = preparedFor((db) => ({
 /**
  * Records outcomes of finished deliveries: the row's request/response
  * details, the next try as a new queued row, the DLQ flag, replay job
- * counters and the statuses of the events concerned. Inside the caller's
+ * counters, the statuses of the events concerned and the destinations'
+ * issues (src/domain/issues.ts). Inside the caller's
  * write transaction (the worker's pump), which it does not nest: a nested
  * one is a savepoint plus a drizzle transaction object, a cost per pump
  * that showed in profiles.
@@ -194,6 +200,8 @@ export function recordOutcomes(db: Db, outcomes: AttemptOutcome[], now: Date): R
   const jobCounts = new Map<string, { succeeded: number; failed: number }>();
   let stale = 0;
   let retriesQueued = 0;
+  const recorded: AttemptOutcome[] = [];
+  const dlqScopes = new Map<string, { orgId: string; envId: string }>();
   for (const o of outcomes) {
     const a = o.attempt;
     const { changes } = complete.run(
@@ -219,6 +227,8 @@ export function recordOutcomes(db: Db, outcomes: AttemptOutcome[], now: Date): R
       stale++;
       continue;
     }
+    recorded.push(o);
+    if (o.dlq) dlqScopes.set(`${a.orgId} ${a.envId}`, { orgId: a.orgId, envId: a.envId });
     if (o.retryAt) {
       retriesQueued++;
       insertQueuedAttempt(db, {
@@ -253,5 +263,7 @@ export function recordOutcomes(db: Db, outcomes: AttemptOutcome[], now: Date): R
   }
   for (const [id, c] of jobCounts) s.countJob.run({ id, ...c });
   const changedEvents = refreshEventStatuses(db, settledEvents);
-  return { changedEvents, settledJobIds: [...jobCounts.keys()], stale, retriesQueued };
+  const openedIssues = recordIssueOutcomes(db, recorded, now);
+  return { changedEvents, settledJobIds: [...jobCounts.keys()], stale, retriesQueued, openedIssues, dlqScopes: [...dlqScopes.values()] };
 }
+

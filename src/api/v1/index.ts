@@ -9,6 +9,7 @@ import { registerDestinationRoutes } from "./destinations";
 import { registerEventRetryRoutes } from "./eventRetry";
 import { registerEventRoutes } from "./events";
 import { registerIngestRoutes } from "./ingest";
+import { registerIssueRoutes } from "./issues";
 import { registerJobRoutes } from "./jobs";
 import { registerReplayRoutes } from "./replay";
 import { registerSourceRoutes } from "./sources";
@@ -45,5 +46,6 @@ export function createV1(deps: Deps): Api {
   registerReplayRoutes(v1);
   registerJobRoutes(v1);
   registerStatsRoutes(v1);
+  registerIssueRoutes(v1);
   return v1;
 }

@@ -2,3 +2,4 @@ export * from "./tenancy";
 export * from "./sources";
 export * from "./events";
 export * from "./delivery";
+export * from "./alerts";
