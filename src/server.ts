@@ -38,6 +38,7 @@ export async function startServer(config: Config, opts: { logger?: Logger; clock
       maxBodyBytes: config.maxBodyBytes,
       blockPrivateDestinations: config.blockPrivateDestinations,
       trustProxy: config.trustProxy,
+      smtpUrl: config.smtpUrl,
     },
   };
   const boot = await bootstrap(store.db, clock, { email: config.adminEmail, password: config.adminPassword });
