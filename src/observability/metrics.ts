@@ -22,6 +22,11 @@ export function createMetrics() {
     deliveryDuration: new Histogram({ name: "hookrelay_delivery_duration_seconds", help: "Delivery request latency", buckets: [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30], registers }),
     queueDepth: new Gauge({ name: "hookrelay_delivery_queue_depth", help: "Deliveries queued or in flight", registers }),
     oldestPendingSeconds: new Gauge({ name: "hookrelay_delivery_oldest_pending_seconds", help: "Age of the oldest due queued delivery", registers }),
+    // Alerts (src/alerts): label values are the rule and channel types, a fixed set.
+    alertsFired: new Counter({ name: "hookrelay_alerts_fired_total", help: "Alert rule triggers by rule type", labelNames: ["rule_type"], registers }),
+    notificationsSent: new Counter({ name: "hookrelay_notifications_sent_total", help: "Alert notifications delivered, by channel type", labelNames: ["channel_type"], registers }),
+    notificationsFailed: new Counter({ name: "hookrelay_notifications_failed_total", help: "Alert notifications that failed after their retries, by channel type", labelNames: ["channel_type"], registers }),
+    openIssues: new Gauge({ name: "hookrelay_open_issues", help: "Issues with status open", registers }),
   };
 }
 

@@ -1,3 +1,4 @@
+import { startAlertWork } from "../alerts/background";
 import type { Config } from "../config/config";
 import { startDeliveryWork } from "../delivery/background";
 import type { Deps } from "../domain/deps";
@@ -19,6 +20,7 @@ export function startBackgroundWork(ctx: BackgroundContext): BackgroundTask[] {
   const { deps, logger } = ctx;
   return [
     ...startDeliveryWork(ctx),
+    ...startAlertWork(ctx),
     every("session-pruning", 3600_000, () => pruneExpiredSessions(deps), logger),
     every("event-retention", 3600_000, () => pruneOldEvents(deps), logger),
     every("ephemeral-source-cleanup", 300_000, () => deleteExpiredEphemeralSources(deps), logger),

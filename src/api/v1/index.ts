@@ -2,6 +2,7 @@ import type { Deps } from "../../domain/deps";
 import { authenticate } from "../middleware/auth";
 import { csrfGuard } from "../middleware/csrf";
 import { newApi, type Api } from "../openapi";
+import { registerAlertRuleRoutes } from "./alertRules";
 import { registerAuthRoutes, registerLoginRoutes } from "./auth";
 import { registerConnectionRoutes } from "./connections";
 import { registerDeliveryAttemptRoutes } from "./deliveryAttempts";
@@ -11,6 +12,7 @@ import { registerEventRoutes } from "./events";
 import { registerIngestRoutes } from "./ingest";
 import { registerIssueRoutes } from "./issues";
 import { registerJobRoutes } from "./jobs";
+import { registerNotificationChannelRoutes } from "./notificationChannels";
 import { registerReplayRoutes } from "./replay";
 import { registerSourceRoutes } from "./sources";
 import { registerStatsRoutes } from "./stats";
@@ -47,5 +49,7 @@ export function createV1(deps: Deps): Api {
   registerJobRoutes(v1);
   registerStatsRoutes(v1);
   registerIssueRoutes(v1);
+  registerAlertRuleRoutes(v1);
+  registerNotificationChannelRoutes(v1);
   return v1;
 }
