@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { createChannel } from "../alerts/helpers";
+import { closedPort, createChannel } from "../alerts/helpers";
 import { createDestination, createSourceId } from "../helpers/delivery";
 import { otherOrgKey } from "../helpers/rows";
 import { call, startTestServer, type TestServer } from "../helpers/server";
@@ -229,5 +229,37 @@ describe("the OpenAPI document", () => {
         "POST /notification-channels/{id}/test",
       ]),
     );
+  });
+});
+
+describe("bad input to the issue, alert rule and channel routes", () => {
+  it("never answers 5xx", async () => {
+    // Nothing listens there: the test sends below reach no one.
+    const channel = await createChannel(server, key, { name: "Fuzz", channel_type: "webhook", config: { url: `http://127.0.0.1:${closedPort()}/fuzz` } });
+    const rule = (await post({ name: "Fuzz", rule_type: "dlq" })).body.alert_rule.id;
+    const ids = ["x", "%00", "a".repeat(3000), "0123456789abcdef0123456789abcdef", "nc_", channel, rule, "../x"];
+    const bodies = ["{", "null", "[]", '"x"', "1", JSON.stringify({ name: 5 }), JSON.stringify({ config: null, rule_config: [], channel_ids: [1], status: null, snoozed_until: "2026-99-99" }), JSON.stringify({ rule_type: "latency", rule_config: { threshold_ms: 1e308, percentile: "NaN" } }), JSON.stringify({ channel_type: "email", name: "m", config: { to: ["a@b.c"], smtp_url: "smtp://" } })];
+    const queries = ["?limit=0", "?limit=x", "?offset=-1", "?cursor=%%%", "?status[]=open", "?destination_id=" + "d".repeat(500), "?enabled=maybe", "?direction=up"];
+    const paths: [string, string][] = [["POST", "/v1/alert-rules"], ["POST", "/v1/notification-channels"]];
+    for (const id of ids) {
+      paths.push(["GET", `/v1/issues/${id}`], ["PATCH", `/v1/issues/${id}`], ["GET", `/v1/alert-rules/${id}`], ["GET", `/v1/alert-rules/${id}/history`], ["PATCH", `/v1/alert-rules/${id}`]);
+      paths.push(["GET", `/v1/notification-channels/${id}`], ["PATCH", `/v1/notification-channels/${id}`], ["POST", `/v1/notification-channels/${id}/test`]);
+    }
+    for (const [method, path] of paths) {
+      for (const body of method === "GET" ? [undefined] : bodies) {
+        const res = await call(server, method, path, { key, body });
+        expect(res.status, `${method} ${path} ${body}`).toBeLessThan(500);
+      }
+    }
+    for (const q of queries) {
+      for (const path of ["/v1/issues", "/v1/alert-rules", `/v1/alert-rules/${rule}/history`, "/v1/notification-channels"]) {
+        const res = await get(path + q);
+        expect(res.status, path + q).toBeLessThan(500);
+      }
+    }
+    for (const id of ids.slice(0, 5)) {
+      expect((await call(server, "DELETE", `/v1/alert-rules/${id}`, { key })).status).toBe(404);
+      expect((await call(server, "DELETE", `/v1/notification-channels/${id}`, { key })).status).toBe(404);
+    }
   });
 });
