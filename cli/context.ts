@@ -251,6 +251,7 @@ async function openLocal(dataDir: string, out: Output): Promise<LocalStore & { c
         maxBodyBytes: config.maxBodyBytes,
         blockPrivateDestinations: config.blockPrivateDestinations,
         trustProxy: config.trustProxy,
+        smtpUrl: config.smtpUrl,
       },
     };
     return { deps, scope: { orgId: scope.orgId, envId: scope.envId, userId: null, via: "local", scopes: "*" }, dataDir: config.dataDir, close: () => store.close() };

@@ -51,6 +51,7 @@ async function startLocked(config: Config, lock: ServerLock, logger: Logger, clo
       maxBodyBytes: config.maxBodyBytes,
       blockPrivateDestinations: config.blockPrivateDestinations,
       trustProxy: config.trustProxy,
+      smtpUrl: config.smtpUrl,
     },
   };
   const boot = await bootstrap(store.db, clock, { email: config.adminEmail, password: config.adminPassword });

@@ -60,3 +60,13 @@ export function decodeCursor(raw: string, direction?: "next" | "prev"): DecodedC
     throw new AppError("validation_error", "Invalid cursor", [{ field: "query.cursor", message: "not a cursor returned by this API" }]);
   }
 }
+
+/** The spec's `pagination` object, for response docs. */
+export const paginationBody = z.object({
+  total: z.number().int(),
+  limit: z.number().int(),
+  offset: z.number().int(),
+  has_more: z.boolean(),
+  next_cursor: z.string().nullable(),
+  prev_cursor: z.string().nullable(),
+});

@@ -37,6 +37,7 @@ export const statsBody = z.object({
   queue_depth: z.number().int().describe("Attempts queued or delivering now"),
   oldest_pending_seconds: z.number().int().describe("How long the longest-waiting due attempt (queued or delivering) has been due; 0 when none is"),
   slowest_destinations: z.array(slowDestination).describe("Top 5 by average attempt duration over the window"),
+  open_issues: z.number().int().describe("Issues with status open now (the dashboard's Open issues card)"),
   counts: z
     .object({ sources: z.number().int(), destinations: z.number().int(), connections: z.number().int() })
     .describe("How many sources, destinations and connections the environment has"),

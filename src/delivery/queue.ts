@@ -7,6 +7,7 @@ import { newId } from "../contracts/ids";
 import { insertQueuedAttempt } from "../domain/deliveries";
 import { iso } from "../domain/clock";
 import { refreshEventStatuses, type ChangedEvent } from "../domain/eventStatus";
+import { recordIssueOutcomes, type OpenedIssue } from "../domain/issues";
 
 /**
  * The delivery queue is the delivery_attempts table (DESIGN.md, "The queue
@@ -172,6 +173,10 @@ export interface RecordedOutcomes {
   retriesQueued: number;
   /** The failures recorded (retried, into the DLQ, or a replay's), for the log. */
   failures: AttemptOutcome[];
+  /** Issues these outcomes opened or reopened: alert rules hear of them once committed. */
+  openedIssues: OpenedIssue[];
+  /** Environments where a delivery landed in the DLQ: their dlq rules are checked once committed. */
+  dlqScopes: { orgId: string; envId: string }[];
 }
 
 const jobStatements = preparedFor((db) => ({
@@ -185,7 +190,8 @@ const jobStatements = preparedFor((db) => ({
 /**
  * Records outcomes of finished deliveries: the row's request/response
  * details, the next try as a new queued row, the DLQ flag, replay job
- * counters and the statuses of the events concerned. Inside the caller's
+ * counters, the statuses of the events concerned and the destinations'
+ * issues (src/domain/issues.ts). Inside the caller's
  * write transaction (the worker's pump), which it does not nest: a nested
  * one is a savepoint plus a drizzle transaction object, a cost per pump
  * that showed in profiles.
@@ -199,6 +205,8 @@ export function recordOutcomes(db: Db, outcomes: AttemptOutcome[], now: Date): R
   let stale = 0;
   let retriesQueued = 0;
   const failures: AttemptOutcome[] = [];
+  const recorded: AttemptOutcome[] = [];
+  const dlqScopes = new Map<string, { orgId: string; envId: string }>();
   for (const o of outcomes) {
     const a = o.attempt;
     const { changes } = complete.run(
@@ -225,6 +233,8 @@ export function recordOutcomes(db: Db, outcomes: AttemptOutcome[], now: Date): R
       stale++;
       continue;
     }
+    recorded.push(o);
+    if (o.dlq) dlqScopes.set(`${a.orgId} ${a.envId}`, { orgId: a.orgId, envId: a.envId });
     if (o.status === "failed") failures.push(o);
     if (o.retryAt) {
       retriesQueued++;
@@ -261,5 +271,7 @@ export function recordOutcomes(db: Db, outcomes: AttemptOutcome[], now: Date): R
   }
   for (const [id, c] of jobCounts) s.countJob.run({ id, ...c });
   const changedEvents = refreshEventStatuses(db, settledEvents);
-  return { changedEvents, settledJobIds: [...jobCounts.keys()], stale, retriesQueued, failures };
+  const openedIssues = recordIssueOutcomes(db, recorded, now);
+  return { changedEvents, settledJobIds: [...jobCounts.keys()], stale, retriesQueued, failures, openedIssues, dlqScopes: [...dlqScopes.values()] };
 }
+

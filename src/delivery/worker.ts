@@ -260,6 +260,8 @@ export function startDeliveryWorker(deps: Deps, opts: DeliveryWorkerOptions): De
     if (recorded.retriesQueued > 0) drained = false;
     return () => {
       for (const e of recorded.changedEvents) deps.bus.publish({ type: "event.updated", orgId: e.orgId, envId: e.envId, eventId: e.id, sourceId: e.sourceId });
+      for (const i of recorded.openedIssues) deps.bus.publish({ type: "issue.opened", orgId: i.orgId, envId: i.envId, issueId: i.id });
+      for (const d of recorded.dlqScopes) deps.bus.publish({ type: "delivery.dlq", orgId: d.orgId, envId: d.envId });
       if (recorded.settledJobIds.length > 0) opts.onJobsSettled?.(recorded.settledJobIds);
       if (recorded.stale > 0) logger.warn("delivery outcomes arrived after their lease was lost", { count: recorded.stale });
       for (const o of recorded.failures) logFailure(o);

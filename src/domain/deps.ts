@@ -11,7 +11,15 @@ export type BusMessage =
   | { type: "job.created"; jobId: string }
   | { type: "source.updated"; sourceId: string }
   /** A collection was created, rebuilt or deleted: the collection builder runs. */
-  | { type: "collection.updated"; collectionId: string };
+  | { type: "collection.updated"; collectionId: string }
+  /** Recorded delivery outcomes opened (or reopened) an issue: issue_opened rules fire. */
+  | { type: "issue.opened"; orgId: string; envId: string; issueId: string }
+  /** A delivery landed in the DLQ: the environment's dlq rules are checked at once. */
+  | { type: "delivery.dlq"; orgId: string; envId: string }
+  /** Alert rules changed (or a test moved the clock): every rule is evaluated now instead of at the next interval. */
+  | { type: "alerts.evaluate" }
+  /** Every enabled periodic rule was evaluated at `at` (the clock's time): what fired has claimed its trigger. */
+  | { type: "alerts.evaluated"; at: string };
 
 export interface Bus {
   publish(message: BusMessage): void;
@@ -26,6 +34,8 @@ export interface DomainSettings {
   blockPrivateDestinations: boolean;
   /** HOOKRELAY_TRUST_PROXY: whose X-Forwarded-For ingest believes ("" none, "true" any, or CIDRs). */
   trustProxy: string;
+  /** HOOKRELAY_SMTP_URL: email channels send through it unless their config names another. */
+  smtpUrl?: string;
 }
 
 /** Everything a use-case needs, passed explicitly. */

@@ -1,6 +1,6 @@
 import { and, count, eq, gte, inArray, lt, sql, type AnyColumn, type SQL } from "drizzle-orm";
 import { STATS_WINDOW_HOURS, type StatsBody, type StatsBucket } from "../contracts/stats";
-import { connections, deliveryAttempts as a, destinations, events as e, sources } from "../db/schema";
+import { connections, deliveryAttempts as a, destinations, events as e, issues, sources } from "../db/schema";
 import { iso } from "./clock";
 import type { Deps, Scope } from "./deps";
 
@@ -44,7 +44,7 @@ export async function getStats({ db, clock }: Deps, scope: Scope): Promise<Stats
       .from(a)
       .where(where);
 
-  const [byHour, failuresByHour, byDestination, [dlq], [queued], [delivering], sourceCount, destinationCount, connectionCount] = await Promise.all([
+  const [byHour, failuresByHour, byDestination, [dlq], [queued], [delivering], sourceCount, destinationCount, connectionCount, openIssues] = await Promise.all([
     db
       .select({
         hour: hourOf(e.receivedAt),
@@ -73,6 +73,7 @@ export async function getStats({ db, clock }: Deps, scope: Scope): Promise<Stats
     db.$count(sources, and(eq(sources.orgId, scope.orgId), eq(sources.envId, scope.envId))),
     db.$count(destinations, and(eq(destinations.orgId, scope.orgId), eq(destinations.envId, scope.envId))),
     db.$count(connections, and(eq(connections.orgId, scope.orgId), eq(connections.envId, scope.envId))),
+    db.$count(issues, and(eq(issues.orgId, scope.orgId), eq(issues.envId, scope.envId), eq(issues.status, "open"))),
   ]);
 
   const slowest = byDestination
@@ -113,6 +114,7 @@ export async function getStats({ db, clock }: Deps, scope: Scope): Promise<Stats
       max_ms: d.maxMs ?? 0,
       attempts: d.timed,
     })),
+    open_issues: openIssues,
     counts: { sources: sourceCount, destinations: destinationCount, connections: connectionCount },
   };
 }

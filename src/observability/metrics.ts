@@ -24,6 +24,11 @@ export function createMetrics() {
     sseClients: new Gauge({ name: "hookrelay_sse_clients", help: "Open event streams (GET /v1/events/stream)", registers }),
     sseDropped: new Counter({ name: "hookrelay_sse_dropped_total", help: "Event-stream clients dropped for not reading", registers }),
     oldestPendingSeconds: new Gauge({ name: "hookrelay_delivery_oldest_pending_seconds", help: "Age of the oldest due queued delivery", registers }),
+    // Alerts (src/alerts): label values are the rule and channel types, a fixed set.
+    alertsFired: new Counter({ name: "hookrelay_alerts_fired_total", help: "Alert rule triggers by rule type", labelNames: ["rule_type"], registers }),
+    notificationsSent: new Counter({ name: "hookrelay_notifications_sent_total", help: "Alert notifications delivered, by channel type", labelNames: ["channel_type"], registers }),
+    notificationsFailed: new Counter({ name: "hookrelay_notifications_failed_total", help: "Alert notifications that failed after their retries, by channel type", labelNames: ["channel_type"], registers }),
+    openIssues: new Gauge({ name: "hookrelay_open_issues", help: "Issues with status open", registers }),
   };
 }
 

@@ -1,4 +1,5 @@
 import { startCatalogWork } from "../catalog/background";
+import { startAlertWork } from "../alerts/background";
 import type { Config } from "../config/config";
 import { startDeliveryWork } from "../delivery/background";
 import type { Deps } from "../domain/deps";
@@ -21,6 +22,7 @@ export function startBackgroundWork(ctx: BackgroundContext): BackgroundTask[] {
   return [
     ...startDeliveryWork(ctx),
     ...startCatalogWork(ctx),
+    ...startAlertWork(ctx),
     every("session-pruning", 3600_000, () => pruneExpiredSessions(deps), logger),
     every("event-retention", 3600_000, () => pruneOldEvents(deps), logger),
     every("ephemeral-source-cleanup", 300_000, () => deleteExpiredEphemeralSources(deps), logger),

@@ -3,6 +3,7 @@ import { authenticate } from "../middleware/auth";
 import { csrfGuard } from "../middleware/csrf";
 import { createLoginThrottle } from "../middleware/loginThrottle";
 import { newApi, type Api } from "../openapi";
+import { registerAlertRuleRoutes } from "./alertRules";
 import { registerAuthRoutes, registerLoginRoutes } from "./auth";
 import { registerCollectionRoutes } from "./collections";
 import { registerConnectionRoutes } from "./connections";
@@ -12,7 +13,9 @@ import { registerEventRetryRoutes } from "./eventRetry";
 import { registerEventRoutes } from "./events";
 import { registerEventTypeRoutes } from "./eventTypes";
 import { registerIngestRoutes } from "./ingest";
+import { registerIssueRoutes } from "./issues";
 import { registerJobRoutes } from "./jobs";
+import { registerNotificationChannelRoutes } from "./notificationChannels";
 import { registerReplayRoutes } from "./replay";
 import { registerSourceRoutes } from "./sources";
 import { registerStatsRoutes } from "./stats";
@@ -52,5 +55,8 @@ export function createV1(deps: Deps): Api {
   registerTopicRoutes(v1);
   registerEventTypeRoutes(v1);
   registerCollectionRoutes(v1);
+  registerIssueRoutes(v1);
+  registerAlertRuleRoutes(v1);
+  registerNotificationChannelRoutes(v1);
   return v1;
 }

@@ -1,3 +1,40 @@
+CREATE TABLE `alert_history` (
+	`id` text PRIMARY KEY NOT NULL,
+	`org_id` text NOT NULL,
+	`env_id` text NOT NULL,
+	`alert_rule_id` text NOT NULL,
+	`trigger_reason` text NOT NULL,
+	`trigger_data` text NOT NULL,
+	`channels_notified` text NOT NULL,
+	`created_at` text NOT NULL,
+	FOREIGN KEY (`alert_rule_id`) REFERENCES `alert_rules`(`id`) ON UPDATE no action ON DELETE cascade
+);
+--> statement-breakpoint
+CREATE INDEX `alert_history_rule_created` ON `alert_history` (`alert_rule_id`,`created_at`,`id`);--> statement-breakpoint
+CREATE INDEX `alert_history_created` ON `alert_history` (`created_at`);--> statement-breakpoint
+CREATE TABLE `alert_rules` (
+	`id` text PRIMARY KEY NOT NULL,
+	`org_id` text NOT NULL,
+	`env_id` text NOT NULL,
+	`name` text NOT NULL,
+	`description` text,
+	`enabled` integer DEFAULT 1 NOT NULL,
+	`rule_type` text NOT NULL,
+	`rule_config` text NOT NULL,
+	`source_id` text,
+	`destination_id` text,
+	`channel_ids` text NOT NULL,
+	`cooldown_minutes` integer NOT NULL,
+	`last_triggered_at` text,
+	`trigger_count` integer DEFAULT 0 NOT NULL,
+	`created_at` text NOT NULL,
+	`updated_at` text NOT NULL,
+	FOREIGN KEY (`source_id`) REFERENCES `sources`(`id`) ON UPDATE no action ON DELETE cascade,
+	FOREIGN KEY (`destination_id`) REFERENCES `destinations`(`id`) ON UPDATE no action ON DELETE cascade
+);
+--> statement-breakpoint
+CREATE INDEX `alert_rules_scope` ON `alert_rules` (`org_id`,`env_id`,`created_at`,`id`);--> statement-breakpoint
+CREATE INDEX `alert_rules_enabled_type` ON `alert_rules` (`enabled`,`rule_type`);--> statement-breakpoint
 CREATE TABLE `api_keys` (
 	`id` text PRIMARY KEY NOT NULL,
 	`org_id` text NOT NULL,
@@ -215,6 +252,32 @@ CREATE INDEX `events_source_received` ON `events` (`source_id`,`received_at`,`id
 CREATE INDEX `events_dedup` ON `events` (`source_id`,`dedup_key`,`received_at`) WHERE "events"."dedup_key" IS NOT NULL;--> statement-breakpoint
 CREATE INDEX `events_received` ON `events` (`received_at`);--> statement-breakpoint
 CREATE INDEX `events_unrouted` ON `events` (`status`,`routed_at`) WHERE "events"."routed_at" IS NULL;--> statement-breakpoint
+CREATE TABLE `issues` (
+	`id` text PRIMARY KEY NOT NULL,
+	`org_id` text NOT NULL,
+	`env_id` text NOT NULL,
+	`destination_id` text NOT NULL,
+	`fingerprint` text NOT NULL,
+	`title` text NOT NULL,
+	`status` text NOT NULL,
+	`snoozed_until` text,
+	`occurrence_count` integer DEFAULT 0 NOT NULL,
+	`first_seen_at` text NOT NULL,
+	`last_seen_at` text NOT NULL,
+	`resolved_at` text,
+	`last_attempt_id` text,
+	`last_event_id` text,
+	`last_error` text,
+	`last_status_code` integer,
+	`created_at` text NOT NULL,
+	`updated_at` text NOT NULL,
+	FOREIGN KEY (`destination_id`) REFERENCES `destinations`(`id`) ON UPDATE no action ON DELETE cascade
+);
+--> statement-breakpoint
+CREATE UNIQUE INDEX `issues_fingerprint` ON `issues` (`fingerprint`);--> statement-breakpoint
+CREATE INDEX `issues_destination_status` ON `issues` (`destination_id`,`status`);--> statement-breakpoint
+CREATE INDEX `issues_scope_created` ON `issues` (`org_id`,`env_id`,`created_at`,`id`);--> statement-breakpoint
+CREATE INDEX `issues_scope_status` ON `issues` (`org_id`,`env_id`,`status`);--> statement-breakpoint
 CREATE TABLE `jobs` (
 	`id` text PRIMARY KEY NOT NULL,
 	`org_id` text NOT NULL,
@@ -234,6 +297,18 @@ CREATE TABLE `jobs` (
 );
 --> statement-breakpoint
 CREATE INDEX `jobs_status` ON `jobs` (`status`);--> statement-breakpoint
+CREATE TABLE `notification_channels` (
+	`id` text PRIMARY KEY NOT NULL,
+	`org_id` text NOT NULL,
+	`env_id` text NOT NULL,
+	`name` text NOT NULL,
+	`type` text NOT NULL,
+	`config` text NOT NULL,
+	`created_at` text NOT NULL,
+	`updated_at` text NOT NULL
+);
+--> statement-breakpoint
+CREATE INDEX `notification_channels_scope` ON `notification_channels` (`org_id`,`env_id`,`created_at`,`id`);--> statement-breakpoint
 CREATE TABLE `organizations` (
 	`id` text PRIMARY KEY NOT NULL,
 	`name` text NOT NULL,

@@ -3,3 +3,4 @@ export * from "./sources";
 export * from "./events";
 export * from "./delivery";
 export * from "./catalog";
+export * from "./alerts";

@@ -1,0 +1,81 @@
+import type { ChannelNotified } from "../contracts/alertRules";
+import { recordAlertHistory, type ActiveRule } from "../domain/alertRules";
+import { iso } from "../domain/clock";
+import type { Deps } from "../domain/deps";
+import { failureMessage, loadChannelsForSend, sendContext, type SendableChannel } from "../domain/notificationChannels";
+import type { Logger } from "../observability/logger";
+import type { Metrics } from "../observability/metrics";
+import type { Trigger } from "./evaluate";
+import { sendNotification, type AlertNotification } from "./notifiers";
+
+export interface DispatchOptions {
+  logger: Logger;
+  metrics?: Metrics;
+  /** Pauses before the retries of a failed send: one try, then one more after each pause. */
+  retryDelaysMs: readonly number[];
+  /** Aborted on shutdown: no further retries are waited for. */
+  signal: AbortSignal;
+}
+
+/** Two retries, the second after a longer pause: enough to ride out a blip, short enough to be done before the next evaluation. */
+export const RETRY_DELAYS_MS = [500, 2000] as const;
+
+function pause(ms: number, signal: AbortSignal): Promise<void> {
+  return new Promise((resolve) => {
+    if (signal.aborted) return resolve();
+    const timer = setTimeout(done, ms);
+    function done() {
+      clearTimeout(timer);
+      signal.removeEventListener("abort", done);
+      resolve();
+    }
+    signal.addEventListener("abort", done);
+  });
+}
+
+/** One channel: a few tries, each with its timeout; the outcome as history records it. */
+async function notifyChannel(deps: Deps, channelId: string, channel: SendableChannel | undefined, n: AlertNotification, opts: DispatchOptions): Promise<ChannelNotified> {
+  const base = { channel_id: channelId, channel_name: channel?.name ?? null, channel_type: channel?.type ?? null };
+  if (!channel) return { ...base, success: false, error: "the channel no longer exists", attempts: 0 };
+  if (!channel.config) return { ...base, success: false, error: "the channel's config cannot be read (was the secret key changed?)", attempts: 0 };
+  let error = "";
+  let attempts = 0;
+  for (const delay of [0, ...opts.retryDelaysMs]) {
+    if (delay > 0) {
+      if (opts.signal.aborted) break;
+      await pause(delay, opts.signal);
+    }
+    attempts++;
+    try {
+      await sendNotification(channel.config, n, sendContext(deps.settings));
+      opts.metrics?.notificationsSent.inc({ channel_type: channel.type });
+      return { ...base, success: true, error: null, attempts };
+    } catch (err) {
+      error = failureMessage(err);
+    }
+  }
+  opts.metrics?.notificationsFailed.inc({ channel_type: channel.type });
+  opts.logger.warn("alert notification failed", { channel_id: channelId, channel_type: channel.type, attempts, error });
+  return { ...base, success: false, error, attempts };
+}
+
+/**
+ * Notifies every channel of a rule that fired, side by side (one failing
+ * channel neither stops nor delays the others), then writes the history
+ * entry with each channel's outcome.
+ */
+export async function dispatchAlert(deps: Deps, rule: ActiveRule, trigger: Trigger, at: Date, opts: DispatchOptions) {
+  const channels = new Map((await loadChannelsForSend(deps, rule.channelIds)).map((c) => [c.id, c]));
+  const notification: AlertNotification = {
+    type: "alert.triggered",
+    alertRuleId: rule.id,
+    ruleName: rule.name,
+    ruleType: rule.ruleType,
+    reason: trigger.reason,
+    data: trigger.data,
+    triggeredAt: iso(at),
+    link: `${deps.settings.baseUrl}${trigger.path}`,
+  };
+  const outcomes = await Promise.all(rule.channelIds.map((id) => notifyChannel(deps, id, channels.get(id), notification, opts)));
+  return recordAlertHistory(deps, rule, { reason: trigger.reason, data: trigger.data, channels: outcomes, at });
+}

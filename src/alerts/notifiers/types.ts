@@ -1,0 +1,47 @@
+import type { z } from "zod";
+import type { ChannelType } from "../../contracts/notificationChannels";
+
+/** One alert, as every channel type tells it. */
+export interface AlertNotification {
+  /** `alert.triggered` for a rule that fired, `alert.test` for POST /notification-channels/{id}/test. */
+  type: "alert.triggered" | "alert.test";
+  alertRuleId: string | null;
+  ruleName: string;
+  ruleType: string;
+  /** Why it fired, in words. */
+  reason: string;
+  /** The measured numbers (and the ids they concern). */
+  data: Record<string, unknown>;
+  triggeredAt: string;
+  /** Where to look in the admin UI. */
+  link: string;
+}
+
+export interface SendContext {
+  /** For the whole send: connect, request and response (or the SMTP dialogue). */
+  timeoutMs: number;
+  /** HOOKRELAY_BLOCK_PRIVATE_DESTINATIONS: the SSRF guard of destinations applies to channels too. */
+  blockPrivate: boolean;
+  /** HOOKRELAY_SMTP_URL. */
+  smtpUrl?: string;
+  /** HOOKRELAY_BASE_URL: names the sender of emails that give no `from`. */
+  baseUrl: string;
+}
+
+/** A send that did not go through; the message is shown to users (history, test results), so it never holds a secret. */
+export class NotifyError extends Error {}
+
+/**
+ * One channel type: its config (validated on save), how responses show it,
+ * and how it sends. Types are data to the rest of the code, as verification
+ * schemes are (src/ingest/verify/).
+ */
+export interface ChannelKind<C> {
+  type: ChannelType;
+  config: z.ZodType<C>;
+  /** Fields holding a secret (or a URL with one): masked in responses; sent back masked, the stored value is kept. */
+  secretFields: readonly string[];
+  /** The config as responses show it. */
+  masked(config: C): Record<string, unknown>;
+  send(config: C, notification: AlertNotification, ctx: SendContext): Promise<void>;
+}

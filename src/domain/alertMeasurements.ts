@@ -1,0 +1,116 @@
+import { and, asc, count, eq, exists, gte, inArray, isNotNull, sql, type SQL } from "drizzle-orm";
+import { deliveryAttempts as a, destinations, events as e, sources } from "../db/schema";
+import { iso } from "./clock";
+import type { Deps } from "./deps";
+
+/**
+ * What alert rules measure, over a window ending now, within a rule's
+ * scope: its environment, and its source and/or destination when set.
+ * Attempts are placed in time by created_at (when the try was queued, as
+ * the dashboard does); a source scope reaches attempts through their event.
+ */
+export interface MeasureScope {
+  orgId: string;
+  envId: string;
+  sourceId: string | null;
+  destinationId: string | null;
+}
+
+/** An attempt whose event came from the source: one primary-key lookup per attempt of the window. */
+const fromSource = (db: Deps["db"], sourceId: string) => exists(db.select({ one: sql`1` }).from(e).where(and(eq(e.id, a.eventId), eq(e.sourceId, sourceId))));
+
+function attemptScope(db: Deps["db"], scope: MeasureScope, since: Date): SQL | undefined {
+  return and(
+    eq(a.orgId, scope.orgId),
+    eq(a.envId, scope.envId),
+    gte(a.createdAt, iso(since)),
+    scope.destinationId ? eq(a.destinationId, scope.destinationId) : undefined,
+    scope.sourceId ? fromSource(db, scope.sourceId) : undefined,
+  );
+}
+
+/** Finished attempts in the window by outcome. */
+export async function attemptOutcomes({ db }: Deps, scope: MeasureScope, since: Date): Promise<{ succeeded: number; failed: number }> {
+  const rows = await db
+    .select({ status: a.status, n: count() })
+    .from(a)
+    .where(and(attemptScope(db, scope, since), inArray(a.status, ["success", "failed"])))
+    .groupBy(a.status);
+  return {
+    succeeded: rows.find((r) => r.status === "success")?.n ?? 0,
+    failed: rows.find((r) => r.status === "failed")?.n ?? 0,
+  };
+}
+
+/**
+ * The nearest-rank percentile of attempt durations in the window (attempts
+ * that got a response or timed out); null when there were none.
+ */
+export async function latencyPercentile({ db }: Deps, scope: MeasureScope, since: Date, percentile: number): Promise<{ samples: number; valueMs: number | null }> {
+  const where = and(attemptScope(db, scope, since), isNotNull(a.durationMs));
+  const [total] = await db.select({ n: count() }).from(a).where(where);
+  const samples = total?.n ?? 0;
+  if (samples === 0) return { samples, valueMs: null };
+  const rank = Math.max(1, Math.ceil((percentile / 100) * samples));
+  const [row] = await db
+    .select({ ms: a.durationMs })
+    .from(a)
+    .where(where)
+    .orderBy(asc(a.durationMs))
+    .limit(1)
+    .offset(rank - 1);
+  return { samples, valueMs: row?.ms ?? null };
+}
+
+/** Deliveries that landed in the DLQ within the window and are still there. */
+export async function dlqArrivals({ db }: Deps, scope: MeasureScope, since: Date): Promise<number> {
+  const [row] = await db
+    .select({ n: count() })
+    .from(a)
+    .where(
+      and(
+        // Written as the partial indexes attempts_dlq and attempts_dlq_scope are, so the planner sees they apply.
+        sql`${a.isDlq} = 1`,
+        eq(a.orgId, scope.orgId),
+        eq(a.envId, scope.envId),
+        gte(a.dlqAt, iso(since)),
+        scope.destinationId ? eq(a.destinationId, scope.destinationId) : undefined,
+        scope.sourceId ? fromSource(db, scope.sourceId) : undefined,
+      ),
+    );
+  return row?.n ?? 0;
+}
+
+/**
+ * Events that arrived in the window: from the source when the rule names
+ * one, else from every source of the environment. With a destination, the
+ * events routed to it (their first tries).
+ */
+export async function eventsArrived({ db }: Deps, scope: MeasureScope, since: Date): Promise<number> {
+  if (scope.destinationId) {
+    const [row] = await db
+      .select({ n: count() })
+      .from(a)
+      .where(and(attemptScope(db, scope, since), eq(a.triggerType, "initial")));
+    return row?.n ?? 0;
+  }
+  const [row] = await db
+    .select({ n: count() })
+    .from(e)
+    .where(and(eq(e.orgId, scope.orgId), eq(e.envId, scope.envId), gte(e.receivedAt, iso(since)), scope.sourceId ? eq(e.sourceId, scope.sourceId) : undefined));
+  return row?.n ?? 0;
+}
+
+/** The names a notification mentions: "to Orders API", "from GitHub". */
+export async function scopeNames({ db }: Deps, scope: Pick<MeasureScope, "sourceId" | "destinationId">): Promise<{ source: string | null; destination: string | null }> {
+  const [source] = scope.sourceId ? await db.select({ name: sources.name }).from(sources).where(eq(sources.id, scope.sourceId)).limit(1) : [];
+  const [destination] = scope.destinationId ? await db.select({ name: destinations.name }).from(destinations).where(eq(destinations.id, scope.destinationId)).limit(1) : [];
+  return { source: source?.name ?? null, destination: destination?.name ?? null };
+}
+
+/** The source of an event, for issue_opened rules scoped to a source. */
+export async function sourceOfEvent({ db }: Deps, eventId: string | null): Promise<string | null> {
+  if (!eventId) return null;
+  const [row] = await db.select({ sourceId: e.sourceId }).from(e).where(eq(e.id, eventId)).limit(1);
+  return row?.sourceId ?? null;
+}

@@ -1,0 +1,323 @@
+import { and, asc, count, desc, eq, inArray, isNull, lt, sql, type SQL } from "drizzle-orm";
+import {
+  DEFAULT_COOLDOWN_MINUTES,
+  RECENT_HISTORY,
+  ruleConfigSchemas,
+  type AlertHistoryEntry,
+  type AlertRule,
+  type ChannelNotified,
+  type CreateAlertRuleInput,
+  type ListAlertRulesQuery,
+  type RuleConfigs,
+  type RuleType,
+  type UpdateAlertRuleInput,
+} from "../contracts/alertRules";
+import { AppError, notFound } from "../contracts/errors";
+import { hex32, normalizeId } from "../contracts/ids";
+import type { PageQuery } from "../contracts/pagination";
+import { alertHistory, alertRules, destinations, sources } from "../db/schema";
+import { iso } from "./clock";
+import type { Deps, Scope } from "./deps";
+import { checkedChannelIds, parseIds } from "./notificationChannels";
+import { paginate } from "./paging";
+import { createScope } from "./scope";
+
+type RuleRow = typeof alertRules.$inferSelect;
+type HistoryRow = typeof alertHistory.$inferSelect;
+
+export function serializeAlertRule(row: RuleRow): AlertRule {
+  return {
+    id: row.id,
+    org_id: row.orgId,
+    env_id: row.envId,
+    name: row.name,
+    description: row.description,
+    enabled: row.enabled,
+    rule_type: row.ruleType,
+    rule_config: row.ruleConfig,
+    source_id: row.sourceId,
+    destination_id: row.destinationId,
+    channel_ids: row.channelIds,
+    cooldown_minutes: row.cooldownMinutes,
+    last_triggered_at: row.lastTriggeredAt,
+    trigger_count: row.triggerCount,
+    created_at: row.createdAt,
+    updated_at: row.updatedAt,
+  };
+}
+
+export function serializeHistory(row: HistoryRow): AlertHistoryEntry {
+  return {
+    id: row.id,
+    org_id: row.orgId,
+    env_id: row.envId,
+    alert_rule_id: row.alertRuleId,
+    trigger_reason: row.triggerReason,
+    trigger_data: row.triggerData,
+    channels_notified: row.channelsNotified,
+    created_at: row.createdAt,
+  };
+}
+
+/** rule_config checked against rule_type, defaults filled in: 400 naming body.rule_config.<field>. */
+function checkedRuleConfig(type: RuleType, config: Record<string, unknown> | undefined): string {
+  const parsed = ruleConfigSchemas[type].safeParse(config ?? {});
+  if (!parsed.success) {
+    throw new AppError(
+      "validation_error",
+      `Invalid rule_config for rule_type ${type}`,
+      parsed.error.issues.map((i) => ({ field: ["body", "rule_config", ...i.path].join("."), message: i.message })),
+    );
+  }
+  return JSON.stringify(parsed.data);
+}
+
+/** A scope id as stored, naming a row of the caller's scope: 404 as the spec says when it does not. */
+async function scopedSourceId({ db }: Deps, scope: Scope, raw: string | null | undefined): Promise<string | null | undefined> {
+  if (raw === undefined || raw === null) return raw;
+  const id = normalizeId(raw, "source", "Source");
+  const [row] = await db
+    .select({ id: sources.id })
+    .from(sources)
+    .where(and(eq(sources.id, id), eq(sources.orgId, scope.orgId), eq(sources.envId, scope.envId)))
+    .limit(1);
+  if (!row) throw notFound("Source");
+  return id;
+}
+
+async function scopedDestinationId({ db }: Deps, scope: Scope, raw: string | null | undefined): Promise<string | null | undefined> {
+  if (raw === undefined || raw === null) return raw;
+  const id = normalizeId(raw, "destination", "Destination");
+  const [row] = await db
+    .select({ id: destinations.id })
+    .from(destinations)
+    .where(and(eq(destinations.id, id), eq(destinations.orgId, scope.orgId), eq(destinations.envId, scope.envId)))
+    .limit(1);
+  if (!row) throw notFound("Destination");
+  return id;
+}
+
+export async function createAlertRule(deps: Deps, scope: Scope, input: CreateAlertRuleInput) {
+  const { orgId, envId } = createScope(scope, input);
+  const ruleConfig = checkedRuleConfig(input.rule_type, input.rule_config);
+  const channelIds = await checkedChannelIds(deps, scope, input.channel_ids ?? []);
+  const sourceId = await scopedSourceId(deps, scope, input.source_id);
+  const destinationId = await scopedDestinationId(deps, scope, input.destination_id);
+  const now = iso(deps.clock.now());
+  const row: RuleRow = {
+    id: hex32(),
+    orgId,
+    envId,
+    name: input.name,
+    description: input.description ?? null,
+    enabled: input.enabled === false ? 0 : 1,
+    ruleType: input.rule_type,
+    ruleConfig,
+    sourceId: sourceId ?? null,
+    destinationId: destinationId ?? null,
+    channelIds: JSON.stringify(channelIds),
+    cooldownMinutes: input.cooldown_minutes ?? DEFAULT_COOLDOWN_MINUTES,
+    lastTriggeredAt: null,
+    triggerCount: 0,
+    createdAt: now,
+    updatedAt: now,
+  };
+  await deps.db.insert(alertRules).values(row);
+  // A new rule is evaluated now rather than at the next interval.
+  deps.bus.publish({ type: "alerts.evaluate" });
+  return { alert_rule: serializeAlertRule(row) };
+}
+
+/** The caller's rules, newest first. */
+export async function listAlertRules({ db }: Deps, scope: Scope, query: ListAlertRulesQuery = {}) {
+  const rows = await db
+    .select()
+    .from(alertRules)
+    .where(
+      and(
+        eq(alertRules.orgId, scope.orgId),
+        eq(alertRules.envId, scope.envId),
+        query.rule_type ? eq(alertRules.ruleType, query.rule_type) : undefined,
+        query.enabled !== undefined ? eq(alertRules.enabled, query.enabled) : undefined,
+      ),
+    )
+    .orderBy(desc(alertRules.createdAt), desc(alertRules.id));
+  return { alert_rules: rows.map(serializeAlertRule) };
+}
+
+async function findRule({ db }: Deps, scope: Scope, rawId: string): Promise<RuleRow> {
+  const id = normalizeId(rawId, undefined, "Alert rule");
+  const [row] = await db
+    .select()
+    .from(alertRules)
+    .where(and(eq(alertRules.id, id), eq(alertRules.orgId, scope.orgId), eq(alertRules.envId, scope.envId)))
+    .limit(1);
+  if (!row) throw notFound("Alert rule");
+  return row;
+}
+
+/** The rule with its most recent history, newest first. */
+export async function getAlertRule(deps: Deps, scope: Scope, rawId: string) {
+  const row = await findRule(deps, scope, rawId);
+  const history = await deps.db
+    .select()
+    .from(alertHistory)
+    .where(eq(alertHistory.alertRuleId, row.id))
+    .orderBy(desc(alertHistory.createdAt), desc(alertHistory.id))
+    .limit(RECENT_HISTORY);
+  return { alert_rule: serializeAlertRule(row), history: history.map(serializeHistory) };
+}
+
+/** All of a rule's history, newest first, with offset or cursor pages. */
+export async function listAlertHistory(deps: Deps, scope: Scope, rawId: string, page: PageQuery) {
+  const rule = await findRule(deps, scope, rawId);
+  const { rows, pagination } = await paginate({
+    page,
+    cols: { time: alertHistory.createdAt, id: alertHistory.id },
+    filters: eq(alertHistory.alertRuleId, rule.id),
+    select: (where, order, limit, offset) => deps.db.select().from(alertHistory).where(where).orderBy(...order).limit(limit).offset(offset),
+    total: async (where) => (await deps.db.select({ n: count() }).from(alertHistory).where(where))[0]?.n ?? 0,
+    key: (r) => ({ t: r.createdAt, id: r.id }),
+  });
+  return { history: rows.map(serializeHistory), pagination };
+}
+
+/** Partial update. A new rule_type needs a rule_config of its shape (the stored one is checked against it when none is given). */
+export async function updateAlertRule(deps: Deps, scope: Scope, rawId: string, input: UpdateAlertRuleInput) {
+  const row = await findRule(deps, scope, rawId);
+  const next: RuleRow = { ...row };
+  if (input.name !== undefined) next.name = input.name;
+  if (input.description !== undefined) next.description = input.description;
+  if (input.enabled !== undefined) next.enabled = input.enabled ? 1 : 0;
+  if (input.rule_type !== undefined) next.ruleType = input.rule_type;
+  if (input.rule_config !== undefined || input.rule_type !== undefined) {
+    next.ruleConfig = checkedRuleConfig(next.ruleType as RuleType, input.rule_config ?? (JSON.parse(row.ruleConfig) as Record<string, unknown>));
+  }
+  if (input.channel_ids !== undefined) next.channelIds = JSON.stringify(await checkedChannelIds(deps, scope, input.channel_ids));
+  if (input.source_id !== undefined) next.sourceId = (await scopedSourceId(deps, scope, input.source_id)) ?? null;
+  if (input.destination_id !== undefined) next.destinationId = (await scopedDestinationId(deps, scope, input.destination_id)) ?? null;
+  if (input.cooldown_minutes !== undefined) next.cooldownMinutes = input.cooldown_minutes;
+  next.updatedAt = iso(deps.clock.now());
+  const { id, orgId, envId, createdAt, lastTriggeredAt, triggerCount, ...changes } = next;
+  await deps.db.update(alertRules).set(changes).where(eq(alertRules.id, id));
+  deps.bus.publish({ type: "alerts.evaluate" });
+  return { alert_rule: serializeAlertRule(next) };
+}
+
+/** Deletes the rule and its history. */
+export async function deleteAlertRule(deps: Deps, scope: Scope, rawId: string) {
+  const row = await findRule(deps, scope, rawId);
+  await deps.db.delete(alertRules).where(eq(alertRules.id, row.id));
+  return { success: true as const };
+}
+
+// ---------------------------------------------------------------- for the alert task
+
+/** An enabled rule as the alert task evaluates it. */
+export interface ActiveRule<T extends RuleType = RuleType> {
+  id: string;
+  orgId: string;
+  envId: string;
+  name: string;
+  ruleType: T;
+  config: RuleConfigs[T];
+  sourceId: string | null;
+  destinationId: string | null;
+  channelIds: string[];
+  cooldownMinutes: number;
+  lastTriggeredAt: string | null;
+  createdAt: string;
+}
+
+function activeRule(row: RuleRow): ActiveRule | null {
+  const type = row.ruleType as RuleType;
+  const schema = ruleConfigSchemas[type];
+  if (!schema) return null;
+  let config: unknown;
+  try {
+    config = schema.parse(JSON.parse(row.ruleConfig));
+  } catch {
+    return null;
+  }
+  return {
+    id: row.id,
+    orgId: row.orgId,
+    envId: row.envId,
+    name: row.name,
+    ruleType: type,
+    config: config as RuleConfigs[RuleType],
+    sourceId: row.sourceId,
+    destinationId: row.destinationId,
+    channelIds: parseIds(row.channelIds),
+    cooldownMinutes: row.cooldownMinutes,
+    lastTriggeredAt: row.lastTriggeredAt,
+    createdAt: row.createdAt,
+  };
+}
+
+/** Enabled rules of these types, of every environment or of one. A disabled rule is never evaluated. */
+export async function enabledRules({ db }: Deps, types: readonly RuleType[], scope?: { orgId: string; envId: string }): Promise<ActiveRule[]> {
+  const conds: (SQL | undefined)[] = [eq(alertRules.enabled, 1), inArray(alertRules.ruleType, [...types])];
+  if (scope) conds.push(eq(alertRules.orgId, scope.orgId), eq(alertRules.envId, scope.envId));
+  const rows = await db
+    .select()
+    .from(alertRules)
+    .where(and(...conds))
+    .orderBy(asc(alertRules.createdAt), asc(alertRules.id));
+  return rows.map(activeRule).filter((r): r is ActiveRule => r !== null);
+}
+
+/** Whether the rule is still cooling down from its last trigger at `now`. */
+export function coolingDown(rule: Pick<ActiveRule, "lastTriggeredAt" | "cooldownMinutes">, now: Date): boolean {
+  return rule.lastTriggeredAt !== null && now.getTime() - Date.parse(rule.lastTriggeredAt) < rule.cooldownMinutes * 60_000;
+}
+
+/**
+ * Takes a trigger: counts it and sets last_triggered_at, only if the rule is
+ * still enabled, out of its cooldown, and nobody else took a trigger since
+ * it was read (two evaluations at once fire it once). Updates `rule`.
+ */
+export async function claimTrigger({ db }: Deps, rule: ActiveRule, now: Date): Promise<boolean> {
+  if (coolingDown(rule, now)) return false;
+  const at = iso(now);
+  const taken = await db
+    .update(alertRules)
+    .set({ lastTriggeredAt: at, triggerCount: sql`${alertRules.triggerCount} + 1` })
+    .where(
+      and(
+        eq(alertRules.id, rule.id),
+        eq(alertRules.enabled, 1),
+        rule.lastTriggeredAt === null ? isNull(alertRules.lastTriggeredAt) : eq(alertRules.lastTriggeredAt, rule.lastTriggeredAt),
+      ),
+    )
+    .returning({ id: alertRules.id });
+  if (taken.length === 0) return false;
+  rule.lastTriggeredAt = at;
+  return true;
+}
+
+export async function recordAlertHistory(
+  { db }: Deps,
+  rule: Pick<ActiveRule, "id" | "orgId" | "envId">,
+  entry: { reason: string; data: Record<string, unknown>; channels: ChannelNotified[]; at: Date },
+): Promise<AlertHistoryEntry> {
+  const row: HistoryRow = {
+    id: hex32(),
+    orgId: rule.orgId,
+    envId: rule.envId,
+    alertRuleId: rule.id,
+    triggerReason: entry.reason,
+    triggerData: JSON.stringify(entry.data),
+    channelsNotified: JSON.stringify(entry.channels),
+    createdAt: iso(entry.at),
+  };
+  await db.insert(alertHistory).values(row);
+  return serializeHistory(row);
+}
+
+/** History older than the retention period goes, as events do. */
+export async function pruneAlertHistory({ db, clock, settings }: Deps): Promise<number> {
+  const cutoff = iso(new Date(clock.now().getTime() - settings.retentionDays * 86_400_000));
+  const gone = await db.delete(alertHistory).where(lt(alertHistory.createdAt, cutoff)).returning({ id: alertHistory.id });
+  return gone.length;
+}
