@@ -64,7 +64,7 @@ describe("POST /v1/notification-channels", () => {
       [discord.body.id, "tok-en_value"],
     ]) {
       const stored = await storedConfig(id);
-      expect(stored).toMatch(/^enc:v1:/);
+      expect(stored).toMatch(/^enc:v2:/);
       expect(stored).not.toContain(plain);
     }
   });
