@@ -1,5 +1,6 @@
 import { Command } from "commander";
 import pkg from "../package.json" with { type: "json" };
+import { registerBackup } from "./commands/backup";
 import { registerCompletion } from "./commands/completion";
 import { registerConnections } from "./commands/connections";
 import { registerDestinations } from "./commands/destinations";
@@ -30,6 +31,7 @@ export function buildProgram() {
     .enablePositionalOptions();
   program.commandsGroup("Server:");
   registerServe(program);
+  registerBackup(program);
   program.commandsGroup("Client:");
   registerLogin(program);
   registerKeys(program);

@@ -3,6 +3,7 @@ import { authenticate } from "../middleware/auth";
 import { csrfGuard } from "../middleware/csrf";
 import { newApi, type Api } from "../openapi";
 import { registerAuthRoutes, registerLoginRoutes } from "./auth";
+import { registerBackupRoutes } from "./backups";
 import { registerConnectionRoutes } from "./connections";
 import { registerDeliveryAttemptRoutes } from "./deliveryAttempts";
 import { registerDestinationRoutes } from "./destinations";
@@ -45,5 +46,6 @@ export function createV1(deps: Deps): Api {
   registerReplayRoutes(v1);
   registerJobRoutes(v1);
   registerStatsRoutes(v1);
+  registerBackupRoutes(v1);
   return v1;
 }
