@@ -20,7 +20,7 @@ export function renderEnvExample(): string {
     if (unit) notes.push(`The unit sets ${unit} (the server's own default is ${String(o.default)}).`);
     else if (o.defaultLabel) notes.push(`Default: ${o.defaultLabel}.`);
     if (NOTES[o.env]) notes.push(NOTES[o.env]!);
-    if (o.secret) notes.push("A secret: keep this file readable by root and the hookrelay group only.");
+    if (o.secret) notes.push("A secret: keep this file readable by root only (systemd reads it before it starts the service).");
     return `# ${notes.join("\n# ")}\n#${o.env}=${value}`;
   });
   return `# Settings of hookrelay serve for the systemd unit (EnvironmentFile=/etc/hookrelay/hookrelay.env).

@@ -10,7 +10,7 @@ export function registerConfig(program: Command) {
   const print = noun(config, "print", "Print every setting `serve` would use with these flags and this environment: value, source (flag, env, default), variable; secrets redacted", [
     "hookrelay config print",
     "hookrelay config print --port 9000 --json",
-    "sudo -u hookrelay env $(cat /etc/hookrelay/hookrelay.env | xargs) hookrelay config print",
+    "sudo sh -c 'set -a; . /etc/hookrelay/hookrelay.env; exec hookrelay config print --data-dir /var/lib/hookrelay'",
   ]).option("--json", "print {config: {<key>: {value, source, flag, env}}}");
   for (const spec of Object.values(serverOptions)) print.option(spec.flag, `${spec.description} [${spec.env}]`);
   print.action((flags: Record<string, string | undefined> & { json?: boolean }) => {
