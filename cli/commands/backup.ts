@@ -56,8 +56,8 @@ export function registerBackup(program: Command) {
   );
 
   verb(backup, "restore <file>", "Put a backup in place of a data dir's database (the server must be stopped; the replaced database is kept)", [
-    "systemctl stop hookrelay && hookrelay backup restore ./hookrelay.db --data-dir /var/lib/hookrelay && systemctl start hookrelay",
     "hookrelay backup restore ./hookrelay.db --data-dir ./data --json",
+    "systemctl stop hookrelay && sudo -u hookrelay hookrelay backup restore ./hookrelay.db --data-dir /var/lib/hookrelay && systemctl start hookrelay",
   ]).action(async (file: string, _o: unknown, self: Command) => {
     const flags = globalFlags(self);
     const out = new Output(flags.json === true);
