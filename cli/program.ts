@@ -1,5 +1,8 @@
 import { Command } from "commander";
 import pkg from "../package.json" with { type: "json" };
+import { registerBackup } from "./commands/backup";
+import { registerConfig } from "./commands/config";
+import { registerHealthcheck } from "./commands/healthcheck";
 import { registerCompletion } from "./commands/completion";
 import { registerConnections } from "./commands/connections";
 import { registerDestinations } from "./commands/destinations";
@@ -30,6 +33,9 @@ export function buildProgram() {
     .enablePositionalOptions();
   program.commandsGroup("Server:");
   registerServe(program);
+  registerBackup(program);
+  registerHealthcheck(program);
+  registerConfig(program);
   program.commandsGroup("Client:");
   registerLogin(program);
   registerKeys(program);

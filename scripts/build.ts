@@ -4,10 +4,23 @@ import { join } from "node:path";
 import { generateMigrations, generateUi } from "./generate";
 
 const root = join(import.meta.dir, "..");
-const started = performance.now();
-generateMigrations();
-await generateUi();
-await $`bun build --compile --minify --bytecode --format=esm --no-compile-autoload-dotenv --no-compile-autoload-bunfig ${join(root, "cli/main.ts")} --outfile ${join(root, "dist/hookrelay")}`
-  .cwd(root)
-  .quiet();
-console.log(`built dist/hookrelay in ${Math.round(performance.now() - started)} ms`);
+
+/**
+ * One compiled executable from cli/main.ts, for this machine or for a Bun
+ * target (`bun-linux-arm64`: Bun fetches that runtime from the npm registry).
+ * The generated modules must exist (generateMigrations, generateUi).
+ */
+export async function compileBinary(outfile: string, target?: string) {
+  const targetArgs = target ? [`--target=${target}`] : [];
+  await $`bun build --compile ${targetArgs} --minify --bytecode --format=esm --no-compile-autoload-dotenv --no-compile-autoload-bunfig ${join(root, "cli/main.ts")} --outfile ${outfile}`
+    .cwd(root)
+    .quiet();
+}
+
+if (import.meta.main) {
+  const started = performance.now();
+  generateMigrations();
+  await generateUi();
+  await compileBinary(join(root, "dist/hookrelay"));
+  console.log(`built dist/hookrelay in ${Math.round(performance.now() - started)} ms`);
+}

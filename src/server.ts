@@ -1,6 +1,7 @@
 import { createApp } from "./api/app";
 import { ensureDataDir, type Config } from "./config/config";
 import { startCheckpointer } from "./db/checkpointer";
+import { releaseOrphanedClaims } from "./delivery/queue";
 import { openDatabase } from "./db/open";
 import { bootstrap, type BootstrapResult } from "./domain/bootstrap";
 import { systemClock, type Clock } from "./domain/clock";
@@ -83,8 +84,13 @@ async function startLocked(config: Config, lock: ServerLock, logger: Logger, clo
       if (stopping) return;
       stopping = true;
       void server.stop(false);
-      const deadline = new Promise<void>((r) => setTimeout(r, config.shutdownTimeoutMs).unref?.());
-      await Promise.race([Promise.all(tasks.map((t) => t.stop())), deadline]);
+      const deadline = new Promise<false>((r) => setTimeout(() => r(false), config.shutdownTimeoutMs).unref?.());
+      const drained = await Promise.race([Promise.all(tasks.map((t) => t.stop())).then(() => true as const), deadline]);
+      if (!drained) {
+        // Whatever is still out goes back to the queue now, due at once, rather than waiting for its lease.
+        const released = await releaseOrphanedClaims(store.db).catch(() => 0);
+        logger.warn("shutdown deadline reached; deliveries still in flight were handed back to the queue and are sent again after the restart", { released, shutdown_timeout_ms: config.shutdownTimeoutMs });
+      }
       await server.stop(true);
       await checkpointer.stop();
       store.close();

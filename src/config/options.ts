@@ -11,6 +11,8 @@ export interface OptionSpec<T> {
   default: T;
   /** Shown in help instead of the default value (e.g. for derived defaults). */
   defaultLabel?: string;
+  /** Never printed (`config print` redacts it). */
+  secret?: boolean;
   parse(raw: string): T;
 }
 
@@ -48,6 +50,15 @@ const url = (name: string) => (raw: string) => {
   }
 };
 
+/** `90s`, `30m`, `24h`, `7d` → milliseconds; `off`, `0` or empty → undefined. */
+const duration = (name: string) => (raw: string): number | undefined => {
+  const v = raw.trim().toLowerCase();
+  if (v === "" || v === "off" || v === "0") return undefined;
+  const m = /^(\d+)(s|m|h|d)$/.exec(v);
+  if (!m || Number(m[1]) === 0) throw new ConfigError(`${name} must be a duration such as 90s, 30m, 24h or 7d (or off), got "${raw}"`);
+  return Number(m[1]) * { s: 1000, m: 60_000, h: 3_600_000, d: 86_400_000 }[m[2] as "s" | "m" | "h" | "d"];
+};
+
 function opt<T>(spec: OptionSpec<T>) {
   return spec;
 }
@@ -58,8 +69,8 @@ export const serverOptions = {
   dataDir: opt({ key: "dataDir", flag: "--data-dir <dir>", env: "HOOKRELAY_DATA_DIR", description: "Directory holding the SQLite database and key file", default: "./data", parse: str }),
   baseUrl: opt<string | undefined>({ key: "baseUrl", flag: "--base-url <url>", env: "HOOKRELAY_BASE_URL", description: "Public URL used to build ingest URLs", default: undefined, defaultLabel: "http://localhost:<port>", parse: url("base URL") }),
   adminEmail: opt({ key: "adminEmail", flag: "--admin-email <email>", env: "HOOKRELAY_ADMIN_EMAIL", description: "Email of the admin user created on first start", default: "admin@localhost", parse: str }),
-  adminPassword: opt<string | undefined>({ key: "adminPassword", flag: "--admin-password <password>", env: "HOOKRELAY_ADMIN_PASSWORD", description: "Password of the admin user created on first start", default: undefined, defaultLabel: "generated and printed once", parse: optStr }),
-  secretKey: opt<string | undefined>({ key: "secretKey", flag: "--secret-key <key>", env: "HOOKRELAY_SECRET_KEY", description: "Key that encrypts stored secrets", default: undefined, defaultLabel: "<data-dir>/secret.key, created on first start", parse: optStr }),
+  adminPassword: opt<string | undefined>({ key: "adminPassword", flag: "--admin-password <password>", env: "HOOKRELAY_ADMIN_PASSWORD", description: "Password of the admin user created on first start", default: undefined, defaultLabel: "generated and printed once", secret: true, parse: optStr }),
+  secretKey: opt<string | undefined>({ key: "secretKey", flag: "--secret-key <key>", env: "HOOKRELAY_SECRET_KEY", description: "Key that encrypts stored secrets", default: undefined, defaultLabel: "<data-dir>/secret.key, created on first start", secret: true, parse: optStr }),
   trustProxy: opt({ key: "trustProxy", flag: "--trust-proxy <cidrs>", env: "HOOKRELAY_TRUST_PROXY", description: "Proxies whose X-Forwarded-For is believed: comma list of CIDRs, or true for any", default: "", defaultLabel: "none", parse: str }),
   maxBodyBytes: opt({ key: "maxBodyBytes", flag: "--max-body-bytes <bytes>", env: "HOOKRELAY_MAX_BODY_BYTES", description: "Largest request body accepted", default: 5 * 1024 * 1024, parse: int("max body bytes", 1, 1024 * 1024 * 1024) }),
   logLevel: opt({ key: "logLevel", flag: "--log-level <level>", env: "HOOKRELAY_LOG_LEVEL", description: "debug, info, warn or error", default: "info" as "debug" | "info" | "warn" | "error", parse: oneOf("log level", ["debug", "info", "warn", "error"] as const) }),
@@ -69,7 +80,9 @@ export const serverOptions = {
   deliveryConcurrency: opt({ key: "deliveryConcurrency", flag: "--delivery-concurrency <n>", env: "HOOKRELAY_DELIVERY_CONCURRENCY", description: "Deliveries in flight at once", default: 32, parse: int("delivery concurrency", 1, 1024) }),
   blockPrivateDestinations: opt({ key: "blockPrivateDestinations", flag: "--block-private-destinations <bool>", env: "HOOKRELAY_BLOCK_PRIVATE_DESTINATIONS", description: "Refuse deliveries to loopback and private addresses too", default: false, parse: bool("block private destinations") }),
   alertIntervalSeconds: opt({ key: "alertIntervalSeconds", flag: "--alert-interval-seconds <s>", env: "HOOKRELAY_ALERT_INTERVAL_SECONDS", description: "How often failure_rate, latency, dlq and volume_drop rules are evaluated (issue_opened and dlq also fire at once)", default: 30, parse: int("alert interval", 1, 86400) }),
-  smtpUrl: opt<string | undefined>({ key: "smtpUrl", flag: "--smtp-url <url>", env: "HOOKRELAY_SMTP_URL", description: "SMTP server for email channels: smtp:// (STARTTLS when offered; ?requireTLS=true insists) or smtps:// (implicit TLS), e.g. smtp://user:pass@host:587", default: undefined, defaultLabel: "none", parse: optStr }),
+  smtpUrl: opt<string | undefined>({ key: "smtpUrl", flag: "--smtp-url <url>", env: "HOOKRELAY_SMTP_URL", description: "SMTP server for email channels: smtp:// (STARTTLS when offered; ?requireTLS=true insists) or smtps:// (implicit TLS), e.g. smtp://user:pass@host:587", default: undefined, defaultLabel: "none", secret: true, parse: optStr }),
+  backupInterval: opt<number | undefined>({ key: "backupInterval", flag: "--backup-interval <duration>", env: "HOOKRELAY_BACKUP_INTERVAL", description: "Back up the database into <data-dir>/backups this often: 90s, 30m, 24h, 7d", default: undefined, defaultLabel: "off", parse: duration("backup interval") }),
+  backupKeep: opt({ key: "backupKeep", flag: "--backup-keep <count>", env: "HOOKRELAY_BACKUP_KEEP", description: "Scheduled backups kept; older ones are deleted", default: 7, parse: int("backup keep", 1, 10000) }),
   shutdownTimeoutMs: opt({ key: "shutdownTimeoutMs", flag: "--shutdown-timeout-ms <ms>", env: "HOOKRELAY_SHUTDOWN_TIMEOUT_MS", description: "How long SIGTERM waits for in-flight work", default: 10000, parse: int("shutdown timeout", 0, 600000) }),
 } as const;
 

@@ -29,10 +29,15 @@ export function openDatabase(dataDir: string, opts: { sync?: SyncMode; readonly?
   const path = databasePath(dataDir);
   const sqlite = new Database(path, { create: true, strict: true });
   sqlite.exec("PRAGMA busy_timeout = 5000");
+  // Before WAL: on a new file this is the only moment auto_vacuum can be set without a VACUUM.
+  sqlite.exec("PRAGMA auto_vacuum = INCREMENTAL");
   sqlite.exec("PRAGMA journal_mode = WAL");
+  // A WAL that grew under a burst is cut back to this size once checkpointed, instead of staying at its peak.
+  sqlite.exec(`PRAGMA journal_size_limit = ${WAL_SIZE_LIMIT_BYTES}`);
   sqlite.exec(`PRAGMA synchronous = ${opts.sync === "full" ? "FULL" : "NORMAL"}`);
   sqlite.exec("PRAGMA foreign_keys = ON");
   sqlite.exec("PRAGMA temp_store = MEMORY");
+  useIncrementalVacuum(sqlite);
   const db = drizzle(sqlite, { schema });
   migrate(db);
   return {
@@ -46,6 +51,22 @@ export function openDatabase(dataDir: string, opts: { sync?: SyncMode; readonly?
       sqlite.close();
     },
   };
+}
+
+export const WAL_SIZE_LIMIT_BYTES = 64 * 1024 * 1024;
+
+/**
+ * Pages freed by retention go back to the file system only with
+ * auto_vacuum=INCREMENTAL (src/db/space.ts). A database made before that
+ * setting needs one full VACUUM to take it; it runs once, on the first open
+ * after the upgrade. Busy (another process holds the database): the next open tries again.
+ */
+function useIncrementalVacuum(sqlite: Database) {
+  const mode = (sqlite.query("PRAGMA auto_vacuum").get() as { auto_vacuum: number }).auto_vacuum;
+  if (mode === 2) return;
+  try {
+    sqlite.exec("VACUUM");
+  } catch {}
 }
 
 /** Applies the migrations embedded at build time; same hashes as drizzle's file migrator. */

@@ -1,5 +1,6 @@
 import { and, eq, inArray, isNotNull, lt, or, sql } from "drizzle-orm";
 import { deliveryAttempts, events, sources } from "../db/schema";
+import { reclaimFreePages } from "../db/space";
 import { iso } from "./clock";
 import type { Deps } from "./deps";
 
@@ -8,8 +9,8 @@ const BATCH = 1000;
 
 /**
  * Deletes events received more than HOOKRELAY_RETENTION_DAYS ago, with their
- * delivery attempts, in small batches. Source counters are lifetime totals
- * and stay as they are.
+ * delivery attempts, in small batches, then gives the freed space back to
+ * the file system. Source counters are lifetime totals and stay as they are.
  */
 export async function pruneOldEvents(deps: Deps, opts: { batch?: number } = {}): Promise<number> {
   const { db, clock, settings } = deps;
@@ -18,7 +19,10 @@ export async function pruneOldEvents(deps: Deps, opts: { batch?: number } = {}):
   let deleted = 0;
   for (;;) {
     const ids = (await db.select({ id: events.id }).from(events).where(lt(events.receivedAt, cutoff)).limit(batch)).map((r) => r.id);
-    if (ids.length === 0) return deleted;
+    if (ids.length === 0) {
+      if (deleted > 0) await reclaimFreePages(db);
+      return deleted;
+    }
     await db.delete(deliveryAttempts).where(inArray(deliveryAttempts.eventId, ids));
     await db.delete(events).where(inArray(events.id, ids));
     deleted += ids.length;

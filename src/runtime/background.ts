@@ -7,6 +7,7 @@ import { deleteExpiredEphemeralSources, pruneOldEvents } from "../domain/retenti
 import { pruneExpiredSessions } from "../domain/sessions";
 import type { Logger } from "../observability/logger";
 import type { Metrics } from "../observability/metrics";
+import { startBackupSchedule } from "./backupSchedule";
 import { every, type BackgroundTask } from "./tasks";
 
 export interface BackgroundContext {
@@ -26,5 +27,6 @@ export function startBackgroundWork(ctx: BackgroundContext): BackgroundTask[] {
     every("session-pruning", 3600_000, () => pruneExpiredSessions(deps), logger),
     every("event-retention", 3600_000, () => pruneOldEvents(deps), logger),
     every("ephemeral-source-cleanup", 300_000, () => deleteExpiredEphemeralSources(deps), logger),
+    ...startBackupSchedule(ctx),
   ];
 }

@@ -6,6 +6,7 @@ import { newApi, type Api } from "../openapi";
 import { registerAlertRuleRoutes } from "./alertRules";
 import { registerAuthRoutes, registerLoginRoutes } from "./auth";
 import { registerCollectionRoutes } from "./collections";
+import { registerBackupRoutes } from "./backups";
 import { registerConnectionRoutes } from "./connections";
 import { registerDeliveryAttemptRoutes } from "./deliveryAttempts";
 import { registerDestinationRoutes } from "./destinations";
@@ -58,5 +59,6 @@ export function createV1(deps: Deps): Api {
   registerIssueRoutes(v1);
   registerAlertRuleRoutes(v1);
   registerNotificationChannelRoutes(v1);
+  registerBackupRoutes(v1);
   return v1;
 }

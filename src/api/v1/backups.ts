@@ -1,0 +1,57 @@
+import type { MiddlewareHandler } from "hono";
+import { backupBody, backupListBody, backupNameParam } from "../../contracts/backups";
+import { AppError } from "../../contracts/errors";
+import { createBackup, findBackup, listBackups } from "../../domain/backups";
+import { dataDirOf } from "../../db/backup";
+import { operation, responses, type Api, type ApiEnv } from "../openapi";
+
+/** A backup holds every org's data: keys with scope `*` and sessions only, even to list or download. */
+const fullScopeOnly: MiddlewareHandler<ApiEnv> = async (c, next) => {
+  if (c.get("scope").scopes !== "*") throw new AppError("forbidden", "Backups need an API key with scope * (or a session)");
+  return next();
+};
+
+export function registerBackupRoutes(api: Api) {
+  operation(
+    api,
+    {
+      tags: ["backups"],
+      method: "post",
+      path: "/backups",
+      middleware: [fullScopeOnly],
+      summary: "Back up the database now (VACUUM INTO a consistent snapshot) into <data-dir>/backups; ingest and deliveries go on meanwhile",
+      responses: responses({ status: 201, schema: backupBody }, [401, 403]),
+    },
+    async (c) => c.json(await createBackup(c.get("deps")), 201),
+  );
+
+  operation(
+    api,
+    {
+      tags: ["backups"],
+      method: "get",
+      path: "/backups",
+      middleware: [fullScopeOnly],
+      summary: "Backups in <data-dir>/backups, newest first",
+      responses: responses({ status: 200, schema: backupListBody }, [401, 403]),
+    },
+    async (c) => c.json(listBackups(dataDirOf(c.get("deps").db)), 200),
+  );
+
+  api.openAPIRegistry.registerPath({
+    tags: ["backups"],
+    method: "get",
+    path: "/backups/{name}",
+    summary: "Download a backup (the SQLite file)",
+    request: { params: backupNameParam },
+    responses: { 200: { description: "The backup file", content: { "application/vnd.sqlite3": { schema: { type: "string", format: "binary" } } } } },
+  });
+  api.get("/backups/:name", fullScopeOnly, (c) => {
+    const backup = findBackup(dataDirOf(c.get("deps").db), c.req.param("name"));
+    return c.body(Bun.file(backup.path).stream(), 200, {
+      "content-type": "application/vnd.sqlite3",
+      "content-length": String(backup.size_bytes),
+      "content-disposition": `attachment; filename="${backup.name}"`,
+    });
+  });
+}

@@ -1,0 +1,178 @@
+import { chmodSync, existsSync, mkdirSync, readdirSync, rmSync, statSync } from "node:fs";
+import { dirname, join, resolve } from "node:path";
+import { AppError, validation } from "../contracts/errors";
+import { checkDatabaseFile, copyDatabase, databaseFileOf, databaseInUse, dataDirOf, replaceDatabase } from "../db/backup";
+import { databasePath } from "../db/open";
+import { binarySchemaVersion, compareSchema, databaseSchemaVersion, describeSchema } from "../db/schemaVersion";
+import type { Clock } from "./clock";
+import type { Deps } from "./deps";
+
+/**
+ * Backups of the one database: made on a live server without stopping it
+ * (by hand, or on a schedule in `serve`), listed, and restored into a data
+ * dir no process holds. They live in `<data-dir>/backups`, named after the
+ * moment they were taken; scheduled ones are marked so that keeping the
+ * newest N never deletes a backup someone made by hand.
+ */
+export type BackupKind = "manual" | "scheduled";
+
+export interface BackupInfo {
+  name: string;
+  kind: BackupKind;
+  path: string;
+  size_bytes: number;
+  created_at: string;
+}
+
+export const BACKUPS_DIR = "backups";
+
+export function backupsDir(dataDir: string) {
+  return join(dataDir, BACKUPS_DIR);
+}
+
+// hookrelay-[scheduled-]2026-01-31T23-59-59-123Z[-2].db
+const NAME = /^hookrelay-(scheduled-)?(\d{4}-\d{2}-\d{2})T(\d{2})-(\d{2})-(\d{2})-(\d{3})Z(?:-\d+)?\.db$/;
+
+export function isBackupName(name: string) {
+  return NAME.test(name);
+}
+
+function nameFor(kind: BackupKind, at: Date, n: number) {
+  const stamp = at.toISOString().replace(/[:.]/g, "-");
+  return `hookrelay-${kind === "scheduled" ? "scheduled-" : ""}${stamp}${n > 1 ? `-${n}` : ""}.db`;
+}
+
+function describe(dir: string, name: string): BackupInfo | null {
+  const m = NAME.exec(name);
+  if (!m) return null;
+  const path = join(dir, name);
+  return { name, kind: m[1] ? "scheduled" : "manual", path, size_bytes: statSync(path).size, created_at: `${m[2]}T${m[3]}:${m[4]}:${m[5]}.${m[6]}Z` };
+}
+
+/** A consistent copy of the live database in `<data-dir>/backups`, while ingest and deliveries go on. */
+export async function createBackup(deps: Deps, kind: BackupKind = "manual"): Promise<{ backup: BackupInfo }> {
+  const dir = backupsDir(dataDirOf(deps.db));
+  // Backups hold every event and key hash: for the service's user only.
+  mkdirSync(dir, { recursive: true, mode: 0o700 });
+  const at = deps.clock.now();
+  let n = 1;
+  while (existsSync(join(dir, nameFor(kind, at, n)))) n++;
+  const name = nameFor(kind, at, n);
+  await copyDatabase(databaseFileOf(deps.db), join(dir, name));
+  chmodSync(join(dir, name), 0o600);
+  return { backup: describe(dir, name)! };
+}
+
+/** A backup written to a file of the caller's choosing (local mode's `backup create --out FILE`). */
+export async function createBackupFile(deps: Deps, file: string): Promise<{ backup: BackupInfo }> {
+  const path = resolve(file);
+  if (existsSync(path)) throw validation(`${path} already exists: choose a new file name`, [{ field: "out", message: "file exists" }]);
+  if (!existsSync(dirname(path))) throw validation(`directory ${dirname(path)} does not exist`, [{ field: "out", message: "no such directory" }]);
+  await copyDatabase(databaseFileOf(deps.db), path);
+  chmodSync(path, 0o600);
+  return { backup: { name: path.slice(dirname(path).length + 1), kind: "manual", path, size_bytes: statSync(path).size, created_at: deps.clock.now().toISOString() } };
+}
+
+/** The backups in `<data-dir>/backups`, newest first. */
+export function listBackups(dataDir: string): { backups: BackupInfo[] } {
+  const dir = backupsDir(dataDir);
+  if (!existsSync(dir)) return { backups: [] };
+  const backups = readdirSync(dir)
+    .map((name) => describe(dir, name))
+    .filter((b): b is BackupInfo => b !== null)
+    .sort((a, b) => (a.created_at === b.created_at ? b.name.localeCompare(a.name) : b.created_at.localeCompare(a.created_at)));
+  return { backups };
+}
+
+/** One backup by name, for download; only names this module makes are answered (no paths). */
+export function findBackup(dataDir: string, name: string): BackupInfo {
+  const found = isBackupName(name) ? listBackups(dataDir).backups.find((b) => b.name === name) : undefined;
+  if (!found) throw new AppError("not_found", "Backup not found");
+  return found;
+}
+
+/**
+ * The schedule's step, called often: when the newest scheduled backup is at
+ * least `intervalMs` old by the clock (or there is none yet), takes one and
+ * deletes scheduled backups beyond the newest `keep`. A clock set back
+ * behind the newest backup counts as due, so a wrong clock never stops them.
+ */
+export async function runScheduledBackup(deps: Deps, opts: { intervalMs: number; keep: number }): Promise<BackupInfo | null> {
+  const dataDir = dataDirOf(deps.db);
+  const newest = listBackups(dataDir).backups.find((b) => b.kind === "scheduled");
+  const now = deps.clock.now().getTime();
+  if (newest) {
+    const age = now - Date.parse(newest.created_at);
+    if (age >= 0 && age < opts.intervalMs) return null;
+  }
+  const { backup } = await createBackup(deps, "scheduled");
+  pruneScheduledBackups(dataDir, opts.keep);
+  return backup;
+}
+
+/** Deletes scheduled backups beyond the newest `keep`, and copies a killed process left half-written. */
+export function pruneScheduledBackups(dataDir: string, keep: number): string[] {
+  const dir = backupsDir(dataDir);
+  const old = listBackups(dataDir)
+    .backups.filter((b) => b.kind === "scheduled")
+    .slice(keep);
+  for (const b of old) rmSync(b.path, { force: true });
+  const dayAgo = Date.now() - 86_400_000;
+  for (const name of existsSync(dir) ? readdirSync(dir) : []) {
+    const path = join(dir, name);
+    if (name.includes(".db.partial-") && statSync(path).mtimeMs < dayAgo) rmSync(path, { force: true });
+  }
+  return old.map((b) => b.name);
+}
+
+export interface RestoreResult {
+  restored_from: string;
+  database: string;
+  /** The database the restore replaced, kept under this name (null when the data dir had none). */
+  replaced_database_kept_as: string | null;
+  schema: string;
+}
+
+/**
+ * Puts a backup in place of a data dir's database. Refused while any
+ * process has that database open, for a file that is not a sound hookrelay
+ * database, and for one made by a newer schema than this binary knows (it
+ * could not run on it). An older schema is fine: the next start migrates it.
+ */
+export function restoreBackup(dataDir: string, file: string, clock: Clock): RestoreResult {
+  const source = resolve(file);
+  if (!existsSync(source) || !statSync(source).isFile()) throw validation(`no backup file at ${source}`, [{ field: "file", message: "no such file" }]);
+  const integrity = checkDatabaseFile(source);
+  if (integrity !== "ok") throw validation(`${source} is not a sound SQLite database: ${integrity}`, [{ field: "file", message: integrity }]);
+  const schema = databaseSchemaVersion(source);
+  if (schema.applied.length === 0) throw validation(`${source} is not a hookrelay database (it has no migrations)`, [{ field: "file", message: "not a hookrelay database" }]);
+  const binary = binarySchemaVersion();
+  const fit = compareSchema(schema, binary);
+  if (fit === "newer") {
+    throw new AppError("conflict", `${source} was made by a newer hookrelay (schema ${describeSchema(schema)}; this binary has ${describeSchema(binary)}): restore it with that release or a later one`);
+  }
+  if (fit === "foreign") {
+    throw new AppError("conflict", `${source} has a schema this binary cannot migrate (schema ${describeSchema(schema)}; this binary has ${describeSchema(binary)}): restore it with the release that made it`);
+  }
+  const target = resolve(dataDir);
+  if (dataDirInUse(target)) {
+    throw new AppError("conflict", `a hookrelay process has ${target} open (a running server, or a command in local mode): stop it first, then restore`);
+  }
+  mkdirSync(target, { recursive: true });
+  const kept = replaceDatabase(target, source, `replaced-${clock.now().toISOString().replace(/[:.]/g, "-")}`);
+  return { restored_from: source, database: databasePath(target), replaced_database_kept_as: kept, schema: describeSchema(schema) };
+}
+
+/**
+ * Whether a process holds the data dir. Today: whether any process has its
+ * database open (which also covers a CLI in local mode). A lock file `serve`
+ * writes can add who holds it (pid, URL) here.
+ */
+export function dataDirInUse(dataDir: string): boolean {
+  return databaseInUse(dataDir);
+}
+
+/** What to keep beside a backup so that its stored secrets can be read after a restore. */
+export function secretKeyReminder(dataDir: string, opts: { onServer?: boolean } = {}) {
+  return `Keep the secret key with your backups: ${join(dataDir, "secret.key")}${opts.onServer ? " on the server" : ""}, or the HOOKRELAY_SECRET_KEY the server runs with. Without it the secrets stored in a backup (verification, signing, channel secrets) cannot be decrypted.`;
+}
