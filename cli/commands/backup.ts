@@ -32,6 +32,7 @@ export function registerBackup(program: Command) {
       let res = await ctx.run<{ backup: BackupInfo }>({
         method: "POST",
         path: "/backups",
+        expect: "backup",
         local: async (deps) => (out ? (await domain()).createBackupFile(deps, out) : (await domain()).createBackup(deps)),
       });
       const dataDir = ctx.local ? await dataDirOf(ctx) : dirname(dirname(res.backup.path));
@@ -46,7 +47,7 @@ export function registerBackup(program: Command) {
   act(
     verb(backup, "list", "List the backups in <data-dir>/backups, newest first", ["hookrelay backup list", "hookrelay backup list --data-dir /var/lib/hookrelay --json"]),
     async (ctx) => {
-      const res = await ctx.run({ method: "GET", path: "/backups", local: async () => (await domain()).listBackups(await dataDirOf(ctx)) });
+      const res = await ctx.run({ method: "GET", path: "/backups", expect: "backups", local: async () => (await domain()).listBackups(await dataDirOf(ctx)) });
       ctx.out.result(res, {
         list: "backups",
         columns: ["name", "kind", { key: "size_bytes", header: "size", get: (r) => formatBytes(r.size_bytes as number) }, "created_at"],
@@ -69,12 +70,22 @@ export function registerBackup(program: Command) {
     const { restoreBackup } = await domain();
     const { systemClock } = await import("../../src/domain/clock");
     const { AppError } = await import("../../src/contracts/errors");
+    // Holding serve's lock while restoring: a running server is named by its PID, and none can start midway.
+    const { acquireServerLock, ServerLockedError } = await import("../../src/runtime/serverLock");
     let res;
+    let lock;
     try {
+      lock = existsSync(dataDir) ? acquireServerLock(dataDir) : undefined;
       res = restoreBackup(dataDir, file, systemClock);
     } catch (err) {
       if (err instanceof AppError) throw apiErrorToCli(err.status, err.toBody());
+      if (err instanceof ServerLockedError) {
+        const who = err.holderPid === null ? "a hookrelay serve" : `hookrelay serve (PID ${err.holderPid})`;
+        throw new CliError(`${who} is running on data dir ${err.dataDir}: stop it first, then restore`, EXIT.error, "conflict");
+      }
       throw err;
+    } finally {
+      lock?.release();
     }
     out.result(res, {
       text: (r, c) =>

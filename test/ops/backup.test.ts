@@ -160,7 +160,7 @@ describe("hookrelay backup restore", () => {
       const backup = (await call(server, "POST", "/v1/backups", { key })).body.backup;
       const held = await cli(["backup", "restore", backup.path, "--data-dir", server.dataDir], { env: cliEnv() });
       expect(held.code).toBe(1);
-      expect(held.stderr).toMatch(/^error \(conflict\): a hookrelay process has .* open .*stop it first/);
+      expect(held.stderr).toMatch(new RegExp(`^error \\(conflict\\): hookrelay serve \\(PID ${process.pid}\\) is running on data dir .*: stop it first, then restore`));
       expect(readdirSync(server.dataDir).filter((f) => f.includes("replaced"))).toEqual([]);
 
       // As if a later release had added a migration.
