@@ -1,13 +1,16 @@
 import { Command } from "commander";
 import pkg from "../package.json" with { type: "json" };
+import { registerCollections } from "./commands/collections";
 import { registerCompletion } from "./commands/completion";
 import { registerConnections } from "./commands/connections";
 import { registerDestinations } from "./commands/destinations";
 import { registerAttempts } from "./commands/attempts";
 import { registerEvents } from "./commands/events";
+import { registerEventTypes } from "./commands/eventTypes";
 import { registerJobs } from "./commands/jobs";
 import { registerReplay } from "./commands/replay";
 import { registerSources } from "./commands/sources";
+import { registerTopics } from "./commands/topics";
 import { registerHelp } from "./commands/help";
 import { registerKeys } from "./commands/keys";
 import { registerListen } from "./commands/listen";
@@ -36,6 +39,9 @@ export function buildProgram() {
   registerSources(program);
   registerDestinations(program);
   registerConnections(program);
+  registerTopics(program);
+  registerEventTypes(program);
+  registerCollections(program);
   registerEvents(program);
   registerAttempts(program);
   registerReplay(program);
