@@ -165,6 +165,8 @@ interface FieldOptions {
   skip?: string[];
   /** Extra flags that read a file into a field: `{ "--transform-file": "transform_expression" }`. */
   files?: Record<string, string>;
+  /** Other names for a field's flag, parsed the same way: `{ "--schema": "json_schema" }`. */
+  aliases?: Record<string, string>;
 }
 
 type FieldBinding = { field: string; attr: string; kind: Kind };
@@ -188,6 +190,12 @@ export function addFieldOptions(cmd: Command, schema: z.ZodObject, forUpdate: bo
     const opt = new Option(`${flag} <${placeholder}>`, help);
     if (k.kind === "enum") opt.choices(k.nullable && forUpdate ? [...k.values!, "null"] : k.values!);
     opt.argParser(parserFor(field, k));
+    cmd.addOption(opt);
+    bindings.push({ field, attr: opt.attributeName(), kind: k });
+  }
+  for (const [flag, field] of Object.entries(o.aliases ?? {})) {
+    const k = fieldKind(schema.shape[field] as unknown as ZodLike);
+    const opt = new Option(`${flag} <${k.kind === "json" ? "json" : "value"}>`, `same as ${flagName(field)}`).argParser(parserFor(field, k));
     cmd.addOption(opt);
     bindings.push({ field, attr: opt.attributeName(), kind: k });
   }

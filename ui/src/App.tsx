@@ -7,6 +7,10 @@ import { Icon } from "./icons";
 import { Link, match, navigate, useLocation } from "./router";
 import { SessionContext, sessionHinted, setSessionHint, type Me } from "./session";
 import { ApiKeysPage } from "./pages/ApiKeys";
+import { CollectionDetailPage, CollectionsPage, NewCollectionPage } from "./pages/Collections";
+import { RecordPage } from "./pages/CollectionRecord";
+import { EventTypeEditPage, EventTypesPage } from "./pages/EventTypes";
+import { NewTopicPage, TopicDetailPage, TopicsPage } from "./pages/Topics";
 import { AttemptsPage } from "./pages/Attempts";
 import { ConnectionEditPage, ConnectionsPage } from "./pages/Connections";
 import { DashboardPage } from "./pages/Dashboard";
@@ -29,6 +33,9 @@ export const areas: Area[] = [
   { path: "/events", label: "Events", icon: "events" },
   { path: "/destinations", label: "Destinations", icon: "destinations" },
   { path: "/connections", label: "Connections", icon: "connections" },
+  { path: "/topics", label: "Topics", icon: "topics" },
+  { path: "/event-types", label: "Event types", icon: "eventTypes" },
+  { path: "/collections", label: "Collections", icon: "collections" },
   { path: "/attempts", label: "Delivery attempts", icon: "attempts" },
   { path: "/replay", label: "Replay", icon: "replay" },
   { path: "/api-keys", label: "API keys", icon: "keys" },
@@ -54,6 +61,16 @@ const routes: Route[] = [
   { pattern: "/connections", title: "Connections", render: () => <ConnectionsPage /> },
   { pattern: "/connections/new", title: "New connection", render: () => <ConnectionEditPage /> },
   { pattern: "/connections/:id", title: "Connection", render: (p) => <ConnectionEditPage key={p.id} id={p.id!} /> },
+  { pattern: "/topics", title: "Topics", render: () => <TopicsPage /> },
+  { pattern: "/topics/new", title: "New topic", render: () => <NewTopicPage /> },
+  { pattern: "/topics/:id", title: "Topic", render: (p) => <TopicDetailPage key={p.id} id={p.id!} /> },
+  { pattern: "/event-types", title: "Event types", render: () => <EventTypesPage /> },
+  { pattern: "/event-types/new", title: "New event type", render: () => <EventTypeEditPage /> },
+  { pattern: "/event-types/:id", title: "Event type", render: (p) => <EventTypeEditPage key={p.id} id={p.id!} /> },
+  { pattern: "/collections", title: "Collections", render: () => <CollectionsPage /> },
+  { pattern: "/collections/new", title: "New collection", render: () => <NewCollectionPage /> },
+  { pattern: "/collections/:id", title: "Collection", render: (p) => <CollectionDetailPage key={p.id} id={p.id!} /> },
+  { pattern: "/collections/:id/records/:key", title: "Record", render: (p) => <RecordPage key={`${p.id}/${p.key}`} collectionId={p.id!} recordKey={p.key!} /> },
   { pattern: "/attempts", title: "Delivery attempts", render: () => <AttemptsPage /> },
   { pattern: "/replay", title: "Replay", render: () => <ReplayPage /> },
   { pattern: "/api-keys", title: "API keys", render: () => <ApiKeysPage /> },

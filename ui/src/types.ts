@@ -9,6 +9,9 @@ export type { SourceDto as Source, CreateSourceInput, UpdateSourceInput } from "
 export type { EventListItem } from "../../src/contracts/events";
 export type { Destination, CreateDestinationInput } from "../../src/contracts/destinations";
 export type { Connection, FilterRule, FilterOperator } from "../../src/contracts/connections";
+export type { TopicDto as Topic } from "../../src/contracts/topics";
+export type { EventTypeDto as EventType } from "../../src/contracts/eventTypes";
+export type { CollectionDto as Collection, RecordDto as CollectionRecord, ChangelogEntryDto as ChangelogEntry } from "../../src/contracts/collections";
 
 export type SourceTemplate = z.infer<typeof sourceTemplate>;
 export type Pagination = z.infer<typeof eventList>["pagination"];
@@ -32,3 +35,5 @@ export const DESTINATION_STATUSES = ["active", "paused", "disabled"] as const;
 export const FILTER_OPERATORS = ["eq", "neq", "gt", "gte", "lt", "lte", "contains", "in", "exists", "regex"] as const;
 export const ATTEMPT_STATUSES = ["queued", "delivering", "success", "failed"] as const;
 export const TRIGGER_TYPES = ["initial", "retry", "manual", "bulk_retry", "replay", "redrive"] as const;
+export const TOPIC_STATUSES = ["active", "paused"] as const;
+export const EVENT_TYPE_STATUSES = ["active", "deprecated"] as const;
