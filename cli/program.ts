@@ -19,13 +19,15 @@ import { registerKeys } from "./commands/keys";
 import { registerListen } from "./commands/listen";
 import { registerLogin } from "./commands/login";
 import { registerServe } from "./commands/serve";
+import { binarySchemaVersion, describeSchema } from "../src/db/schemaVersion";
 import { finishGlobalOptions } from "./command";
 
 /** Global flags and every command. Client commands read the globals through cli/context.ts. */
 export function buildProgram() {
   const program = new Command("hookrelay")
     .description("Self-hosted webhook relay: ingest, verify, deliver, retry and replay webhooks, in one binary.")
-    .version(pkg.version, "--version")
+    // The schema tells which database files this binary migrates forward (docs/operations.md, upgrades).
+    .version(`hookrelay ${pkg.version}, schema ${describeSchema(binarySchemaVersion())}`, "--version")
     .option("--url <url>", "URL of a running hookrelay (remote mode) [HOOKRELAY_URL]")
     .option("--api-key <key>", "API key for remote mode [HOOKRELAY_API_KEY]")
     .option("--profile <name>", "saved login profile to use [HOOKRELAY_PROFILE]")

@@ -5,6 +5,8 @@ import { walk } from "../../cli/commands/help";
 import { Output } from "../../cli/output";
 import { colorLevel } from "../../cli/output/color";
 import { buildProgram } from "../../cli/program";
+import pkg from "../../package.json";
+import { binarySchemaVersion, describeSchema } from "../../src/db/schemaVersion";
 import { cli, cliEnv } from "./helpers";
 
 function helpText(cmd: Command) {
@@ -36,6 +38,15 @@ describe("help", () => {
     const r = await cli(["help", "exit-codes"], { env: cliEnv() });
     expect(r.code).toBe(0);
     for (const line of [/0\s+ok/, /1\s+error/, /2\s+usage/, /4\s+auth/]) expect(r.stdout).toMatch(line);
+  });
+});
+
+describe("--version", () => {
+  it("prints the release and the schema its migrations make (what a backup or an upgrade is checked against)", async () => {
+    const r = await cli(["--version"], { env: cliEnv() });
+    expect(r.code).toBe(0);
+    expect(r.stdout.trim()).toBe(`hookrelay ${pkg.version}, schema ${describeSchema(binarySchemaVersion())}`);
+    expect(r.stdout).toMatch(/schema \d+ \([0-9a-f]{12}\)/);
   });
 });
 
