@@ -219,6 +219,13 @@ function bodyOf(opts: Opts, bindings: FieldBinding[], required: string[]) {
 
 // ---------------------------------------------------------------- the factory
 
+/** Flags of a create/update beyond the schema's fields, folded into the body before it is sent. */
+interface BodyHooks {
+  extraFlags?: (cmd: Command) => void;
+  /** Changes the body in place (update: with the resolved id, before the "nothing to update" check). */
+  mapBody?: (ctx: Context, opts: Opts, body: Record<string, unknown>, id?: string) => Promise<void> | void;
+}
+
 export interface VerbOptions {
   examples?: string[];
   description?: string;
@@ -299,7 +306,7 @@ export class Resource<M> {
     return cmd;
   }
 
-  create(o: VerbOptions & FieldOptions & { input: z.ZodObject; local: Local<M, [body: any]> }) {
+  create(o: VerbOptions & FieldOptions & BodyHooks & { input: z.ZodObject; local: Local<M, [body: any]> }) {
     const required = Object.entries(o.input.shape)
       .filter(([, s]) => !fieldKind(s as unknown as ZodLike).optional)
       .map(([f]) => f);
@@ -310,9 +317,11 @@ export class Resource<M> {
       o.examples ?? [`hookrelay ${this.spec.noun} create ${required.map((f) => `${flagName(f)} …`).join(" ")}`, `hookrelay ${this.spec.noun} create --data @${this.spec.singular}.json --json`],
     );
     const bindings = addFieldOptions(cmd, o.input, false, o);
+    o.extraFlags?.(cmd);
     cmd.addOption(dataOption());
     act(cmd, async (ctx, opts) => {
       const body = bodyOf(opts, bindings, opts.data === undefined ? required : []);
+      await o.mapBody?.(ctx, opts, body);
       await resolveSourceField(ctx, body);
       const res = await ctx.run({ method: "POST", path: this.spec.path, body, expect: this.itemKey, local: async (deps, scope) => o.local(await this.spec.domain(), deps, scope, parseInput(o.input, body)) });
       ctx.out.result(res, this.itemView);
@@ -320,7 +329,7 @@ export class Resource<M> {
     return cmd;
   }
 
-  update(o: VerbOptions & FieldOptions & { input: z.ZodObject; local: Local<M, [id: string, body: any]> }) {
+  update(o: VerbOptions & FieldOptions & BodyHooks & { input: z.ZodObject; local: Local<M, [id: string, body: any]> }) {
     const cmd = verb(
       this.cmd,
       "update <id>",
@@ -328,11 +337,17 @@ export class Resource<M> {
       o.examples ?? [`hookrelay ${this.spec.noun} update ${this.spec.exampleId} --name renamed`, `hookrelay ${this.spec.noun} update ${this.spec.exampleId} --data - < patch.json`],
     );
     const bindings = addFieldOptions(cmd, o.input, true, o);
+    o.extraFlags?.(cmd);
     cmd.addOption(dataOption());
     act(cmd, async (ctx, opts, [ref]) => {
       const body = bodyOf(opts, bindings, []);
-      if (Object.keys(body).length === 0) throw usageError(`nothing to update: give at least one field flag or --data (see \`hookrelay ${this.spec.noun} update --help\`)`);
+      const nothing = () => usageError(`nothing to update: give at least one field flag or --data (see \`hookrelay ${this.spec.noun} update --help\`)`);
+      if (!o.mapBody && Object.keys(body).length === 0) throw nothing();
       const id = await this.id(ctx, ref!);
+      if (o.mapBody) {
+        await o.mapBody(ctx, opts, body, id);
+        if (Object.keys(body).length === 0) throw nothing();
+      }
       await resolveSourceField(ctx, body);
       const res = await ctx.run({ method: "PATCH", path: this.itemPath(id), body, expect: this.itemKey, local: async (deps, scope) => o.local(await this.spec.domain(), deps, scope, id, parseInput(o.input, body)) });
       ctx.out.result(res, this.itemView);

@@ -13,7 +13,8 @@ import { chromium, type BrowserContext, type Page } from "playwright-core";
 
 export const ROOT = resolve(import.meta.dirname, "../..");
 export const BIN = join(ROOT, "dist/hookrelay");
-export const SCREENSHOTS = join(ROOT, "test-output/screenshots");
+/** Where screenshot() writes; HOOKRELAY_SCREENSHOTS points it elsewhere (a /tmp dir to look through). */
+export const SCREENSHOTS = process.env.HOOKRELAY_SCREENSHOTS || join(ROOT, "test-output/screenshots");
 export const ADMIN = { email: "admin@e2e.local", password: "e2e correct horse battery" };
 
 // ---------- the binary ----------

@@ -12,6 +12,9 @@ import { RecordPage } from "./pages/CollectionRecord";
 import { EventTypeEditPage, EventTypesPage } from "./pages/EventTypes";
 import { NewTopicPage, TopicDetailPage, TopicsPage } from "./pages/Topics";
 import { AttemptsPage } from "./pages/Attempts";
+import { AlertRuleDetailPage, AlertRulesPage, NewAlertRulePage } from "./pages/AlertRules";
+import { IssueDetailPage, IssuesPage } from "./pages/Issues";
+import { ChannelDetailPage, NewChannelPage, NotificationChannelsPage } from "./pages/NotificationChannels";
 import { ConnectionEditPage, ConnectionsPage } from "./pages/Connections";
 import { DashboardPage } from "./pages/Dashboard";
 import { DestinationEditPage, DestinationsPage } from "./pages/Destinations";
@@ -38,6 +41,9 @@ export const areas: Area[] = [
   { path: "/collections", label: "Collections", icon: "collections" },
   { path: "/attempts", label: "Delivery attempts", icon: "attempts" },
   { path: "/replay", label: "Replay", icon: "replay" },
+  { path: "/issues", label: "Issues", icon: "issues" },
+  { path: "/alert-rules", label: "Alert rules", icon: "alerts" },
+  { path: "/notification-channels", label: "Channels", icon: "channels" },
   { path: "/api-keys", label: "API keys", icon: "keys" },
 ];
 
@@ -73,6 +79,14 @@ const routes: Route[] = [
   { pattern: "/collections/:id/records/:key", title: "Record", render: (p) => <RecordPage key={`${p.id}/${p.key}`} collectionId={p.id!} recordKey={p.key!} /> },
   { pattern: "/attempts", title: "Delivery attempts", render: () => <AttemptsPage /> },
   { pattern: "/replay", title: "Replay", render: () => <ReplayPage /> },
+  { pattern: "/issues", title: "Issues", render: () => <IssuesPage /> },
+  { pattern: "/issues/:id", title: "Issue", render: (p) => <IssueDetailPage key={p.id} id={p.id!} /> },
+  { pattern: "/alert-rules", title: "Alert rules", render: () => <AlertRulesPage /> },
+  { pattern: "/alert-rules/new", title: "New alert rule", render: () => <NewAlertRulePage /> },
+  { pattern: "/alert-rules/:id", title: "Alert rule", render: (p) => <AlertRuleDetailPage key={p.id} id={p.id!} /> },
+  { pattern: "/notification-channels", title: "Notification channels", render: () => <NotificationChannelsPage /> },
+  { pattern: "/notification-channels/new", title: "New notification channel", render: () => <NewChannelPage /> },
+  { pattern: "/notification-channels/:id", title: "Notification channel", render: (p) => <ChannelDetailPage key={p.id} id={p.id!} /> },
   { pattern: "/api-keys", title: "API keys", render: () => <ApiKeysPage /> },
 ];
 

@@ -12,6 +12,9 @@ export type { Connection, FilterRule, FilterOperator } from "../../src/contracts
 export type { TopicDto as Topic } from "../../src/contracts/topics";
 export type { EventTypeDto as EventType } from "../../src/contracts/eventTypes";
 export type { CollectionDto as Collection, RecordDto as CollectionRecord, ChangelogEntryDto as ChangelogEntry } from "../../src/contracts/collections";
+export type { Issue, IssueStatus } from "../../src/contracts/issues";
+export type { AlertRule, AlertHistoryEntry, ChannelNotified, RuleType, RuleConfigs } from "../../src/contracts/alertRules";
+export type { ChannelListItem as Channel, ChannelDetail, ChannelType } from "../../src/contracts/notificationChannels";
 
 export type SourceTemplate = z.infer<typeof sourceTemplate>;
 export type Pagination = z.infer<typeof eventList>["pagination"];
@@ -37,3 +40,8 @@ export const ATTEMPT_STATUSES = ["queued", "delivering", "success", "failed"] as
 export const TRIGGER_TYPES = ["initial", "retry", "manual", "bulk_retry", "replay", "redrive"] as const;
 export const TOPIC_STATUSES = ["active", "paused"] as const;
 export const EVENT_TYPE_STATUSES = ["active", "deprecated"] as const;
+export const ISSUE_STATUSES = ["open", "acknowledged", "resolved", "ignored"] as const;
+export const RULE_TYPES = ["failure_rate", "latency", "dlq", "volume_drop", "issue_opened"] as const;
+export const CHANNEL_TYPES = ["webhook", "slack", "discord", "email"] as const;
+/** What a secret reads as in answers; sent back unchanged, the server keeps the stored value. */
+export const MASK = "********";

@@ -182,7 +182,6 @@ function AttemptDetail({ attempt: a, onClose, onRetried }: { attempt: DeliveryAt
   // eslint-disable-next-line react-hooks/exhaustive-deps
   useEffect(() => reset(), [a]);
   const times = a ? listedAttemptTimes(a) : null;
-  const notSent = times !== null && times.sent === null;
   return (
     <Modal open={a !== null} onClose={onClose} title="Delivery attempt" wide>
       {a && times ? (
@@ -234,30 +233,7 @@ function AttemptDetail({ attempt: a, onClose, onRetried }: { attempt: DeliveryAt
               </>
             ) : null}
           </dl>
-          <section aria-label="Request">
-            <h3>
-              Request · <span className="mono">{a.request_method}</span> <span className="mono" style={{ overflowWrap: "anywhere" }}>{a.request_url}</span>
-              {notSent ? null : <> · {bytes(a.request_body_size)}</>}
-            </h3>
-            {notSent ? <p className="muted">{notSentText(times)}</p> : <Pre text={a.request_headers} label="Request headers" />}
-          </section>
-          <section aria-label="Response">
-            {notSent ? (
-              <>
-                <h3>Response</h3>
-                <p className="muted">No response yet: the request has not been sent.</p>
-              </>
-            ) : (
-              <>
-                <h3>
-                  Response · {a.response_status ?? "none"} · {ms(a.duration_ms)}
-                </h3>
-                <Pre text={a.response_headers} label="Response headers" empty="No headers: no response was received." />
-                <div style={{ height: 8 }} />
-                <Pre text={a.response_body} label="Response body" empty={a.response_status ? "Empty body." : "No body: no response was received."} />
-              </>
-            )}
-          </section>
+          <AttemptExchange attempt={a} />
           <ErrorAlert error={retrying.confirming ? null : retrying.error} />
           <RefusedRetry state={retrying} />
           <div className="btn-row" style={{ justifyContent: "flex-end" }}>
@@ -271,6 +247,40 @@ function AttemptDetail({ attempt: a, onClose, onRetried }: { attempt: DeliveryAt
         </div>
       ) : null}
     </Modal>
+  );
+}
+
+/** The request an attempt sent and the response it got; for an attempt not sent yet, when it is due. */
+export function AttemptExchange({ attempt: a }: { attempt: DeliveryAttempt }) {
+  const times = listedAttemptTimes(a);
+  const notSent = times.sent === null;
+  return (
+    <>
+      <section aria-label="Request">
+        <h3>
+          Request · <span className="mono">{a.request_method}</span> <span className="mono" style={{ overflowWrap: "anywhere" }}>{a.request_url}</span>
+          {notSent ? null : <> · {bytes(a.request_body_size)}</>}
+        </h3>
+        {notSent ? <p className="muted">{notSentText(times)}</p> : <Pre text={a.request_headers} label="Request headers" />}
+      </section>
+      <section aria-label="Response">
+        {notSent ? (
+          <>
+            <h3>Response</h3>
+            <p className="muted">No response yet: the request has not been sent.</p>
+          </>
+        ) : (
+          <>
+            <h3>
+              Response · {a.response_status ?? "none"} · {ms(a.duration_ms)}
+            </h3>
+            <Pre text={a.response_headers} label="Response headers" empty="No headers: no response was received." />
+            <div style={{ height: 8 }} />
+            <Pre text={a.response_body} label="Response body" empty={a.response_status ? "Empty body." : "No body: no response was received."} />
+          </>
+        )}
+      </section>
+    </>
   );
 }
 

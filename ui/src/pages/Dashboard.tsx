@@ -33,6 +33,7 @@ interface Stats {
   sources: number;
   destinations: number;
   connections: number;
+  openIssues: number;
 }
 
 /** The whole dashboard is one request: GET /v1/stats. */
@@ -52,6 +53,7 @@ async function loadStats(): Promise<Stats> {
     sources: s.counts.sources,
     destinations: s.counts.destinations,
     connections: s.counts.connections,
+    openIssues: s.open_issues,
   };
 }
 
@@ -87,7 +89,7 @@ export function DashboardPage() {
           value={s.successRate === null ? "–" : pct(s.successRate * 100)}
           hint={s.successRate === null ? "nothing delivered yet" : `${num(s.failedAttempts)} failed ${s.failedAttempts === 1 ? "attempt" : "attempts"}`}
         />
-        <Card label="Open issues" value="–" hint="issues arrive in a later version" />
+        <Card label="Open issues" value={num(s.openIssues)} hint={s.openIssues === 0 ? "nothing failing" : "failing deliveries to look at"} to="/issues" />
         <Card label="Dead-letter queue" value={num(s.dlq)} hint="deliveries out of retries" to="/attempts?is_dlq=1" />
         <Card label="Queue depth" value={num(s.queued)} hint={s.oldestPendingSeconds > 0 ? `oldest due ${waited(s.oldestPendingSeconds)} ago` : "queued or in flight"} to="/attempts?status=queued" />
       </div>
