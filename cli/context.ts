@@ -73,13 +73,15 @@ export function exitCodeForStatus(status: number) {
 export function apiErrorToCli(status: number, body: ErrorBody, hint?: string) {
   const { code, message, details } = body.error;
   let line = message;
-  if (Array.isArray(details) && details.length > 0) {
+  // Field problems come as a list; a schema_violation's as `{errors: [...]}` beside what was checked.
+  const problems: unknown = Array.isArray(details) ? details : (details as { errors?: unknown } | undefined)?.errors;
+  if (Array.isArray(problems) && problems.length > 0) {
     // Details that are not field problems (a 409's list of the rules in the way) say nothing here: the command words them.
-    const parts = details
+    const parts = problems
       .slice(0, 5)
       .map((d: { field?: string; path?: string; message?: string }) => [d.field ?? d.path, d.message].filter(Boolean).join(": "))
       .filter(Boolean);
-    if (parts.length > 0) line += ` (${parts.join("; ")}${details.length > 5 ? "; …" : ""})`;
+    if (parts.length > 0) line += ` (${parts.join("; ")}${problems.length > 5 ? "; …" : ""})`;
   }
   if (hint) line += `; ${hint}`;
   return new CliError(line, exitCodeForStatus(status), code, body);

@@ -110,6 +110,10 @@ describe("topics", () => {
     expect(noId.details).toMatchObject({ topic: "order-events", errors: [{ message: expect.stringContaining("id") }] });
     const badTotal = refused(await both(["topics", "publish", "order-events", "--event-type", "order.created", "--data", '{"id": "x", "total": "lots"}']), "schema_violation");
     expect(badTotal.details).toMatchObject({ event_type: "order.created", errors: [{ path: "/total" }] });
+    // Without --json the schema's complaints are in the one error line, not only in the JSON body.
+    const human = await cli(["topics", "publish", "order-events", "--data", '{"total": 1}'], { env: remoteEnv });
+    expect(human.code).toBe(1);
+    expect(human.stderr).toMatch(/error \(schema_violation\): .*\(.*must have required property 'id'/);
 
     expect(ok(await remote(["topics", "update", "order-events", "--status", "paused"])).topic.status).toBe("paused");
     refused(await both(["topics", "publish", "order-events", "--data", '{"id": "x"}']), "conflict");
