@@ -9,6 +9,7 @@
 import { existsSync } from "node:fs";
 import { join } from "node:path";
 import type { z } from "zod";
+import { describeNetworkError } from "../src/delivery/networkErrors";
 import { loadConfig } from "../src/config/config";
 import { AppError, type ErrorBody } from "../src/contracts/errors";
 import type { Bus, Deps, Scope } from "../src/domain/deps";
@@ -137,7 +138,7 @@ export class RemoteClient {
       return await fetch(this.endpoint(p, opts.query), { method, headers, body: opts.body === undefined ? undefined : JSON.stringify(opts.body), signal: opts.signal, redirect: "manual" });
     } catch (err) {
       if ((err as Error)?.name === "AbortError") throw err;
-      throw new CliError(`cannot reach ${this.url}: ${(err as Error)?.message ?? String(err)}`, EXIT.error, "connection_failed");
+      throw new CliError(`cannot reach ${this.url}: ${describeNetworkError(err)}`, EXIT.error, "connection_failed");
     }
   }
 

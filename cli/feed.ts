@@ -5,6 +5,7 @@
  * stream was down is missed. Local: polls the events list on the database.
  * Both go through the context, so the same code serves both modes.
  */
+import { describeNetworkError } from "../src/delivery/networkErrors";
 import type { Context } from "./context";
 import { CliError } from "./errors";
 
@@ -160,7 +161,7 @@ export function openFeed(ctx: Context, opts: FeedOptions, h: FeedHandlers) {
         if (controller.signal.aborted) break;
         // Only an unreachable server or a dropped stream is worth reconnecting to.
         if (err instanceof CliError && err.code !== "connection_failed") throw err;
-        h.onState?.({ state: "reconnecting", detail: (err as Error).message });
+        h.onState?.({ state: "reconnecting", detail: describeNetworkError(err) });
       }
       first = false;
       await sleep(delay, controller.signal);
@@ -193,7 +194,7 @@ export function openFeed(ctx: Context, opts: FeedOptions, h: FeedHandlers) {
           for (const e of recent.events) if (seen.has(e.id)) deliver(e, false);
         }
       } catch (err) {
-        h.onState?.({ state: "reconnecting", detail: (err as Error).message });
+        h.onState?.({ state: "reconnecting", detail: describeNetworkError(err) });
       }
     }
   }

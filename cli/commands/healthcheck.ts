@@ -1,3 +1,4 @@
+import { describeNetworkError } from "../../src/delivery/networkErrors";
 import { InvalidArgumentError, type Command } from "commander";
 import { loadConfig } from "../../src/config/config";
 import { noun } from "../command";
@@ -28,7 +29,7 @@ export function registerHealthcheck(program: Command) {
       try {
         res = await fetch(target, { signal: AbortSignal.timeout(o.timeout), redirect: "manual" });
       } catch (err) {
-        const why = (err as Error)?.name === "TimeoutError" ? `no answer within ${o.timeout} ms` : ((err as Error)?.message ?? String(err));
+        const why = (err as Error)?.name === "TimeoutError" ? `no answer within ${o.timeout} ms` : describeNetworkError(err);
         throw new CliError(`${target}: ${why}`, EXIT.error, "unhealthy");
       }
       const text = await res.text();

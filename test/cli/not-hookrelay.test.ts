@@ -54,6 +54,12 @@ describe("a server that is not hookrelay", () => {
     }
   });
 
+  it("a URL where nothing listens: exit 1, the failure in words once", async () => {
+    const r = await cli(["sources", "list", "--url", "http://127.0.0.1:9", "--api-key", "hr_x"], { env: cliEnv() });
+    expect(r.code).toBe(1);
+    expect(r.stderr.trim()).toBe("error (connection_failed): cannot reach http://127.0.0.1:9: connection refused (ECONNREFUSED)");
+  });
+
   it("login to it fails the same way", async () => {
     const r = await cli(["login", "--url", urlOf("htmlPage"), "--email", "a@example.com", "--password", "x"], { env: cliEnv(), binary: true });
     expect(r.code).toBe(1);

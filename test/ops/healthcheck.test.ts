@@ -30,6 +30,7 @@ describe("hookrelay healthcheck", () => {
     const gone = await cli(["healthcheck", "--url", "http://127.0.0.1:9"], { env: cliEnv() });
     expect(gone.code).toBe(1);
     expect(gone.stderr.trim().split("\n")).toHaveLength(1);
+    expect(gone.stderr).toContain("/readyz: connection refused (ECONNREFUSED)");
     const hang = Bun.serve({ port: 0, hostname: "127.0.0.1", fetch: () => new Promise<Response>(() => {}) });
     try {
       const slow = await cli(["healthcheck", "--url", `http://127.0.0.1:${hang.port}`, "--timeout", "300"], { env: cliEnv() });
