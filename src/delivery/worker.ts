@@ -2,8 +2,8 @@ import { eq } from "drizzle-orm";
 import { deliverySql, type ClaimedEvent } from "../db/deliverySql";
 import { connections, sources } from "../db/schema";
 import type { Deps } from "../domain/deps";
-import { loadDestinationForDelivery, type DeliveryDestination } from "../domain/destinations";
-import { loadEndpointForDelivery, type EndpointDelivery } from "../domain/endpoints";
+import { deliveryDestinationFromRow, type DeliveryDestination } from "../domain/destinations";
+import { endpointDeliveryFrom, type EndpointDelivery } from "../domain/endpoints";
 import { idPrefix } from "../contracts/ids";
 import type { Logger } from "../observability/logger";
 import type { Metrics } from "../observability/metrics";
@@ -11,7 +11,7 @@ import type { BackgroundTask } from "../runtime/tasks";
 import { eventView } from "./eventView";
 import { writeTransaction } from "../db/transaction";
 import { inWriteTurn } from "../db/writeTurn";
-import { claimDue, nextDueAt, recordOutcomes, releaseClaims, releaseOrphanedClaims, type AttemptOutcome, type AttemptRow } from "./queue";
+import { claimBatch, nextDueAt, recordOutcomes, releaseClaims, releaseOrphanedClaims, type AttemptOutcome, type AttemptRow } from "./queue";
 import { DestinationPacer } from "./rateLimiter";
 import { decideRetry } from "./retryPolicy";
 import { buildRequest, send, storedRequestHeaders, storedRequestUrl, type SendTarget } from "./sender";
@@ -92,9 +92,17 @@ export function startDeliveryWorker(deps: Deps, opts: DeliveryWorkerOptions): De
   const destinationsCache = new TtlCache<DeliveryTarget | null>(
     opts.cacheMs ?? 1000,
     async (id) => {
-      const destination = await loadDestinationForDelivery(deps, id);
-      if (!destination) return null;
-      return { ...destination, endpoint: destination.applicationId ? await loadEndpointForDelivery(deps, id) : null };
+      const row = deliverySql(db).destinationForDelivery.get(id);
+      if (!row) return null;
+      const endpoint =
+        row.applicationId && row.endpointId
+          ? endpointDeliveryFrom(
+              { applicationId: row.applicationId, expiresAt: row.endpointExpiresAt, previousSecret: row.previousSecret, previousUntil: row.previousUntil, current: row.signingSecret, rateLimit: row.applicationRateLimit },
+              deps.secrets,
+            )
+          : null;
+      // The current and the previous secret come from one read: a rotation is never seen half done.
+      return { ...deliveryDestinationFromRow(row, deps.secrets), endpoint };
     },
     DESTINATIONS_CACHED,
   );
@@ -184,16 +192,22 @@ export function startDeliveryWorker(deps: Deps, opts: DeliveryWorkerOptions): De
         // One write transaction records what finished and claims what comes next: the turn's, shared with ingest.
         let afterCommit: () => void = () => {};
         let want = 0;
-        const rows = await inWriteTurn(db, () => {
+        const claim = await inWriteTurn(db, () => {
           afterCommit = recordFinished();
           // Claims come in batches: once the ready list runs low, enough to hold HELD_PER_SLOT rows a slot again.
           want = stopped || drained || ready.length >= opts.concurrency ? 0 : readyTarget - held() - ready.length;
-          if (want === 0) return [];
+          if (want === 0) return { rows: [], complete: true };
           const now = clock.now();
-          return claimDue(db, { now, limit: want, exclude: pacer.blocked(now.getTime()), oneEach: pacer.rateLimited() });
+          return claimBatch(db, { now, limit: want, exclude: pacer.blocked(now.getTime()), oneEach: pacer.rateLimited() });
         });
         afterCommit();
-        if (want > 0 && rows.length < want) drained = true;
+        const rows = claim.rows;
+        if (want > 0 && rows.length < want) {
+          // A claim that stopped part way round the destinations with rows waiting goes on in the next turn;
+          // one that saw every due row it could take has drained what is due.
+          if (claim.complete) drained = true;
+          else pumpAgain = true;
+        }
         if (rows.length > 0) {
           const claimedEvents = deliverySql(db).loadEvents.all(JSON.stringify([...new Set(rows.map((r) => r.eventId))]));
           const eventById = new Map(claimedEvents.map((e) => [e.id, e]));
@@ -205,7 +219,7 @@ export function startDeliveryWorker(deps: Deps, opts: DeliveryWorkerOptions): De
         if (stopped) break;
         if (drained && ready.length === 0) {
           // Drained what is due: sleep until the next scheduled row or rate-limit slot.
-          const next = nextDueAt(db, pacer.blocked(clock.now().getTime()));
+          const next = nextDueAt(db, clock.now());
           const unblock = pacer.nextUnblockAt(clock.now().getTime());
           const candidates = [next?.getTime(), unblock ?? undefined, clock.now().getTime() + pollMs].filter((t): t is number => t !== undefined);
           armTimer(Math.min(...candidates));

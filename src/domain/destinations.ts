@@ -239,7 +239,11 @@ export interface DeliveryDestination {
  */
 export async function loadDestinationForDelivery({ db, secrets }: Deps, destinationId: string): Promise<DeliveryDestination | null> {
   const [row] = await db.select().from(destinations).where(eq(destinations.id, destinationId)).limit(1);
-  if (!row) return null;
+  return row ? deliveryDestinationFromRow(row, secrets) : null;
+}
+
+/** A stored destination row as a worker sends with it (the worker also reads whole batches of them at once). */
+export function deliveryDestinationFromRow(row: DestinationRow, secrets: SecretBox): DeliveryDestination {
   const config = openAuthConfig(row, secrets, { lenient: false });
   return {
     id: row.id,

@@ -278,28 +278,19 @@ export interface EndpointDelivery {
   applicationRateLimit: number | null;
 }
 
-/**
- * Loads what a worker needs to send to an endpoint, by its destination id,
- * across scopes; null when the endpoint was deleted meanwhile. The current
- * and the previous secret are read together, so a rotation is never seen
- * half done.
- */
-export async function loadEndpointForDelivery({ db, secrets }: Pick<Deps, "db" | "secrets">, destinationId: string): Promise<EndpointDelivery | null> {
-  const [row] = await db
-    .select({
-      applicationId: applicationEndpoints.applicationId,
-      expiresAt: applicationEndpoints.expiresAt,
-      previousSecret: applicationEndpoints.previousSecret,
-      previousUntil: applicationEndpoints.previousSecretExpiresAt,
-      current: destinations.signingSecret,
-      rateLimit: applications.rateLimit,
-    })
-    .from(applicationEndpoints)
-    .innerJoin(destinations, eq(destinations.id, applicationEndpoints.destinationId))
-    .innerJoin(applications, eq(applications.id, applicationEndpoints.applicationId))
-    .where(eq(applicationEndpoints.destinationId, destinationId))
-    .limit(1);
-  if (!row) return null;
+/** The columns an endpoint's delivery settings are made from (the worker reads them with its destination, src/db/deliverySql.ts). */
+export interface EndpointDeliveryColumns {
+  applicationId: string;
+  expiresAt: string | null;
+  /** Sealed. */
+  previousSecret: string | null;
+  previousUntil: string | null;
+  /** The destination's signing secret, sealed. */
+  current: string;
+  rateLimit: number | null;
+}
+
+export function endpointDeliveryFrom(row: EndpointDeliveryColumns, secrets: Pick<Deps["secrets"], "open">): EndpointDelivery {
   const current = secrets.open(row.current);
   const previous = row.previousSecret && row.previousUntil ? { secret: secrets.open(row.previousSecret), until: Date.parse(row.previousUntil) } : null;
   return {

@@ -238,6 +238,7 @@ CREATE TABLE `destinations` (
 --> statement-breakpoint
 CREATE INDEX `destinations_scope` ON `destinations` (`org_id`,`env_id`,`created_at`);--> statement-breakpoint
 CREATE INDEX `destinations_application` ON `destinations` (`application_id`);--> statement-breakpoint
+CREATE INDEX `destinations_paused` ON `destinations` (`id`) WHERE status = 'paused';--> statement-breakpoint
 CREATE TABLE `environments` (
 	`id` text PRIMARY KEY NOT NULL,
 	`org_id` text NOT NULL,

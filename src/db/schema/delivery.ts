@@ -33,7 +33,12 @@ export const destinations = sqliteTable(
     createdAt: text("created_at").notNull(),
     updatedAt: text("updated_at").notNull(),
   },
-  (t) => [index("destinations_scope").on(t.orgId, t.envId, t.createdAt), index("destinations_application").on(t.applicationId)],
+  (t) => [
+    index("destinations_scope").on(t.orgId, t.envId, t.createdAt),
+    index("destinations_application").on(t.applicationId),
+    // Every claim leaves paused destinations out: read from an index that holds only them, not a scan of all.
+    index("destinations_paused").on(t.id).where(sql.raw("status = 'paused'")),
+  ],
 );
 
 export const connections = sqliteTable(
