@@ -328,6 +328,8 @@ export interface RecordedOutcomes {
   openedIssues: OpenedIssue[];
   /** Environments where a delivery landed in the DLQ: their dlq rules are checked once committed. */
   dlqScopes: { orgId: string; envId: string }[];
+  /** Destinations of application endpoints these outcomes disabled (HOOKRELAY_ENDPOINT_DISABLE_AFTER). */
+  disabledDestinations: string[];
 }
 
 const jobStatements = preparedFor((db) => ({
@@ -440,7 +442,8 @@ export function recordOutcomes(db: Db, outcomes: AttemptOutcome[], now: Date, op
   const messages = settleMessages(db, settledMessages, now);
   for (const id of messages.unknown) settledEvents.add(id);
   const changedEvents = [...refreshEventStatuses(db, settledEvents), ...messages.changed];
-  const openedIssues = [...recordIssueOutcomes(db, recorded, now), ...recordEndpointHealth(db, recorded, now, opts.endpointDisableAfterMs)];
-  return { changedEvents, settledJobIds: [...jobCounts.keys()], stale, retriesQueued, failures, openedIssues, dlqScopes: [...dlqScopes.values()] };
+  const health = recordEndpointHealth(db, recorded, now, opts.endpointDisableAfterMs);
+  const openedIssues = [...recordIssueOutcomes(db, recorded, now), ...health.opened];
+  return { changedEvents, settledJobIds: [...jobCounts.keys()], stale, retriesQueued, failures, openedIssues, dlqScopes: [...dlqScopes.values()], disabledDestinations: health.disabled };
 }
 

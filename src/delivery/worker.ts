@@ -286,6 +286,8 @@ export function startDeliveryWorker(deps: Deps, opts: DeliveryWorkerOptions): De
     // A next try is due again soon: this pump's claim (after this, in the same transaction) looks, and if it
     // is not due yet, the pump's timer is set for it.
     if (recorded.retriesQueued > 0) drained = false;
+    // Disabled by this very transaction: their queued rows must not go out on a copy cached as active.
+    for (const id of recorded.disabledDestinations) destinationsCache.forget(id);
     return () => {
       for (const e of recorded.changedEvents) deps.bus.publish({ type: "event.updated", orgId: e.orgId, envId: e.envId, eventId: e.id, sourceId: e.sourceId });
       for (const i of recorded.openedIssues) deps.bus.publish({ type: "issue.opened", orgId: i.orgId, envId: i.envId, issueId: i.id });

@@ -381,7 +381,7 @@ const healthStatements = preparedFor((db: Db) => ({
  * (no connection) concern endpoints; the rest are skipped without a query.
  * Synchronous: inside the caller's write transaction.
  */
-export function recordEndpointHealth(db: Db, outcomes: readonly EndpointOutcome[], now: Date, disableAfterMs: number | undefined): OpenedIssue[] {
+export function recordEndpointHealth(db: Db, outcomes: readonly EndpointOutcome[], now: Date, disableAfterMs: number | undefined): { opened: OpenedIssue[]; disabled: string[] } {
   const last = new Map<string, EndpointOutcome & { anySuccess: boolean }>();
   for (const o of outcomes) {
     if (o.attempt.connectionId !== null) continue;
@@ -389,10 +389,11 @@ export function recordEndpointHealth(db: Db, outcomes: readonly EndpointOutcome[
     const seen = last.get(o.attempt.destinationId);
     last.set(o.attempt.destinationId, { ...o, anySuccess: (seen?.anySuccess ?? false) || o.status === "success" });
   }
-  if (last.size === 0) return [];
+  const opened: OpenedIssue[] = [];
+  const disabled: string[] = [];
+  if (last.size === 0) return { opened, disabled };
   const s = healthStatements(db);
   const at = iso(now);
-  const opened: OpenedIssue[] = [];
   for (const [destinationId, o] of last) {
     if (o.anySuccess) s.healthy.run({ destinationId });
     if (o.status === "success") continue;
@@ -400,6 +401,7 @@ export function recordEndpointHealth(db: Db, outcomes: readonly EndpointOutcome[
     if (!clock?.failingSince || disableAfterMs === undefined) continue;
     if (now.getTime() - Date.parse(clock.failingSince) < disableAfterMs) continue;
     if (s.disable.all({ destinationId, now: at }).length === 0) continue;
+    disabled.push(destinationId);
     s.touch.run({ id: clock.id, now: at });
     const days = Math.round((disableAfterMs / 86_400_000) * 10) / 10;
     const [issue] = s.openIssue.all({
@@ -415,5 +417,5 @@ export function recordEndpointHealth(db: Db, outcomes: readonly EndpointOutcome[
     });
     if (issue) opened.push({ id: issue.id, orgId: o.attempt.orgId, envId: o.attempt.envId });
   }
-  return opened;
+  return { opened, disabled };
 }
