@@ -138,6 +138,28 @@ describe("GET/PATCH/DELETE /v1/applications/{appId}", () => {
     }
   });
 
+  it("takes the uid wherever /v1/openapi.json has {appId}, answering as it does for the id", async () => {
+    const a = await createApp(server, key, { uid: "every-path" });
+    const e = await createEndpoint(server, key, a.id, { url: "http://127.0.0.1:9/p", status: "disabled" });
+    const m = await sendMessage(server, key, a.id, { event_type: "p.q", payload: {} });
+    const spec = (await call(server, "GET", "/v1/openapi.json", { key })).body as { paths: Record<string, Record<string, unknown>> };
+    const routes = Object.entries(spec.paths).filter(([path, ops]) => path.includes("{appId}") && "get" in ops);
+    expect(routes.length).toBeGreaterThanOrEqual(9);
+    for (const [path] of routes) {
+      const fill = (ref: string) =>
+        "/v1" +
+        path
+          .replace("{appId}", ref)
+          .replace(/\/endpoints\/\{id\}/, `/endpoints/${e.id}`)
+          .replace(/\/messages\/\{id\}/, `/messages/${m.id}`);
+      const byId = await call(server, "GET", fill(a.id), { key });
+      const byUid = await call(server, "GET", fill("every-path"), { key });
+      expect(byId.status, path).toBe(200);
+      expect(byUid.status, path).toBe(200);
+      expect(JSON.stringify(byUid.body), path).toBe(JSON.stringify(byId.body));
+    }
+  });
+
   it("updates the given fields, refuses a taken uid with 409, and deletes with its endpoints and messages", async () => {
     const a = await createApp(server, key, { uid: "to-change" });
     await createApp(server, key, { uid: "taken" });
