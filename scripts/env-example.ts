@@ -12,10 +12,23 @@ const NOTES: Record<string, string> = {
   HOOKRELAY_BACKUP_INTERVAL: "Backups go to <data-dir>/backups; copy them off the machine too.",
 };
 
+/** The default as the variable would spell it: a duration's label (`5d`) when its value in ms would not parse back. */
+function defaultText(o: { default: unknown; defaultLabel?: string; parse(raw: string): unknown }): string {
+  const plain = String(o.default);
+  const parsesTo = (raw: string) => {
+    try {
+      return o.parse(raw) === o.default;
+    } catch {
+      return false;
+    }
+  };
+  return !parsesTo(plain) && o.defaultLabel && parsesTo(o.defaultLabel) ? o.defaultLabel : plain;
+}
+
 export function renderEnvExample(): string {
   const blocks = Object.values(serverOptions).map((o) => {
     const unit = SET_BY_UNIT[o.env];
-    const value = unit ?? (o.default === undefined ? "" : String(o.default));
+    const value = unit ?? (o.default === undefined ? "" : defaultText(o));
     const notes = [o.description];
     if (unit) notes.push(`The unit sets ${unit} (the server's own default is ${String(o.default)}).`);
     else if (o.defaultLabel) notes.push(`Default: ${o.defaultLabel}.`);

@@ -1,6 +1,6 @@
 import type { Db } from "./open";
 import { preparedFor, sqliteOf } from "./prepared";
-import type { deliveryAttempts } from "./schema";
+import type { deliveryAttempts, destinations } from "./schema";
 
 /**
  * The delivery hot path's SQL, SQLite dialect (as ingestStore.ts is for
@@ -54,6 +54,15 @@ export interface SourceConnection {
   destinationStatus: string;
 }
 
+/** A destination as stored (drizzle's names), with what an application endpoint delivering through it adds (null for the operator's). */
+export type DestinationForDelivery = typeof destinations.$inferSelect & {
+  endpointId: string | null;
+  endpointExpiresAt: string | null;
+  previousSecret: string | null;
+  previousUntil: string | null;
+  applicationRateLimit: number | null;
+};
+
 /** AttemptRow's columns in SQL, named as AttemptRow names them (bun:sqlite returns plain objects). */
 const CLAIMED_COLUMNS = `rowid AS rowId, id, org_id AS orgId, env_id AS envId, event_id AS eventId, connection_id AS connectionId,
   destination_id AS destinationId, request_url AS requestUrl, request_method AS requestMethod,
@@ -93,22 +102,40 @@ export const deliverySql = preparedFor((db: Db) => {
        VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, 'queued', ?9, ?10, ?11, ?12, ?13, ?14, ?15)`,
     ),
 
-    // --- Claiming (src/delivery/queue.ts). Each query spells `status = 'queued'` so SQLite can use the partial index attempts_due.
+    // --- Claiming (src/delivery/queue.ts). Each query spells `status = 'queued'` so SQLite can use the partial
+    // indexes attempts_due (destination_id, scheduled_at) and attempts_due_time (scheduled_at, destination_id);
+    // INDEXED BY keeps each on the one its cost was measured with, whatever ANALYZE later thinks of them.
 
-    /** A loose index scan over attempts_due (destination_id, scheduled_at WHERE queued): one seek per destination. */
-    firstQueuedDestination: sqlite.prepare<{ id: string | null }, []>(`SELECT min(destination_id) AS id FROM delivery_attempts WHERE status = 'queued'`),
-    nextQueuedDestination: sqlite.prepare<{ id: string | null }, [string]>(
-      `SELECT min(destination_id) AS id FROM delivery_attempts WHERE status = 'queued' AND destination_id > ?1`,
+    /** The oldest due rows, by rowid and destination only (attempts_due_time covers them): one range read. */
+    dueByTime: sqlite.prepare<{ rowId: number; destinationId: string }, [string, number]>(
+      `SELECT rowid AS rowId, destination_id AS destinationId FROM delivery_attempts INDEXED BY attempts_due_time
+        WHERE status = 'queued' AND scheduled_at <= ?1 ORDER BY scheduled_at LIMIT ?2`,
     ),
-    pausedDestinations: sqlite.prepare<{ id: string }, []>(`SELECT id FROM destinations WHERE status = 'paused'`),
-    dueOf: sqlite.prepare<AttemptRow, [string, string, number]>(
-      `SELECT ${CLAIMED_COLUMNS} FROM delivery_attempts
+    /**
+     * A loose index scan over attempts_due: the next destination with queued
+     * rows after ?1 (or the first, for ''), with its oldest queued row, in one
+     * seek. The row is claimable when its scheduled_at has come.
+     */
+    firstRowAfter: sqlite.prepare<AttemptRow & { scheduledAt: string }, [string]>(
+      `SELECT ${CLAIMED_COLUMNS}, scheduled_at AS scheduledAt FROM delivery_attempts INDEXED BY attempts_due
+        WHERE status = 'queued' AND destination_id > ?1 ORDER BY destination_id, scheduled_at LIMIT 1`,
+    ),
+    /** Paused destinations are few: the partial index destinations_paused holds only them. */
+    pausedDestinations: sqlite.prepare<{ id: string }, []>(`SELECT id FROM destinations INDEXED BY destinations_paused WHERE status = 'paused'`),
+    /** A destination's due rows, oldest first, from the `skip`-th on. */
+    dueOf: sqlite.prepare<AttemptRow, [string, string, number, number]>(
+      `SELECT ${CLAIMED_COLUMNS} FROM delivery_attempts INDEXED BY attempts_due
         WHERE status = 'queued' AND destination_id = ?1 AND scheduled_at <= ?2
-        ORDER BY scheduled_at LIMIT ?3`,
+        ORDER BY scheduled_at LIMIT ?3 OFFSET ?4`,
     ),
-    firstScheduledOf: sqlite.prepare<{ at: string }, [string]>(
-      `SELECT scheduled_at AS at FROM delivery_attempts WHERE status = 'queued' AND destination_id = ?1 ORDER BY scheduled_at LIMIT 1`,
+    /** Rows picked from dueByTime, in full (a JSON array of rowids). */
+    rowsByRowId: sqlite.prepare<AttemptRow, [string]>(`SELECT ${CLAIMED_COLUMNS} FROM delivery_attempts WHERE rowid IN (SELECT value FROM json_each(?1))`),
+    /** When the next row not yet due becomes due: one seek on attempts_due_time. */
+    nextScheduled: sqlite.prepare<{ at: string | null }, [string]>(
+      `SELECT min(scheduled_at) AS at FROM delivery_attempts INDEXED BY attempts_due_time WHERE status = 'queued' AND scheduled_at > ?1`,
     ),
+    /** The oldest queued row's due time (paused destinations' included): one seek. */
+    oldestQueued: sqlite.prepare<{ at: string | null }, []>(`SELECT min(scheduled_at) AS at FROM delivery_attempts INDEXED BY attempts_due_time WHERE status = 'queued'`),
     leaseExpired: sqlite.prepare<AttemptRow, [string, number]>(
       `SELECT ${CLAIMED_COLUMNS} FROM delivery_attempts WHERE status = 'delivering' AND lease_until < ?1 LIMIT ?2`,
     ),
@@ -120,6 +147,27 @@ export const deliverySql = preparedFor((db: Db) => {
     loadEvents: sqlite.prepare<ClaimedEvent, [string]>(
       `SELECT id, source_id AS sourceId, headers, body, method, path, query, content_type AS contentType
          FROM events WHERE id IN (SELECT value FROM json_each(?1))`,
+    ),
+
+    /**
+     * A destination as the worker sends with it, with its endpoint's and
+     * application's settings when an application endpoint delivers through it.
+     * Prepared once: with thousands of endpoints nearly every delivery goes to
+     * a destination not loaded in the last second, and building the query
+     * through drizzle for each cost more than sending (docs/performance.md,
+     * "Outbound fan-out").
+     */
+    destinationForDelivery: sqlite.prepare<DestinationForDelivery, [string]>(
+      `SELECT d.id, d.org_id AS orgId, d.env_id AS envId, d.name, d.url, d.http_method AS httpMethod, d.headers, d.auth_type AS authType,
+              d.auth_config AS authConfig, d.timeout_ms AS timeoutMs, d.rate_limit_per_second AS rateLimitPerSecond, d.max_retries AS maxRetries,
+              d.retry_strategy AS retryStrategy, d.retry_interval_seconds AS retryIntervalSeconds, d.signing_secret AS signingSecret, d.status,
+              d.application_id AS applicationId, d.created_at AS createdAt, d.updated_at AS updatedAt,
+              e.id AS endpointId, e.expires_at AS endpointExpiresAt, e.previous_secret AS previousSecret,
+              e.previous_secret_expires_at AS previousUntil, a.rate_limit AS applicationRateLimit
+         FROM destinations d
+         LEFT JOIN application_endpoints e ON e.destination_id = d.id
+         LEFT JOIN applications a ON a.id = e.application_id
+        WHERE d.id = ?1`,
     ),
 
     // --- Recording and settling (src/delivery/queue.ts, src/domain/eventStatus.ts)

@@ -25,6 +25,11 @@ export class TtlCache<V> {
     return value;
   }
 
+  /** Drops one entry: the next `get` loads it again. */
+  forget(key: string) {
+    this.entries.delete(key);
+  }
+
   clear() {
     this.entries.clear();
   }

@@ -17,7 +17,14 @@ describe("secret-revealing routes need scope *", () => {
     const source = await createSource(server, fullKey, { name: "signed", template: "github", verification_secret: "gh-secret-value" });
     const dest = await call(server, "POST", "/v1/destinations", { key: fullKey, body: { name: "d", url: "http://127.0.0.1:9/x", signing_secret: "whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw" } });
     expect(dest.status).toBe(201);
-    const ids: Record<string, string> = { "/sources/{id}/secret": source.id, "/destinations/{id}/secret": dest.body.destination.id };
+    const app = await call(server, "POST", "/v1/applications", { key: fullKey, body: { name: "a", uid: "secret-scope" } });
+    const endpoint = await call(server, "POST", "/v1/applications/secret-scope/endpoints", { key: fullKey, body: { url: "http://127.0.0.1:9/x", status: "disabled" } });
+    expect([app.status, endpoint.status]).toEqual([201, 201]);
+    const ids: Record<string, string> = {
+      "/sources/{id}/secret": source.id,
+      "/destinations/{id}/secret": dest.body.destination.id,
+      "/applications/{appId}/endpoints/{id}/secret": endpoint.body.endpoint.id,
+    };
 
     // Every secret route the API documents, so one added later is held to the same rule.
     const doc = (await call(server, "GET", "/v1/openapi.json")).body;
@@ -26,7 +33,7 @@ describe("secret-revealing routes need scope *", () => {
 
     const session = await server.session();
     for (const route of secretRoutes) {
-      const path = "/v1" + route.replace("{id}", ids[route]!);
+      const path = "/v1" + route.replace("{appId}", "secret-scope").replace("{id}", ids[route]!);
       const denied = await call(server, "GET", path, { key: readKey });
       expect(denied.status, route).toBe(403);
       expect(denied.body.error.code).toBe("forbidden");
