@@ -12,7 +12,7 @@ import type { z } from "zod";
 import { describeNetworkError } from "../src/delivery/networkErrors";
 import { loadConfig } from "../src/config/config";
 import { AppError, type ErrorBody } from "../src/contracts/errors";
-import type { Bus, Deps, Scope } from "../src/domain/deps";
+import { domainSettings, type Bus, type Deps, type Scope } from "../src/domain/deps";
 import { CliError, EXIT, usageError } from "./errors";
 import { Output } from "./output";
 import { profileName, readProfiles, type Profile } from "./profiles";
@@ -252,14 +252,7 @@ async function openLocal(dataDir: string, out: Output): Promise<LocalStore & { c
       clock: systemClock,
       secrets: loadSecretBox(config.dataDir, config.secretKey),
       bus: quietBus,
-      settings: {
-        baseUrl: localBaseUrl(config.baseUrl, readServerInfo(config.dataDir)?.base_url),
-        retentionDays: config.retentionDays,
-        maxBodyBytes: config.maxBodyBytes,
-        blockPrivateDestinations: config.blockPrivateDestinations,
-        trustProxy: config.trustProxy,
-        smtpUrl: config.smtpUrl,
-      },
+      settings: domainSettings(config, localBaseUrl(config.baseUrl, readServerInfo(config.dataDir)?.base_url)),
     };
     return { deps, scope: { orgId: scope.orgId, envId: scope.envId, userId: null, via: "local", scopes: "*" }, dataDir: config.dataDir, close: () => store.close() };
   } catch (err) {

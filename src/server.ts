@@ -5,7 +5,7 @@ import { releaseOrphanedClaims } from "./delivery/queue";
 import { openDatabase } from "./db/open";
 import { bootstrap, type BootstrapResult } from "./domain/bootstrap";
 import { systemClock, type Clock } from "./domain/clock";
-import type { Deps } from "./domain/deps";
+import { domainSettings, type Deps } from "./domain/deps";
 import { loadSecretBox } from "./domain/secrets";
 import { createBus } from "./live/bus";
 import { createLogger, type Logger } from "./observability/logger";
@@ -46,16 +46,7 @@ async function startLocked(config: Config, lock: ServerLock, logger: Logger, clo
     clock,
     secrets: loadSecretBox(config.dataDir, config.secretKey),
     bus: createBus(),
-    settings: {
-      baseUrl: config.baseUrl,
-      retentionDays: config.retentionDays,
-      maxBodyBytes: config.maxBodyBytes,
-      blockPrivateDestinations: config.blockPrivateDestinations,
-      trustProxy: config.trustProxy,
-      smtpUrl: config.smtpUrl,
-      endpointDisableAfterMs: config.endpointDisableAfter,
-      portalLinkTtlMs: config.portalLinkTtl,
-    },
+    settings: domainSettings(config),
   };
   const boot = await bootstrap(store.db, clock, { email: config.adminEmail, password: config.adminPassword });
   const metrics = createMetrics();

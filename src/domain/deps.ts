@@ -1,3 +1,4 @@
+import type { Config } from "../config/config";
 import type { Db } from "../db/open";
 import type { Clock } from "./clock";
 import type { SecretBox } from "./secrets";
@@ -62,4 +63,18 @@ export interface Scope {
   apiKeyId?: string;
   /** A portal link's scope: only this application exists for it (any other answers 404). */
   portal?: { applicationId: string; expiresAt: string };
+}
+
+/** The settings the domain reads, from the one config: serve and the CLI's local mode build them alike. */
+export function domainSettings(config: Config, baseUrl: string = config.baseUrl): DomainSettings {
+  return {
+    baseUrl,
+    retentionDays: config.retentionDays,
+    maxBodyBytes: config.maxBodyBytes,
+    blockPrivateDestinations: config.blockPrivateDestinations,
+    trustProxy: config.trustProxy,
+    smtpUrl: config.smtpUrl,
+    endpointDisableAfterMs: config.endpointDisableAfter,
+    portalLinkTtlMs: config.portalLinkTtl,
+  };
 }
