@@ -33,7 +33,7 @@ async function main() {
   if (keyOut.exitCode !== 0) throw new Error(keyOut.stderr.toString());
   const apiKey = JSON.parse(keyOut.stdout.toString()).key as string;
 
-  const proc = Bun.spawn([binary, "serve", "--port", "0", "--host", "127.0.0.1", "--data-dir", dataDir], { env, stdout: "pipe", stderr: "pipe" });
+  const proc = Bun.spawn([binary, "serve", "--port", "0", "--host", "127.0.0.1", "--data-dir", dataDir], { env, stdin: "ignore", stdout: "pipe", stderr: "pipe" });
   try {
     const url = await listeningUrl(proc);
     const call = async (method: string, path: string, body?: unknown) => {
@@ -52,6 +52,9 @@ async function main() {
     ).destination;
     await call("POST", "/connections", { name: "fixture connection", source_id: source.id, destination_id: destination.id });
     const channel = await call("POST", "/notification-channels", { name: "fixture hook", channel_type: "webhook", config: { url: "http://127.0.0.1:9/alerts", secret: channelSecret } });
+    const endpointSecret = "whsec_" + Buffer.from("fixture endpoint signing secret!").toString("base64");
+    const application = (await call("POST", "/applications", { name: "Fixture customer", uid: "fixture-customer" })).application;
+    const endpoint = (await call("POST", `/applications/${application.uid}/endpoints`, { url: "http://127.0.0.1:9/customer", secret: endpointSecret, status: "disabled" })).endpoint;
 
     const body = JSON.stringify({ action: "opened", fixture: pkg.version });
     const signature = "sha256=" + createHmac("sha256", verificationSecret).update(body).digest("hex");
@@ -77,6 +80,9 @@ async function main() {
       bearer_token: bearer,
       channel_id: channel.id,
       channel_secret: channelSecret,
+      application_uid: application.uid,
+      endpoint_id: endpoint.id,
+      endpoint_secret: endpointSecret,
       event_id: event.event_id,
       event_body: body,
     };
@@ -88,12 +94,16 @@ async function main() {
 }
 
 async function listeningUrl(proc: Bun.Subprocess<"ignore", "pipe", "pipe">): Promise<string> {
+  // Read stderr to its end (a closed pipe would fail the server's next log line), and watch for the URL.
   let out = "";
   const decoder = new TextDecoder();
-  for await (const chunk of proc.stderr) {
-    out += decoder.decode(chunk, { stream: true });
+  const ended = (async () => {
+    for await (const chunk of proc.stderr) out += decoder.decode(chunk, { stream: true });
+  })();
+  void new Response(proc.stdout).arrayBuffer();
+  for (;;) {
     const url = /listening on (http:\/\/\S+)/.exec(out)?.[1];
     if (url) return url;
+    if (await Promise.race([ended.then(() => true), Bun.sleep(20).then(() => false)])) throw new Error(`serve exited before listening:\n${out}`);
   }
-  throw new Error(`serve exited before listening:\n${out}`);
 }

@@ -28,6 +28,9 @@ interface Expected {
   bearer_token: string;
   channel_id: string;
   channel_secret: string;
+  application_uid: string;
+  endpoint_id: string;
+  endpoint_secret: string;
   event_id: string;
   event_body: string;
 }
@@ -100,5 +103,17 @@ describe.each(releases)("a database made by %s", (release) => {
     expect(test.body).toEqual({ success: true, error: null });
     const notification = sink.requests.slice(before).find((r) => r.path === "/alerts")!;
     expect(notification.headers["x-hookrelay-signature"]).toBe("sha256=" + createHmac("sha256", expected.channel_secret).update(notification.body).digest("hex"));
+  });
+
+  it("decrypts an application endpoint's signing secret, and signs a message with it", async () => {
+    const path = `/applications/${expected.application_uid}/endpoints/${expected.endpoint_id}`;
+    expect((await call("GET", `${path}/secret`)).body).toEqual({ secret: expected.endpoint_secret });
+    const before = sink.requests.length;
+    expect((await call("PATCH", path, { url: `${sink.url}/customer`, status: "active" })).status).toBe(200);
+    expect((await call("POST", `/applications/${expected.application_uid}/messages`, { event_type: "fixture.upgraded", payload: { ok: true } })).status).toBe(202);
+    const sent = (await sink.waitFor(before + 1)).slice(before).find((r) => r.path === "/customer")!;
+    const key = Buffer.from(expected.endpoint_secret.slice("whsec_".length), "base64");
+    const signed = `${sent.headers["webhook-id"]}.${sent.headers["webhook-timestamp"]}.${sent.body}`;
+    expect(sent.headers["webhook-signature"]).toContain("v1," + createHmac("sha256", key).update(signed).digest("base64"));
   });
 });
