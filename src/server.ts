@@ -53,6 +53,8 @@ async function startLocked(config: Config, lock: ServerLock, logger: Logger, clo
       blockPrivateDestinations: config.blockPrivateDestinations,
       trustProxy: config.trustProxy,
       smtpUrl: config.smtpUrl,
+      endpointDisableAfterMs: config.endpointDisableAfter,
+      portalLinkTtlMs: config.portalLinkTtl,
     },
   };
   const boot = await bootstrap(store.db, clock, { email: config.adminEmail, password: config.adminPassword });

@@ -59,6 +59,13 @@ const duration = (name: string) => (raw: string): number | undefined => {
   return Number(m[1]) * { s: 1000, m: 60_000, h: 3_600_000, d: 86_400_000 }[m[2] as "s" | "m" | "h" | "d"];
 };
 
+/** A duration that must be given (no `off`), within [min, max] milliseconds. */
+const boundedDuration = (name: string, minMs: number, maxMs: number) => (raw: string): number => {
+  const ms = duration(name)(raw);
+  if (ms === undefined || ms < minMs || ms > maxMs) throw new ConfigError(`${name} must be a duration between ${minMs / 1000}s and ${maxMs / 86_400_000}d, got "${raw}"`);
+  return ms;
+};
+
 function opt<T>(spec: OptionSpec<T>) {
   return spec;
 }
@@ -83,6 +90,8 @@ export const serverOptions = {
   smtpUrl: opt<string | undefined>({ key: "smtpUrl", flag: "--smtp-url <url>", env: "HOOKRELAY_SMTP_URL", description: "SMTP server for email channels: smtp:// (STARTTLS when offered; ?requireTLS=true insists) or smtps:// (implicit TLS), e.g. smtp://user:pass@host:587", default: undefined, defaultLabel: "none", secret: true, parse: optStr }),
   backupInterval: opt<number | undefined>({ key: "backupInterval", flag: "--backup-interval <duration>", env: "HOOKRELAY_BACKUP_INTERVAL", description: "Back up the database into <data-dir>/backups this often: 90s, 30m, 24h, 7d", default: undefined, defaultLabel: "off", parse: duration("backup interval") }),
   backupKeep: opt({ key: "backupKeep", flag: "--backup-keep <count>", env: "HOOKRELAY_BACKUP_KEEP", description: "Scheduled backups kept; older ones are deleted", default: 7, parse: int("backup keep", 1, 10000) }),
+  endpointDisableAfter: opt<number | undefined>({ key: "endpointDisableAfter", flag: "--endpoint-disable-after <duration>", env: "HOOKRELAY_ENDPOINT_DISABLE_AFTER", description: "An application endpoint whose deliveries fail this long without a single success is disabled (an issue opens): 90s, 30m, 24h, 5d, or off", default: 5 * 86_400_000, defaultLabel: "5d", parse: duration("endpoint disable after") }),
+  portalLinkTtl: opt({ key: "portalLinkTtl", flag: "--portal-link-ttl <duration>", env: "HOOKRELAY_PORTAL_LINK_TTL", description: "How long a consumer portal link lasts unless its request sets expires_in: 60s to 7d", default: 3_600_000, defaultLabel: "1h", parse: boundedDuration("portal link TTL", 60_000, 7 * 86_400_000) }),
   shutdownTimeoutMs: opt({ key: "shutdownTimeoutMs", flag: "--shutdown-timeout-ms <ms>", env: "HOOKRELAY_SHUTDOWN_TIMEOUT_MS", description: "How long SIGTERM waits for in-flight work", default: 10000, parse: int("shutdown timeout", 0, 600000) }),
 } as const;
 

@@ -69,6 +69,8 @@ export const createSourceInput = z.object({
     .string()
     .trim()
     .regex(/^[a-z][a-z0-9_-]{0,49}$/, "lower-case letters, digits, '-' and '_'")
+    // The environment's outbound source is made by the first message sent (docs/outbound.md).
+    .refine((t) => t !== "outbound", "outbound is reserved for the source that holds outbound messages")
     .optional(),
   is_ephemeral: flagInput.optional(),
 });

@@ -8,6 +8,8 @@ import { insertQueuedAttempt } from "../domain/deliveries";
 import { iso } from "../domain/clock";
 import { refreshEventStatuses, type ChangedEvent } from "../domain/eventStatus";
 import { recordIssueOutcomes, type OpenedIssue } from "../domain/issues";
+import { recordEndpointHealth } from "../domain/endpoints";
+import { settleMessages, type MessageSettlement } from "../domain/messages";
 
 /**
  * The delivery queue is the delivery_attempts table (DESIGN.md, "The queue
@@ -187,20 +189,29 @@ const jobStatements = preparedFor((db) => ({
     .prepare(),
 }));
 
+export interface RecordOptions {
+  /** HOOKRELAY_ENDPOINT_DISABLE_AFTER: an application endpoint failing this long without a success is disabled. */
+  endpointDisableAfterMs?: number;
+}
+
 /**
  * Records outcomes of finished deliveries: the row's request/response
  * details, the next try as a new queued row, the DLQ flag, replay job
- * counters, the statuses of the events concerned and the destinations'
- * issues (src/domain/issues.ts). Inside the caller's
+ * counters, the statuses of the events concerned (outbound messages by
+ * their counters, src/domain/messages.ts), the destinations' issues
+ * (src/domain/issues.ts) and application endpoints' failure clocks
+ * (src/domain/endpoints.ts). Inside the caller's
  * write transaction (the worker's pump), which it does not nest: a nested
  * one is a savepoint plus a drizzle transaction object, a cost per pump
  * that showed in profiles.
  */
-export function recordOutcomes(db: Db, outcomes: AttemptOutcome[], now: Date): RecordedOutcomes {
+export function recordOutcomes(db: Db, outcomes: AttemptOutcome[], now: Date, opts: RecordOptions = {}): RecordedOutcomes {
   const nowIso = iso(now);
   const s = jobStatements(db);
   const complete = deliverySql(db).complete;
   const settledEvents = new Set<string>();
+  /** Chains without a connection are outbound messages' (src/domain/messages.ts); settled by counting, not by aggregating. */
+  const settledMessages = new Map<string, MessageSettlement>();
   const jobCounts = new Map<string, { succeeded: number; failed: number }>();
   let stale = 0;
   let retriesQueued = 0;
@@ -267,11 +278,20 @@ export function recordOutcomes(db: Db, outcomes: AttemptOutcome[], now: Date): R
       }
       continue;
     }
+    if (a.connectionId === null) {
+      const m = settledMessages.get(a.eventId) ?? { settled: 0, dlq: 0 };
+      m.settled++;
+      if (o.dlq) m.dlq++;
+      settledMessages.set(a.eventId, m);
+      continue;
+    }
     settledEvents.add(a.eventId);
   }
   for (const [id, c] of jobCounts) s.countJob.run({ id, ...c });
-  const changedEvents = refreshEventStatuses(db, settledEvents);
-  const openedIssues = recordIssueOutcomes(db, recorded, now);
+  const messages = settleMessages(db, settledMessages, now);
+  for (const id of messages.unknown) settledEvents.add(id);
+  const changedEvents = [...refreshEventStatuses(db, settledEvents), ...messages.changed];
+  const openedIssues = [...recordIssueOutcomes(db, recorded, now), ...recordEndpointHealth(db, recorded, now, opts.endpointDisableAfterMs)];
   return { changedEvents, settledJobIds: [...jobCounts.keys()], stale, retriesQueued, failures, openedIssues, dlqScopes: [...dlqScopes.values()] };
 }
 

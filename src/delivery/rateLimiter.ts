@@ -3,30 +3,52 @@
  * 1/rate seconds apart, so no one-second window ever holds more than `rate`
  * sends (a token bucket with a burst would allow up to twice that).
  *
+ * A destination may also belong to a group with a rate of its own (an
+ * application's `rate_limit`, shared by all its endpoints): a send then needs
+ * a slot of both, and takes neither when one is missing.
+ *
  * A delivery that finds no slot is handed back to the queue and its
- * destination is left out of claims until the next slot (`blocked`), so a
- * slow destination never holds worker slots while it waits.
+ * destination (or every destination of its group seen so far) is left out of
+ * claims until the next slot (`blocked`), so a slow destination never holds
+ * worker slots while it waits.
  */
-export class DestinationPacer {
-  private readonly nextSlot = new Map<string, number>();
-  private readonly limited = new Set<string>();
+export interface PacingGroup {
+  key: string;
+  ratePerSecond: number | null;
+}
 
-  /** Takes a send slot for the destination now, or says it has none. */
-  tryTake(destinationId: string, ratePerSecond: number | null, nowMs: number): boolean {
-    if (!ratePerSecond || ratePerSecond <= 0) {
-      this.limited.delete(destinationId);
-      return true;
+export class DestinationPacer {
+  /** Next free slot per destination id, and per group key. */
+  private readonly nextSlot = new Map<string, number>();
+  private readonly nextGroupSlot = new Map<string, number>();
+  private readonly limited = new Set<string>();
+  /** Destinations seen in each rate-limited group. */
+  private readonly members = new Map<string, Set<string>>();
+
+  /** Takes a send slot for the destination (and its group) now, or says it has none. */
+  tryTake(destinationId: string, ratePerSecond: number | null, nowMs: number, group?: PacingGroup): boolean {
+    const limitedGroup = group && group.ratePerSecond && group.ratePerSecond > 0 ? group : null;
+    if (limitedGroup) {
+      let members = this.members.get(limitedGroup.key);
+      if (!members) this.members.set(limitedGroup.key, (members = new Set()));
+      members.add(destinationId);
     }
-    this.limited.add(destinationId);
-    const next = this.nextSlot.get(destinationId) ?? 0;
-    if (nowMs < next) return false;
-    this.nextSlot.set(destinationId, Math.max(nowMs, next) + 1000 / ratePerSecond);
+    const own = ratePerSecond && ratePerSecond > 0 ? ratePerSecond : null;
+    if (own) this.limited.add(destinationId);
+    else this.limited.delete(destinationId);
+    if (own && nowMs < (this.nextSlot.get(destinationId) ?? 0)) return false;
+    if (limitedGroup && nowMs < (this.nextGroupSlot.get(limitedGroup.key) ?? 0)) return false;
+    if (own) this.nextSlot.set(destinationId, Math.max(nowMs, this.nextSlot.get(destinationId) ?? 0) + 1000 / own);
+    if (limitedGroup) this.nextGroupSlot.set(limitedGroup.key, Math.max(nowMs, this.nextGroupSlot.get(limitedGroup.key) ?? 0) + 1000 / limitedGroup.ratePerSecond!);
     return true;
   }
 
-  /** Rate-limited destinations seen so far: a claim takes one row of each, since a second could only be handed back. */
+  /** Rate-limited destinations seen so far (alone or through their group): a claim takes one row of each, since a second could only be handed back. */
   rateLimited(): ReadonlySet<string> {
-    return this.limited;
+    if (this.members.size === 0) return this.limited;
+    const all = new Set(this.limited);
+    for (const members of this.members.values()) for (const id of members) all.add(id);
+    return all;
   }
 
   /** Destinations without a slot at `nowMs`: the claim leaves their rows alone. */
@@ -36,13 +58,17 @@ export class DestinationPacer {
       if (next > nowMs) out.push(id);
       else this.nextSlot.delete(id); // a past slot is the same as none; keeps the map small
     }
+    for (const [key, next] of this.nextGroupSlot) {
+      if (next > nowMs) out.push(...(this.members.get(key) ?? []));
+      else this.nextGroupSlot.delete(key);
+    }
     return out;
   }
 
-  /** When the earliest blocked destination gets its next slot, or null when none is blocked. */
+  /** When the earliest blocked destination or group gets its next slot, or null when none is blocked. */
   nextUnblockAt(nowMs: number): number | null {
     let min: number | null = null;
-    for (const next of this.nextSlot.values()) if (next > nowMs && (min === null || next < min)) min = next;
+    for (const next of [...this.nextSlot.values(), ...this.nextGroupSlot.values()]) if (next > nowMs && (min === null || next < min)) min = next;
     return min;
   }
 }

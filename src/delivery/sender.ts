@@ -62,6 +62,8 @@ export interface SendTarget {
   auth: DestinationAuth;
   timeoutMs: number;
   signingSecret: string;
+  /** Secrets that sign beside signingSecret (an endpoint's rotated-out secret during its overlap). */
+  extraSigningSecrets?: readonly string[];
 }
 
 export interface SendEvent {
@@ -70,6 +72,11 @@ export interface SendEvent {
   /** Received headers, names lower-case. */
   headers: Record<string, unknown>;
   body: Uint8Array;
+  /**
+   * An outbound message (docs/outbound.md): webhook-id is the message id, and
+   * the x-hookrelay-* headers, which describe a relayed event, are not sent.
+   */
+  messageId?: string;
 }
 
 export interface OutgoingRequest {
@@ -128,11 +135,14 @@ export function buildRequest(opts: {
   const method = target.httpMethod.toUpperCase();
   const sendsBody = method !== "GET" && method !== "HEAD";
   const signed = sendsBody ? body : new Uint8Array();
-  headers["x-hookrelay-event-id"] = event.id;
-  headers["x-hookrelay-source-id"] = event.sourceId;
-  headers["x-hookrelay-attempt"] = String(opts.attemptNumber);
-  // webhook-id is the event id on every try and to every destination: receivers dedupe on it.
-  Object.assign(headers, standardWebhookHeaders(target.signingSecret, event.id, opts.now, signed));
+  if (event.messageId === undefined) {
+    headers["x-hookrelay-event-id"] = event.id;
+    headers["x-hookrelay-source-id"] = event.sourceId;
+    headers["x-hookrelay-attempt"] = String(opts.attemptNumber);
+  }
+  const secrets = target.extraSigningSecrets?.length ? [target.signingSecret, ...target.extraSigningSecrets] : target.signingSecret;
+  // webhook-id is the event (or message) id on every try and to every destination: receivers dedupe on it.
+  Object.assign(headers, standardWebhookHeaders(secrets, event.messageId ?? event.id, opts.now, signed));
   if (!sendsBody) delete headers["content-type"];
   return { url, method, headers, body: sendsBody ? body : null, secretHeaders };
 }

@@ -3,6 +3,8 @@ import { deliverySql, type ClaimedEvent } from "../db/deliverySql";
 import { connections, sources } from "../db/schema";
 import type { Deps } from "../domain/deps";
 import { loadDestinationForDelivery, type DeliveryDestination } from "../domain/destinations";
+import { loadEndpointForDelivery, type EndpointDelivery } from "../domain/endpoints";
+import { idPrefix } from "../contracts/ids";
 import type { Logger } from "../observability/logger";
 import type { Metrics } from "../observability/metrics";
 import type { BackgroundTask } from "../runtime/tasks";
@@ -75,6 +77,10 @@ export const HELD_PER_SLOT = 4;
 const RECORD_COALESCE_MS = 2;
 
 type ConnectionTransform = { transformEnabled: number; transformExpression: string | null } | null;
+/** A destination, and when an application endpoint delivers through it, the endpoint's own settings, loaded together. */
+type DeliveryTarget = DeliveryDestination & { endpoint: EndpointDelivery | null };
+/** Outbound sending can give every delivery its own destination (one per endpoint): room for that many. */
+const DESTINATIONS_CACHED = 100_000;
 
 export function startDeliveryWorker(deps: Deps, opts: DeliveryWorkerOptions): DeliveryWorker {
   const { db, clock } = deps;
@@ -83,7 +89,15 @@ export function startDeliveryWorker(deps: Deps, opts: DeliveryWorkerOptions): De
   /** Rows held at most (in flight, awaiting their record, and ready). */
   const readyTarget = opts.concurrency * HELD_PER_SLOT;
   const pacer = new DestinationPacer();
-  const destinationsCache = new TtlCache<DeliveryDestination | null>(opts.cacheMs ?? 1000, (id) => loadDestinationForDelivery(deps, id));
+  const destinationsCache = new TtlCache<DeliveryTarget | null>(
+    opts.cacheMs ?? 1000,
+    async (id) => {
+      const destination = await loadDestinationForDelivery(deps, id);
+      if (!destination) return null;
+      return { ...destination, endpoint: destination.applicationId ? await loadEndpointForDelivery(deps, id) : null };
+    },
+    DESTINATIONS_CACHED,
+  );
   const transformsCache = new TtlCache<ConnectionTransform>(opts.cacheMs ?? 1000, async (id) => {
     const [row] = await db
       .select({ transformEnabled: connections.transformEnabled, transformExpression: connections.transformExpression })
@@ -254,7 +268,7 @@ export function startDeliveryWorker(deps: Deps, opts: DeliveryWorkerOptions): De
       drained = false;
     }
     if (batch.length === 0) return () => {};
-    const recorded = recordOutcomes(db, batch, clock.now());
+    const recorded = recordOutcomes(db, batch, clock.now(), { endpointDisableAfterMs: deps.settings.endpointDisableAfterMs });
     // A next try is due again soon: this pump's claim (after this, in the same transaction) looks, and if it
     // is not due yet, the pump's timer is set for it.
     if (recorded.retriesQueued > 0) drained = false;
@@ -297,15 +311,24 @@ export function startDeliveryWorker(deps: Deps, opts: DeliveryWorkerOptions): De
     if (!destination) return finish(terminal(row, clock.now(), "destination_not_found", "the destination was deleted"));
     if (destination.status === "paused" || stopped) return void releases.push(row);
     if (destination.status === "disabled") return finish(terminal(row, clock.now(), "destination_disabled", "the destination is disabled"));
-    if (!pacer.tryTake(destination.id, destination.rateLimitPerSecond, clock.now().getTime())) return void releases.push(row);
+    // An application endpoint (docs/outbound.md): deleted meanwhile, or past its expires_at, it receives nothing.
+    const endpoint = destination.endpoint;
+    if (destination.applicationId && !endpoint) return finish(terminal(row, clock.now(), "destination_not_found", "the endpoint was deleted"));
+    if (endpoint?.expiresAt && Date.parse(endpoint.expiresAt) <= clock.now().getTime()) {
+      return finish(terminal(row, clock.now(), "endpoint_expired", `the endpoint expired at ${endpoint.expiresAt}`));
+    }
+    const group = endpoint?.applicationRateLimit ? { key: `application:${endpoint.applicationId}`, ratePerSecond: endpoint.applicationRateLimit } : undefined;
+    if (!pacer.tryTake(destination.id, destination.rateLimitPerSecond, clock.now().getTime(), group)) return void releases.push(row);
 
+    const [signingSecret, ...extraSigningSecrets] = endpoint ? endpoint.signingSecrets(clock.now()) : [destination.signingSecret];
     const target: SendTarget = {
       url: destination.url,
       httpMethod: destination.httpMethod,
       headers: destination.headers,
       auth: destination.auth,
       timeoutMs: destination.timeoutMs,
-      signingSecret: destination.signingSecret,
+      signingSecret: signingSecret!,
+      extraSigningSecrets,
     };
     let transformed: { value: unknown } | undefined;
     let sourceSignatureHeader: string | null = null;
@@ -323,7 +346,16 @@ export function startDeliveryWorker(deps: Deps, opts: DeliveryWorkerOptions): De
 
     // The attempt's sent_at, and the signature's timestamp: the request starts now.
     const sentAt = clock.now();
-    const request = buildRequest({ target, event: { id: event.id, sourceId: event.sourceId, headers: JSON.parse(event.headers) as Record<string, unknown>, body: event.body }, transformed, sourceSignatureHeader, attemptNumber: row.attemptNumber ?? 1, now: sentAt });
+    // A message's event is `evt_<message id>`: receivers see the message id as webhook-id.
+    const messageId = endpoint ? event.id.slice(idPrefix.event.length) : undefined;
+    const request = buildRequest({
+      target,
+      event: { id: event.id, sourceId: event.sourceId, headers: JSON.parse(event.headers) as Record<string, unknown>, body: event.body, messageId },
+      transformed,
+      sourceSignatureHeader,
+      attemptNumber: row.attemptNumber ?? 1,
+      now: sentAt,
+    });
     const result = await send(request, { timeoutMs: destination.timeoutMs, blockPrivate: deps.settings.blockPrivateDestinations });
     if (result.responseStatus !== null || result.error === "timeout") opts.metrics?.deliveryDuration.observe(result.durationMs / 1000);
 
@@ -415,7 +447,7 @@ function terminal(row: AttemptRow, attemptedAt: Date, error: string, detail: str
 /**
  * Bounded label values for hookrelay_deliveries_total{outcome}: success,
  * http_error, timeout, connection_error, transform_error, ssrf_blocked,
- * destination_disabled, destination_not_found.
+ * destination_disabled, destination_not_found, endpoint_expired.
  */
 function outcomeLabel(error: string | null): string {
   if (!error) return "failed";

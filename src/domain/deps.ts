@@ -36,6 +36,10 @@ export interface DomainSettings {
   trustProxy: string;
   /** HOOKRELAY_SMTP_URL: email channels send through it unless their config names another. */
   smtpUrl?: string;
+  /** HOOKRELAY_ENDPOINT_DISABLE_AFTER: an application endpoint failing this long without a success is disabled; undefined: never. */
+  endpointDisableAfterMs?: number;
+  /** HOOKRELAY_PORTAL_LINK_TTL: how long a portal link lasts unless its request says otherwise. */
+  portalLinkTtlMs?: number;
 }
 
 /** Everything a use-case needs, passed explicitly. */
@@ -52,8 +56,10 @@ export interface Scope {
   orgId: string;
   envId: string;
   userId: string | null;
-  via: "session" | "api_key" | "local";
+  via: "session" | "api_key" | "local" | "portal";
   /** `*` or `read`. */
   scopes: string;
   apiKeyId?: string;
+  /** A portal link's scope: only this application exists for it (any other answers 404). */
+  portal?: { applicationId: string; expiresAt: string };
 }

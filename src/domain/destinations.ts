@@ -1,5 +1,5 @@
 import { randomBytes } from "node:crypto";
-import { and, desc, eq } from "drizzle-orm";
+import { and, desc, eq, isNull } from "drizzle-orm";
 import { destinations } from "../db/schema";
 import { jsonText } from "../contracts/common";
 import {
@@ -116,6 +116,7 @@ export async function createDestination({ db, clock, secrets }: Deps, scope: Sco
     retryIntervalSeconds: input.retry_interval_seconds ?? DESTINATION_DEFAULTS.retry_interval_seconds,
     signingSecret: secrets.seal(input.signing_secret ?? generateSigningSecret()),
     status: input.status ?? DESTINATION_DEFAULTS.status,
+    applicationId: null,
     createdAt: now,
     updatedAt: now,
   };
@@ -123,12 +124,18 @@ export async function createDestination({ db, clock, secrets }: Deps, scope: Sco
   return { destination: serializeDestination(row, secrets) };
 }
 
+/**
+ * The operator's own destinations: those an application endpoint delivers
+ * through (application_id set) belong to the outbound API and are absent here.
+ */
+const operatorOwned = (scope: Pick<Scope, "orgId" | "envId">) => and(eq(destinations.orgId, scope.orgId), eq(destinations.envId, scope.envId), isNull(destinations.applicationId));
+
 /** The caller's destinations, newest first. */
 export async function listDestinations({ db, secrets }: Deps, scope: Scope, filters: { status?: DestinationStatus } = {}) {
   const rows = await db
     .select()
     .from(destinations)
-    .where(and(eq(destinations.orgId, scope.orgId), eq(destinations.envId, scope.envId), filters.status ? eq(destinations.status, filters.status) : undefined))
+    .where(and(operatorOwned(scope), filters.status ? eq(destinations.status, filters.status) : undefined))
     .orderBy(desc(destinations.createdAt), desc(destinations.id));
   return { destinations: rows.map((r) => serializeDestination(r, secrets)) };
 }
@@ -139,7 +146,7 @@ export async function findDestinationRow({ db }: Deps, scope: Scope, rawId: stri
   const [row] = await db
     .select()
     .from(destinations)
-    .where(and(eq(destinations.id, id), eq(destinations.orgId, scope.orgId), eq(destinations.envId, scope.envId)))
+    .where(and(eq(destinations.id, id), operatorOwned(scope)))
     .limit(1);
   if (!row) throw notFound("Destination");
   return row;
@@ -193,7 +200,7 @@ export async function deleteDestination(deps: Deps, scope: Scope, rawId: string)
   const id = normalizeId(rawId, "destination", "Destination");
   const deleted = await deps.db
     .delete(destinations)
-    .where(and(eq(destinations.id, id), eq(destinations.orgId, scope.orgId), eq(destinations.envId, scope.envId)))
+    .where(and(eq(destinations.id, id), operatorOwned(scope)))
     .returning({ id: destinations.id });
   if (deleted.length === 0) throw notFound("Destination");
   return { success: true as const };
@@ -221,6 +228,8 @@ export interface DeliveryDestination {
   signingSecret: string;
   status: DestinationStatus;
   updatedAt: string;
+  /** Set when an application endpoint delivers through this destination (src/domain/endpoints.ts). */
+  applicationId: string | null;
 }
 
 /**
@@ -249,5 +258,6 @@ export async function loadDestinationForDelivery({ db, secrets }: Deps, destinat
     signingSecret: secrets.open(row.signingSecret),
     status: row.status as DestinationStatus,
     updatedAt: row.updatedAt,
+    applicationId: row.applicationId,
   };
 }

@@ -1,4 +1,4 @@
-import { createCipheriv, createDecipheriv, createHash, randomBytes, scryptSync } from "node:crypto";
+import { createCipheriv, createDecipheriv, createHash, hkdfSync, randomBytes, scryptSync } from "node:crypto";
 import { chmodSync, existsSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 
@@ -6,6 +6,12 @@ import { join } from "node:path";
 export interface SecretBox {
   seal(plain: string): string;
   open(sealed: string): string;
+  /**
+   * A 32-byte key for one purpose (e.g. signing portal links), derived from
+   * the same key material by HKDF: it changes when the secret key does, and
+   * knowing it reveals neither that key nor the others derived from it.
+   */
+  deriveKey(purpose: string): Uint8Array;
 }
 
 /**
@@ -29,9 +35,18 @@ export function secretBoxFromKey(keyMaterial: string): SecretBox {
   // Derived on first use: a process that never touches a secret does not pay for it.
   let key: Buffer | undefined;
   const v2Key = () => (key ??= scryptSync(keyMaterial, SCRYPT_SALT, 32, SCRYPT_PARAMS));
+  const purposes = new Map<string, Uint8Array>();
   return {
     seal(plain) {
       return V2 + gcmSeal(v2Key(), plain).toString("base64");
+    },
+    deriveKey(purpose) {
+      let derived = purposes.get(purpose);
+      if (!derived) {
+        derived = new Uint8Array(hkdfSync("sha256", v2Key(), "", `hookrelay ${purpose}`, 32));
+        purposes.set(purpose, derived);
+      }
+      return derived;
     },
     open(sealed) {
       if (sealed.startsWith(V2)) return gcmOpen(v2Key(), Buffer.from(sealed.slice(V2.length), "base64"));

@@ -468,6 +468,8 @@ async function releaseHeldEvents({ db }: Deps, sourceId: string) {
 /** Deletes the source with its events and their attempts (foreign keys cascade). */
 export async function deleteSource(deps: Deps, scope: Scope, id: string) {
   const row = await findRow(deps, scope, id);
+  // Its events are applications' messages: they go with their applications.
+  if (row.type === "outbound") throw new AppError("conflict", "This source holds the outbound messages of every application; delete applications instead");
   await deps.db.delete(sources).where(eq(sources.id, row.id));
   deps.bus.publish({ type: "source.updated", sourceId: row.id });
   return { success: true as const };

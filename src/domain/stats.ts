@@ -1,4 +1,4 @@
-import { and, count, eq, gte, inArray, lt, sql, type AnyColumn, type SQL } from "drizzle-orm";
+import { and, count, eq, gte, inArray, isNull, lt, sql, type AnyColumn, type SQL } from "drizzle-orm";
 import { STATS_WINDOW_HOURS, type StatsBody, type StatsBucket } from "../contracts/stats";
 import { connections, deliveryAttempts as a, destinations, events as e, issues, sources } from "../db/schema";
 import { iso } from "./clock";
@@ -71,7 +71,8 @@ export async function getStats({ db, clock }: Deps, scope: Scope): Promise<Stats
     pendingQueue(and(sql`${a.status} = 'queued'`, inArray(a.destinationId, scopeDestinations))),
     pendingQueue(and(sql`${a.status} = 'delivering'`, attemptScope)),
     db.$count(sources, and(eq(sources.orgId, scope.orgId), eq(sources.envId, scope.envId))),
-    db.$count(destinations, and(eq(destinations.orgId, scope.orgId), eq(destinations.envId, scope.envId))),
+    // The operator's destinations: application endpoints deliver through hidden ones (docs/outbound.md).
+    db.$count(destinations, and(eq(destinations.orgId, scope.orgId), eq(destinations.envId, scope.envId), isNull(destinations.applicationId))),
     db.$count(connections, and(eq(connections.orgId, scope.orgId), eq(connections.envId, scope.envId))),
     db.$count(issues, and(eq(issues.orgId, scope.orgId), eq(issues.envId, scope.envId), eq(issues.status, "open"))),
   ]);

@@ -151,6 +151,8 @@ function openSource(deps: Deps, rawId: string, now: Date): { source: IngestSourc
   if (source.status === "disabled") return reply("disabled", new AppError("source_disabled", "Source is disabled"));
   // Publishing needs an API key and checks the topic's schema; the open ingest URL would bypass both.
   if (source.type === "topic") return reply("disabled", new AppError("forbidden", "This is a topic's source: publish with POST /v1/topics/{id}/publish"));
+  // Messages are created through the API, which checks the event type's schema and fans out to endpoints.
+  if (source.type === "outbound") return reply("disabled", new AppError("forbidden", "This source holds outbound messages: send with POST /v1/applications/{appId}/messages"));
   if (source.expires_at && now.getTime() >= Date.parse(source.expires_at)) {
     return reply("expired", new AppError("source_expired", "Source has expired"));
   }

@@ -4,6 +4,7 @@ import { AppError } from "../../contracts/errors";
 import { authenticateApiKey } from "../../domain/apiKeys";
 import { sessionScope, userForSession } from "../../domain/sessions";
 import type { ApiEnv } from "../openapi";
+import { isPortalToken, portalMayCall, portalScope } from "./portal";
 
 export const SESSION_COOKIE = "hookrelay_session";
 
@@ -15,10 +16,18 @@ function presentedKey(header: (name: string) => string | undefined) {
   return m?.[1]?.trim();
 }
 
-/** API key (X-API-Key or Bearer) or session cookie; sets the caller's scope. */
+/** API key (X-API-Key or Bearer), a portal link's token (Bearer hrp_…) or session cookie; sets the caller's scope. */
 export const authenticate: MiddlewareHandler<ApiEnv> = async (c, next) => {
   const deps = c.get("deps");
   const key = presentedKey((n) => c.req.header(n));
+  if (key && isPortalToken(key)) {
+    const scope = portalScope(deps, key);
+    if (!portalMayCall(c.req.method, c.req.path)) {
+      throw new AppError("forbidden", "A portal link grants only its application's endpoints, messages and attempts");
+    }
+    c.set("scope", scope);
+    return next();
+  }
   if (key) {
     const scope = await authenticateApiKey(deps, key);
     if (scope.scopes === "read" && !["GET", "HEAD", "OPTIONS"].includes(c.req.method)) {

@@ -4,6 +4,10 @@ import { csrfGuard } from "../middleware/csrf";
 import { createLoginThrottle } from "../middleware/loginThrottle";
 import { newApi, type Api } from "../openapi";
 import { registerAlertRuleRoutes } from "./alertRules";
+import { registerApplicationRoutes } from "./applications";
+import { registerEndpointRoutes } from "./endpoints";
+import { registerMessageRoutes } from "./messages";
+import { registerPortalRoutes } from "./portal";
 import { registerAuthRoutes, registerLoginRoutes } from "./auth";
 import { registerCollectionRoutes } from "./collections";
 import { registerBackupRoutes } from "./backups";
@@ -35,6 +39,12 @@ export function createV1(deps: Deps): Api {
   v1.openAPIRegistry.registerComponent("securitySchemes", "apiKey", { type: "apiKey", in: "header", name: "X-API-Key" });
   v1.openAPIRegistry.registerComponent("securitySchemes", "bearer", { type: "http", scheme: "bearer" });
   v1.openAPIRegistry.registerComponent("securitySchemes", "session", { type: "apiKey", in: "cookie", name: "hookrelay_session" });
+  v1.openAPIRegistry.registerComponent("securitySchemes", "portal", {
+    type: "http",
+    scheme: "bearer",
+    bearerFormat: "hrp_…",
+    description: "A consumer portal link's token (POST /applications/{appId}/portal): good only on the operations that list it, for its own application",
+  });
   v1.doc31("/openapi.json", {
     openapi: "3.1.0",
     info: { title: "hookrelay API", version: "1", description: "Self-hosted webhook relay. Ingest URLs: /v1/ingest/src_<id>." },
@@ -60,5 +70,9 @@ export function createV1(deps: Deps): Api {
   registerAlertRuleRoutes(v1);
   registerNotificationChannelRoutes(v1);
   registerBackupRoutes(v1);
+  registerApplicationRoutes(v1);
+  registerEndpointRoutes(v1);
+  registerMessageRoutes(v1);
+  registerPortalRoutes(v1);
   return v1;
 }

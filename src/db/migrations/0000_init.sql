@@ -56,6 +56,45 @@ CREATE TABLE `api_keys` (
 --> statement-breakpoint
 CREATE UNIQUE INDEX `api_keys_key_hash_unique` ON `api_keys` (`key_hash`);--> statement-breakpoint
 CREATE INDEX `api_keys_scope` ON `api_keys` (`org_id`,`env_id`);--> statement-breakpoint
+CREATE TABLE `application_endpoints` (
+	`id` text PRIMARY KEY NOT NULL,
+	`org_id` text NOT NULL,
+	`env_id` text NOT NULL,
+	`application_id` text NOT NULL,
+	`destination_id` text NOT NULL,
+	`description` text,
+	`signing_algorithm` text DEFAULT 'standard-webhooks' NOT NULL,
+	`filter_types` text,
+	`expires_at` text,
+	`previous_secret` text,
+	`previous_secret_expires_at` text,
+	`failing_since` text,
+	`created_at` text NOT NULL,
+	`updated_at` text NOT NULL,
+	FOREIGN KEY (`application_id`) REFERENCES `applications`(`id`) ON UPDATE no action ON DELETE cascade,
+	FOREIGN KEY (`destination_id`) REFERENCES `destinations`(`id`) ON UPDATE no action ON DELETE cascade
+);
+--> statement-breakpoint
+CREATE UNIQUE INDEX `application_endpoints_destination` ON `application_endpoints` (`destination_id`);--> statement-breakpoint
+CREATE INDEX `application_endpoints_application` ON `application_endpoints` (`application_id`,`created_at`,`id`);--> statement-breakpoint
+CREATE TABLE `applications` (
+	`id` text PRIMARY KEY NOT NULL,
+	`org_id` text NOT NULL,
+	`env_id` text NOT NULL,
+	`name` text NOT NULL,
+	`uid` text NOT NULL,
+	`description` text,
+	`metadata` text,
+	`status` text DEFAULT 'active' NOT NULL,
+	`rate_limit` integer,
+	`created_at` text NOT NULL,
+	`updated_at` text NOT NULL,
+	FOREIGN KEY (`org_id`) REFERENCES `organizations`(`id`) ON UPDATE no action ON DELETE cascade,
+	FOREIGN KEY (`env_id`) REFERENCES `environments`(`id`) ON UPDATE no action ON DELETE cascade
+);
+--> statement-breakpoint
+CREATE UNIQUE INDEX `applications_uid` ON `applications` (`org_id`,`env_id`,`uid`);--> statement-breakpoint
+CREATE INDEX `applications_scope` ON `applications` (`org_id`,`env_id`,`created_at`,`id`);--> statement-breakpoint
 CREATE TABLE `collection_records` (
 	`id` text PRIMARY KEY NOT NULL,
 	`collection_id` text NOT NULL,
@@ -167,6 +206,7 @@ CREATE TABLE `delivery_attempts` (
 );
 --> statement-breakpoint
 CREATE INDEX `attempts_due` ON `delivery_attempts` (`destination_id`,`scheduled_at`) WHERE status = 'queued';--> statement-breakpoint
+CREATE INDEX `attempts_due_time` ON `delivery_attempts` (`scheduled_at`,`destination_id`) WHERE status = 'queued';--> statement-breakpoint
 CREATE INDEX `attempts_leased` ON `delivery_attempts` (`lease_until`) WHERE status = 'delivering';--> statement-breakpoint
 CREATE INDEX `attempts_event` ON `delivery_attempts` (`event_id`);--> statement-breakpoint
 CREATE INDEX `attempts_scope_created` ON `delivery_attempts` (`org_id`,`env_id`,`created_at`,`id`);--> statement-breakpoint
@@ -191,11 +231,13 @@ CREATE TABLE `destinations` (
 	`retry_interval_seconds` integer DEFAULT 30 NOT NULL,
 	`signing_secret` text NOT NULL,
 	`status` text DEFAULT 'active' NOT NULL,
+	`application_id` text,
 	`created_at` text NOT NULL,
 	`updated_at` text NOT NULL
 );
 --> statement-breakpoint
 CREATE INDEX `destinations_scope` ON `destinations` (`org_id`,`env_id`,`created_at`);--> statement-breakpoint
+CREATE INDEX `destinations_application` ON `destinations` (`application_id`);--> statement-breakpoint
 CREATE TABLE `environments` (
 	`id` text PRIMARY KEY NOT NULL,
 	`org_id` text NOT NULL,
@@ -297,6 +339,27 @@ CREATE TABLE `jobs` (
 );
 --> statement-breakpoint
 CREATE INDEX `jobs_status` ON `jobs` (`status`);--> statement-breakpoint
+CREATE TABLE `messages` (
+	`id` text PRIMARY KEY NOT NULL,
+	`org_id` text NOT NULL,
+	`env_id` text NOT NULL,
+	`application_id` text NOT NULL,
+	`event_id` text NOT NULL,
+	`event_type` text NOT NULL,
+	`idempotency_key` text,
+	`status` text NOT NULL,
+	`outstanding` integer DEFAULT 0 NOT NULL,
+	`failed` integer DEFAULT 0 NOT NULL,
+	`created_at` text NOT NULL,
+	`updated_at` text NOT NULL,
+	FOREIGN KEY (`application_id`) REFERENCES `applications`(`id`) ON UPDATE no action ON DELETE cascade,
+	FOREIGN KEY (`event_id`) REFERENCES `events`(`id`) ON UPDATE no action ON DELETE cascade
+);
+--> statement-breakpoint
+CREATE UNIQUE INDEX `messages_event` ON `messages` (`event_id`);--> statement-breakpoint
+CREATE UNIQUE INDEX `messages_idempotency` ON `messages` (`application_id`,`idempotency_key`);--> statement-breakpoint
+CREATE INDEX `messages_application_created` ON `messages` (`application_id`,`created_at`,`id`);--> statement-breakpoint
+CREATE INDEX `messages_application_type` ON `messages` (`application_id`,`event_type`,`created_at`,`id`);--> statement-breakpoint
 CREATE TABLE `notification_channels` (
 	`id` text PRIMARY KEY NOT NULL,
 	`org_id` text NOT NULL,

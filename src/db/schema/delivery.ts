@@ -24,10 +24,16 @@ export const destinations = sqliteTable(
     /** Encrypted at rest. */
     signingSecret: text("signing_secret").notNull(),
     status: text("status").notNull().default("active"),
+    /**
+     * Set on the destination an application endpoint delivers through
+     * (src/db/schema/outbound.ts): hidden from the destinations API, removed
+     * with the endpoint or its application.
+     */
+    applicationId: text("application_id"),
     createdAt: text("created_at").notNull(),
     updatedAt: text("updated_at").notNull(),
   },
-  (t) => [index("destinations_scope").on(t.orgId, t.envId, t.createdAt)],
+  (t) => [index("destinations_scope").on(t.orgId, t.envId, t.createdAt), index("destinations_application").on(t.applicationId)],
 );
 
 export const connections = sqliteTable(
@@ -105,6 +111,9 @@ export const deliveryAttempts = sqliteTable(
     // history accumulates, and finishing a delivery touches as few index entries as possible.
     // Per destination, so claims skip paused and rate-limited destinations by index seeks, not scans.
     index("attempts_due").on(t.destinationId, t.scheduledAt).where(sql.raw("status = 'queued'")),
+    // The same rows by due time: a claim finds the oldest due rows, and the next row to come due, in one seek
+    // however many destinations have rows waiting (src/delivery/queue.ts).
+    index("attempts_due_time").on(t.scheduledAt, t.destinationId).where(sql.raw("status = 'queued'")),
     index("attempts_leased").on(t.leaseUntil).where(sql.raw("status = 'delivering'")),
     index("attempts_event").on(t.eventId),
     index("attempts_scope_created").on(t.orgId, t.envId, t.createdAt, t.id),

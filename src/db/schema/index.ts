@@ -4,3 +4,4 @@ export * from "./events";
 export * from "./delivery";
 export * from "./catalog";
 export * from "./alerts";
+export * from "./outbound";

@@ -1,0 +1,70 @@
+import { appParam } from "../../contracts/applications";
+import { createMessageInput, listMessageAttemptsQuery, listMessagesQuery, messageAttempts, messageBody, messageList, messageParams, resendInput, resendResult } from "../../contracts/messages";
+import { createMessage, getMessage, listMessageAttempts, listMessages, resendMessage } from "../../domain/messages";
+import { portalOperation } from "../middleware/portal";
+import { jsonBody, operation, responses, type Api } from "../openapi";
+
+/** An application's messages (contract §8, docs/outbound.md). Reading and resending are open to its portal link; sending is not. */
+export function registerMessageRoutes(api: Api) {
+  const tags = ["messages"];
+  const base = "/applications/{appId}/messages";
+  operation(
+    api,
+    {
+      tags,
+      method: "post",
+      path: base,
+      summary: "Send a message to the application's endpoints",
+      description:
+        "Fans out to every active, unexpired endpoint whose filter_types admit event_type, each delivery signed per Standard Webhooks (webhook-id is the message id). `id` is an idempotency key per application: the same id answers the same message and sends nothing again. When an event type of that name has a json_schema, a payload that violates it → 422 schema_violation (details.errors). A disabled application → 409.",
+      request: { params: appParam, ...jsonBody(createMessageInput) },
+      responses: responses({ status: 202, schema: messageBody }, [400, 401, 403, 404, 409, 413, 422]),
+    },
+    async (c, { params, body }) => {
+      const { message } = await createMessage(c.get("deps"), c.get("scope"), params.appId, body);
+      return c.json({ message }, 202);
+    },
+  );
+  portalOperation(
+    api,
+    {
+      tags,
+      method: "get",
+      path: base,
+      summary: "List the application's messages, newest first, in cursor pages",
+      request: { params: appParam, query: listMessagesQuery },
+      responses: responses({ status: 200, schema: messageList }, [400, 401, 403, 404]),
+    },
+    async (c, { params, query }) => c.json(await listMessages(c.get("deps"), c.get("scope"), params.appId, query), 200),
+  );
+  portalOperation(
+    api,
+    { tags, method: "get", path: `${base}/{id}`, summary: "Get a message (by id or idempotency key)", request: { params: messageParams }, responses: responses({ status: 200, schema: messageBody }, [401, 403, 404]) },
+    async (c, { params }) => c.json(await getMessage(c.get("deps"), c.get("scope"), params.appId, params.id), 200),
+  );
+  portalOperation(
+    api,
+    {
+      tags,
+      method: "get",
+      path: `${base}/{id}/attempts`,
+      summary: "The message's delivery attempts (every endpoint, or endpoint_id's), newest first",
+      request: { params: messageParams, query: listMessageAttemptsQuery },
+      responses: responses({ status: 200, schema: messageAttempts }, [400, 401, 403, 404]),
+    },
+    async (c, { params, query }) => c.json(await listMessageAttempts(c.get("deps"), c.get("scope"), params.appId, params.id, query), 200),
+  );
+  portalOperation(
+    api,
+    {
+      tags,
+      method: "post",
+      path: `${base}/{id}/resend`,
+      summary: "Send the message to one endpoint again",
+      description: "Body {endpoint_id}. A new delivery chain (trigger_type manual) that takes an earlier one out of the DLQ; a delivery still outstanding is made due now instead. A disabled or expired endpoint → 409.",
+      request: { params: messageParams, ...jsonBody(resendInput) },
+      responses: responses({ status: 202, schema: resendResult }, [400, 401, 403, 404, 409]),
+    },
+    async (c, { params, body }) => c.json(await resendMessage(c.get("deps"), c.get("scope"), params.appId, params.id, body), 202),
+  );
+}

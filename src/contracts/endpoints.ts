@@ -1,0 +1,81 @@
+import { z } from "zod";
+import { isoDate } from "./common";
+import { destinationUrl, signingSecret } from "./destinations";
+import { eventTypeName } from "./eventTypes";
+
+/** Application endpoints (spec: Application endpoint; contract §8): where an application's messages are sent. */
+
+/** `disabled`: nothing is sent to it (set by hand, or after HOOKRELAY_ENDPOINT_DISABLE_AFTER without a success). */
+export const ENDPOINT_STATUSES = ["active", "disabled"] as const;
+export type EndpointStatus = (typeof ENDPOINT_STATUSES)[number];
+
+/** The one algorithm implemented: https://www.standardwebhooks.com (the `svix` and `standardwebhooks` libraries verify it). */
+export const SIGNING_ALGORITHMS = ["standard-webhooks"] as const;
+
+/** How long a rotated-out secret keeps signing beside the new one. */
+export const SECRET_ROTATION_OVERLAP_MS = 24 * 3600 * 1000;
+
+/** An array of event type names, or its JSON text (what GET returns); null or [] means every type. */
+export const filterTypesInput = z.preprocess(
+  (v) => {
+    if (typeof v !== "string") return v;
+    try {
+      return JSON.parse(v) as unknown;
+    } catch {
+      return v;
+    }
+  },
+  z.array(eventTypeName).max(500).nullable(),
+);
+
+const fields = {
+  url: destinationUrl,
+  description: z.string().max(5000).nullable(),
+  filter_types: filterTypesInput,
+  rate_limit_per_second: z.int().min(1).max(100_000).nullable(),
+  signing_algorithm: z.enum(SIGNING_ALGORITHMS, { error: "only standard-webhooks is implemented" }),
+  /** `whsec_` + base64 of 24..64 bytes; generated when absent. Never returned except by GET …/secret. */
+  secret: signingSecret,
+  /** After this the endpoint receives nothing. */
+  expires_at: isoDate.nullable(),
+  status: z.enum(ENDPOINT_STATUSES),
+};
+
+export const createEndpointInput = z.object({
+  ...z.object(fields).partial().shape,
+  url: fields.url,
+});
+export type CreateEndpointInput = z.input<typeof createEndpointInput>;
+
+/** PATCH: any subset. The secret is changed by rotation (POST …/secret/rotate), not here. */
+export const updateEndpointInput = z.object(fields).omit({ secret: true }).partial();
+export type UpdateEndpointInput = z.input<typeof updateEndpointInput>;
+
+export const rotateSecretInput = z.object({ secret: signingSecret.optional() });
+export type RotateSecretInput = z.input<typeof rotateSecretInput>;
+
+export const endpoint = z.object({
+  id: z.string(),
+  org_id: z.string(),
+  env_id: z.string(),
+  application_id: z.string(),
+  url: z.string(),
+  description: z.string().nullable(),
+  signing_algorithm: z.string(),
+  status: z.string(),
+  filter_types: z.string().nullable().describe("JSON array of event type names, encoded as a string; null: every type"),
+  rate_limit_per_second: z.number().int().nullable(),
+  expires_at: z.string().nullable(),
+  created_at: z.string(),
+  updated_at: z.string(),
+});
+export type EndpointDto = z.infer<typeof endpoint>;
+
+export const endpointBody = z.object({ endpoint });
+export const endpointList = z.object({ endpoints: z.array(endpoint) });
+export const endpointSecret = z.object({ secret: z.string() });
+
+export const endpointParams = z.object({
+  appId: z.string().describe("Application id (32 hex) or uid"),
+  id: z.string().describe("Endpoint id (32 hex)"),
+});

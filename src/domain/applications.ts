@@ -1,0 +1,213 @@
+import { and, desc, eq, inArray, lt, lte, or, sql, type SQL } from "drizzle-orm";
+import type { z } from "zod";
+import {
+  createApplicationInput,
+  listApplicationsQuery,
+  updateApplicationInput,
+  type ApplicationDto,
+  type ApplicationListItem,
+  type CreateApplicationInput,
+  type ListApplicationsQuery,
+  type UpdateApplicationInput,
+} from "../contracts/applications";
+import { jsonText } from "../contracts/common";
+import { AppError, notFound } from "../contracts/errors";
+import { hex32 } from "../contracts/ids";
+import { decodeCursor, encodeCursor } from "../contracts/pagination";
+import { createPortalLinkInput, type CreatePortalLinkInput } from "../contracts/portal";
+import { applicationEndpoints, applications, destinations, events, messages } from "../db/schema";
+import { writeTransaction } from "../db/transaction";
+// A pure leaf shared with the API's auth middleware, which checks what this signs.
+import { signPortalToken } from "../outbound/portalTokens";
+import { iso } from "./clock";
+import type { Deps, Scope } from "./deps";
+import { isUniqueViolation, listEventTypes, parseOrThrow } from "./eventTypes";
+import { createScope } from "./scope";
+
+/** Applications (contract §8, docs/outbound.md): CRUD, the cursor list, and portal links. */
+
+type ApplicationRow = typeof applications.$inferSelect;
+
+/** The HKDF purpose of the key that signs portal links (SecretBox.deriveKey). */
+export const PORTAL_KEY_PURPOSE = "portal links";
+const DEFAULT_PORTAL_TTL_MS = 3600_000;
+
+export function serializeApplication(row: ApplicationRow): ApplicationDto {
+  return {
+    id: row.id,
+    org_id: row.orgId,
+    env_id: row.envId,
+    name: row.name,
+    uid: row.uid,
+    description: row.description,
+    metadata: row.metadata,
+    status: row.status,
+    rate_limit: row.rateLimit,
+    created_at: row.createdAt,
+    updated_at: row.updatedAt,
+  };
+}
+
+/** Query input from the CLI's local mode has not been through the route's validation. */
+export function parseQueryOrThrow<T extends z.ZodType>(schema: T, raw: unknown): z.output<T> {
+  const parsed = schema.safeParse(raw ?? {});
+  if (!parsed.success) {
+    throw new AppError("validation_error", "Invalid query", parsed.error.issues.map((i) => ({ field: ["query", ...i.path.map(String)].join("."), message: i.message })));
+  }
+  return parsed.data;
+}
+
+/** LIKE pattern for text containing `term` literally. */
+export const containing = (term: string) => `%${term.replace(/[\\%_]/g, (c) => `\\${c}`)}%`;
+
+/**
+ * The application `{appId}` names in the caller's scope: its id or its uid.
+ * A portal link sees only its own application; any other is absent (404).
+ */
+export async function findApplication({ db }: Pick<Deps, "db">, scope: Scope, appId: string): Promise<ApplicationRow> {
+  const byId = /^[0-9a-f]{32}$/.test(appId);
+  const [row] = await db
+    .select()
+    .from(applications)
+    .where(and(eq(applications.orgId, scope.orgId), eq(applications.envId, scope.envId), byId ? eq(applications.id, appId) : eq(applications.uid, appId)))
+    .limit(1);
+  if (!row || (scope.portal && scope.portal.applicationId !== row.id)) throw notFound("Application");
+  return row;
+}
+
+function uidConflict(uid: string) {
+  return new AppError("conflict", `An application with uid "${uid}" already exists`, [{ field: "body.uid", message: "must be unique in the environment" }]);
+}
+
+export async function createApplication(deps: Deps, scope: Scope, raw: CreateApplicationInput) {
+  const input = parseOrThrow(createApplicationInput, raw, "application");
+  const { orgId, envId } = createScope(scope, input);
+  const now = iso(deps.clock.now());
+  const id = hex32();
+  const row: ApplicationRow = {
+    id,
+    orgId,
+    envId,
+    name: input.name,
+    // Without one, the id serves: every application has a uid its paths accept.
+    uid: input.uid ?? id,
+    description: input.description ?? null,
+    metadata: jsonText(input.metadata),
+    status: input.status ?? "active",
+    rateLimit: input.rate_limit ?? null,
+    createdAt: now,
+    updatedAt: now,
+  };
+  try {
+    await deps.db.insert(applications).values(row);
+  } catch (err) {
+    if (isUniqueViolation(err)) throw uidConflict(row.uid);
+    throw err;
+  }
+  return { application: serializeApplication(row) };
+}
+
+/**
+ * Newest first, in pages of `limit`: `cursor` is the last page's position
+ * (created_at, id), so pages neither repeat nor skip while applications are
+ * added. endpoint_count and message_count are counted per listed application.
+ */
+export async function listApplications(deps: Deps, scope: Scope, raw: ListApplicationsQuery = {}) {
+  const query = parseQueryOrThrow(listApplicationsQuery, raw);
+  if ((query.org_id && query.org_id !== scope.orgId) || (query.env_id && query.env_id !== scope.envId)) return { applications: [], cursor: null };
+  const conds: (SQL | undefined)[] = [eq(applications.orgId, scope.orgId), eq(applications.envId, scope.envId)];
+  if (scope.portal) conds.push(eq(applications.id, scope.portal.applicationId));
+  const term = query.search?.trim();
+  if (term) {
+    const pattern = containing(term);
+    conds.push(or(sql`${applications.name} LIKE ${pattern} ESCAPE '\\'`, sql`${applications.uid} LIKE ${pattern} ESCAPE '\\'`));
+  }
+  if (query.cursor) {
+    const c = decodeCursor(query.cursor, "next");
+    // The plain `<=` lets the index (org_id, env_id, created_at, id) seek to the cursor.
+    conds.push(lte(applications.createdAt, c.t), or(lt(applications.createdAt, c.t), lt(applications.id, c.id)));
+  }
+  const rows = await deps.db
+    .select({
+      app: applications,
+      endpointCount: deps.db.$count(applicationEndpoints, eq(applicationEndpoints.applicationId, applications.id)),
+      messageCount: deps.db.$count(messages, eq(messages.applicationId, applications.id)),
+    })
+    .from(applications)
+    .where(and(...conds))
+    .orderBy(desc(applications.createdAt), desc(applications.id))
+    .limit(query.limit + 1);
+  const page = rows.slice(0, query.limit);
+  const last = page[page.length - 1];
+  const items: ApplicationListItem[] = page.map((r) => ({ ...serializeApplication(r.app), endpoint_count: Number(r.endpointCount), message_count: Number(r.messageCount) }));
+  return { applications: items, cursor: rows.length > query.limit && last ? encodeCursor({ t: last.app.createdAt, id: last.app.id }, "next") : null };
+}
+
+export async function getApplication(deps: Deps, scope: Scope, appId: string) {
+  return { application: serializeApplication(await findApplication(deps, scope, appId)) };
+}
+
+export async function updateApplication(deps: Deps, scope: Scope, appId: string, raw: UpdateApplicationInput) {
+  const input = parseOrThrow(updateApplicationInput, raw, "application");
+  const row = await findApplication(deps, scope, appId);
+  const next: ApplicationRow = { ...row };
+  if (input.name !== undefined) next.name = input.name;
+  if (input.uid !== undefined) next.uid = input.uid;
+  if (input.description !== undefined) next.description = input.description;
+  if (input.metadata !== undefined) next.metadata = jsonText(input.metadata);
+  if (input.rate_limit !== undefined) next.rateLimit = input.rate_limit;
+  if (input.status !== undefined) next.status = input.status;
+  next.updatedAt = iso(deps.clock.now());
+  const { id, orgId, envId, createdAt, ...changes } = next;
+  try {
+    await deps.db.update(applications).set(changes).where(eq(applications.id, id));
+  } catch (err) {
+    if (isUniqueViolation(err)) throw uidConflict(next.uid);
+    throw err;
+  }
+  return { application: serializeApplication(next) };
+}
+
+/**
+ * Deletes the application with everything it owns, in one transaction: its
+ * messages (their events, and with them their attempts), its endpoints (their
+ * destinations, and with them their issues).
+ */
+export async function deleteApplication(deps: Deps, scope: Scope, appId: string) {
+  const row = await findApplication(deps, scope, appId);
+  writeTransaction(deps.db, (tx) => {
+    const ownEvents = tx.select({ id: messages.eventId }).from(messages).where(eq(messages.applicationId, row.id));
+    tx.delete(events).where(inArray(events.id, ownEvents)).run();
+    tx.delete(destinations).where(eq(destinations.applicationId, row.id)).run();
+    tx.delete(applications).where(eq(applications.id, row.id)).run();
+  });
+  return { success: true as const };
+}
+
+/**
+ * A consumer portal link (docs/outbound.md, "The portal"): `{base_url}/portal#token=…`,
+ * the token signed with a key derived from the data dir's secret key. The
+ * token travels in the fragment, which browsers send to no server, so it
+ * stays out of access logs and Referer headers.
+ */
+export async function createPortalLink(deps: Deps, scope: Scope, appId: string, raw: CreatePortalLinkInput = {}) {
+  const input = parseOrThrow(createPortalLinkInput, raw ?? {}, "portal link request");
+  const row = await findApplication(deps, scope, appId);
+  const ttlMs = input.expires_in !== undefined ? input.expires_in * 1000 : (deps.settings.portalLinkTtlMs ?? DEFAULT_PORTAL_TTL_MS);
+  const exp = Math.floor((deps.clock.now().getTime() + ttlMs) / 1000);
+  const token = signPortalToken(deps.secrets.deriveKey(PORTAL_KEY_PURPOSE), { app: row.id, org: row.orgId, env: row.envId, exp });
+  return { url: `${deps.settings.baseUrl}/portal#token=${token}`, expires_at: new Date(exp * 1000).toISOString() };
+}
+
+/** What the portal page loads first: its application, and when its link ends. Only for a portal link's scope. */
+export async function getPortalSession(deps: Deps, scope: Scope) {
+  if (!scope.portal) throw new AppError("forbidden", "This route answers a portal link's token only");
+  const row = await findApplication(deps, scope, scope.portal.applicationId);
+  return { application: serializeApplication(row), expires_at: scope.portal.expiresAt };
+}
+
+/** The environment's event types, as an application's endpoints may subscribe to them (the portal's choice of filter_types). */
+export async function listApplicationEventTypes(deps: Deps, scope: Scope, appId: string) {
+  await findApplication(deps, scope, appId);
+  return listEventTypes(deps, scope, {});
+}
