@@ -10,6 +10,7 @@ const paths: Record<string, string> = {
   topics: "M4 5h16v10H8l-4 4zM8 9h8M8 12h5",
   eventTypes: "M4 4h7l9 9-7 7-9-9zM8 8h.01",
   collections: "M4 6c0-1.7 3.6-3 8-3s8 1.3 8 3-3.6 3-8 3-8-1.3-8-3zm0 0v12c0 1.7 3.6 3 8 3s8-1.3 8-3V6M4 12c0 1.7 3.6 3 8 3s8-1.3 8-3",
+  applications: "M4 4h16v5H4zM4 13h7v7H4zM15 13h5v7h-5zM12 9v4",
   keys: "M11 12a4 4 0 1 1-8 0 4 4 0 0 1 8 0zM11 12h10M17 12v3M20 12v3",
   menu: "M4 6h16M4 12h16M4 18h16",
   logout: "M15 4h4v16h-4M10 8l-4 4 4 4M6 12h10",

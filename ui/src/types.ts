@@ -11,6 +11,10 @@ export type { Destination, CreateDestinationInput } from "../../src/contracts/de
 export type { Connection, FilterRule, FilterOperator } from "../../src/contracts/connections";
 export type { TopicDto as Topic } from "../../src/contracts/topics";
 export type { EventTypeDto as EventType } from "../../src/contracts/eventTypes";
+export type { ApplicationDto as Application, ApplicationListItem } from "../../src/contracts/applications";
+export type { EndpointDto as Endpoint } from "../../src/contracts/endpoints";
+export type { MessageDto as Message } from "../../src/contracts/messages";
+export type { PortalLinkDto as PortalLink, PortalSessionDto as PortalSession } from "../../src/contracts/portal";
 export type { CollectionDto as Collection, RecordDto as CollectionRecord, ChangelogEntryDto as ChangelogEntry } from "../../src/contracts/collections";
 
 export type SourceTemplate = z.infer<typeof sourceTemplate>;
@@ -37,3 +41,5 @@ export const ATTEMPT_STATUSES = ["queued", "delivering", "success", "failed"] as
 export const TRIGGER_TYPES = ["initial", "retry", "manual", "bulk_retry", "replay", "redrive"] as const;
 export const TOPIC_STATUSES = ["active", "paused"] as const;
 export const EVENT_TYPE_STATUSES = ["active", "deprecated"] as const;
+export const APPLICATION_STATUSES = ["active", "disabled"] as const;
+export const MESSAGE_STATUSES = ["pending", "delivered", "failed", "ignored"] as const;
