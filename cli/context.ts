@@ -73,9 +73,11 @@ export function exitCodeForStatus(status: number) {
 export function apiErrorToCli(status: number, body: ErrorBody, hint?: string) {
   const { code, message, details } = body.error;
   let line = message;
-  if (Array.isArray(details) && details.length > 0) {
-    const parts = details.slice(0, 5).map((d: { field?: string; path?: string; message?: string }) => [d.field ?? d.path, d.message].filter(Boolean).join(": "));
-    line += ` (${parts.join("; ")}${details.length > 5 ? "; …" : ""})`;
+  // Validation details are a list; a schema refusal's are {event_type|topic, errors: [{path, message}]}.
+  const list = Array.isArray(details) ? details : Array.isArray((details as { errors?: unknown } | undefined)?.errors) ? (details as { errors: unknown[] }).errors : null;
+  if (list && list.length > 0) {
+    const parts = list.slice(0, 5).map((d: { field?: string; path?: string; message?: string }) => [d.field ?? d.path, d.message].filter(Boolean).join(": "));
+    line += ` (${parts.join("; ")}${list.length > 5 ? "; …" : ""})`;
   }
   if (hint) line += `; ${hint}`;
   return new CliError(line, exitCodeForStatus(status), code, body);
@@ -252,6 +254,7 @@ async function openLocal(dataDir: string, out: Output): Promise<LocalStore & { c
         blockPrivateDestinations: config.blockPrivateDestinations,
         trustProxy: config.trustProxy,
         smtpUrl: config.smtpUrl,
+        portalLinkTtlMs: config.portalLinkTtl,
       },
     };
     return { deps, scope: { orgId: scope.orgId, envId: scope.envId, userId: null, via: "local", scopes: "*" }, dataDir: config.dataDir, close: () => store.close() };
