@@ -208,7 +208,7 @@ export function addFieldOptions(cmd: Command, schema: z.ZodObject, forUpdate: bo
 }
 
 /** The body from `--data` and the field flags; create also checks the required fields are there. */
-function bodyOf(opts: Opts, bindings: FieldBinding[], required: string[]) {
+export function bodyOf(opts: Opts, bindings: FieldBinding[], required: string[]) {
   const fields: Record<string, unknown> = {};
   for (const b of bindings) if (opts[b.attr] !== undefined) fields[b.field] = opts[b.attr] === NULL ? null : opts[b.attr];
   const body = bodyFrom(opts.data, fields);
@@ -376,7 +376,7 @@ export class Resource<M> {
 }
 
 /** Query values as the route sees them: text. */
-function textQuery(q: Record<string, QueryValue>) {
+export function textQuery(q: Record<string, QueryValue>) {
   return Object.fromEntries(Object.entries(q).flatMap(([k, v]) => (v === undefined || v === null ? [] : [[k, String(v)]])));
 }
 

@@ -7,6 +7,7 @@ import { Icon } from "./icons";
 import { Link, match, navigate, useLocation } from "./router";
 import { SessionContext, sessionHinted, setSessionHint, type Me } from "./session";
 import { ApiKeysPage } from "./pages/ApiKeys";
+import { ApplicationEndpointPage, ApplicationMessagePage, ApplicationPage, ApplicationsPage, NewApplicationPage } from "./pages/Applications";
 import { CollectionDetailPage, CollectionsPage, NewCollectionPage } from "./pages/Collections";
 import { RecordPage } from "./pages/CollectionRecord";
 import { EventTypeEditPage, EventTypesPage } from "./pages/EventTypes";
@@ -39,6 +40,7 @@ export const areas: Area[] = [
   { path: "/topics", label: "Topics", icon: "topics" },
   { path: "/event-types", label: "Event types", icon: "eventTypes" },
   { path: "/collections", label: "Collections", icon: "collections" },
+  { path: "/applications", label: "Applications", icon: "applications" },
   { path: "/attempts", label: "Delivery attempts", icon: "attempts" },
   { path: "/replay", label: "Replay", icon: "replay" },
   { path: "/issues", label: "Issues", icon: "issues" },
@@ -77,6 +79,14 @@ const routes: Route[] = [
   { pattern: "/collections/new", title: "New collection", render: () => <NewCollectionPage /> },
   { pattern: "/collections/:id", title: "Collection", render: (p) => <CollectionDetailPage key={p.id} id={p.id!} /> },
   { pattern: "/collections/:id/records/:key", title: "Record", render: (p) => <RecordPage key={`${p.id}/${p.key}`} collectionId={p.id!} recordKey={p.key!} /> },
+  { pattern: "/applications", title: "Applications", render: () => <ApplicationsPage /> },
+  { pattern: "/applications/new", title: "New application", render: () => <NewApplicationPage /> },
+  { pattern: "/applications/:id", title: "Application", render: (p) => <ApplicationPage key={p.id} id={p.id!} tab="endpoints" /> },
+  { pattern: "/applications/:id/messages", title: "Application messages", render: (p) => <ApplicationPage key={p.id} id={p.id!} tab="messages" /> },
+  { pattern: "/applications/:id/settings", title: "Application settings", render: (p) => <ApplicationPage key={p.id} id={p.id!} tab="settings" /> },
+  { pattern: "/applications/:id/endpoints/new", title: "New endpoint", render: (p) => <ApplicationEndpointPage key={p.id} id={p.id!} /> },
+  { pattern: "/applications/:id/endpoints/:endpointId", title: "Endpoint", render: (p) => <ApplicationEndpointPage key={`${p.id}/${p.endpointId}`} id={p.id!} endpointId={p.endpointId!} /> },
+  { pattern: "/applications/:id/messages/:messageId", title: "Message", render: (p) => <ApplicationMessagePage key={`${p.id}/${p.messageId}`} id={p.id!} messageId={p.messageId!} /> },
   { pattern: "/attempts", title: "Delivery attempts", render: () => <AttemptsPage /> },
   { pattern: "/replay", title: "Replay", render: () => <ReplayPage /> },
   { pattern: "/issues", title: "Issues", render: () => <IssuesPage /> },

@@ -42,6 +42,16 @@ export function setUnauthorizedHandler(fn: () => void) {
   onUnauthorized = fn;
 }
 
+/**
+ * The consumer portal's credential (ui/src/pages/Portal.tsx): its link's token,
+ * sent as `Authorization: Bearer` instead of the session cookie, so the portal
+ * never acts with an admin session the browser may also hold.
+ */
+let bearerToken: string | null = null;
+export function setBearerToken(token: string | null) {
+  bearerToken = token;
+}
+
 type Query = Record<string, string | number | boolean | undefined | null>;
 
 export function withQuery(path: string, query?: Query) {
@@ -56,10 +66,12 @@ async function request<T>(method: string, path: string, body?: unknown, opts: { 
   const url = "/v1" + withQuery(path, opts.query);
   let res: Response;
   try {
+    const headers: Record<string, string> = body === undefined ? { accept: "application/json" } : { accept: "application/json", "content-type": "application/json" };
+    if (bearerToken) headers.authorization = `Bearer ${bearerToken}`;
     res = await fetch(url, {
       method,
-      credentials: "same-origin",
-      headers: body === undefined ? { accept: "application/json" } : { accept: "application/json", "content-type": "application/json" },
+      credentials: bearerToken ? "omit" : "same-origin",
+      headers,
       body: body === undefined ? undefined : JSON.stringify(body),
     });
   } catch {

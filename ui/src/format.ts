@@ -5,7 +5,13 @@ export function timeAgo(iso: string | null | undefined, now = Date.now()): strin
   const t = Date.parse(iso);
   if (Number.isNaN(t)) return iso;
   const s = Math.round((now - t) / 1000);
-  if (s < 0) return s > -60 ? "in a few seconds" : `in ${Math.round(-s / 60)} min`;
+  if (s < 0) {
+    const ahead = -s;
+    if (ahead < 60) return "in a few seconds";
+    if (ahead < 3600) return `in ${Math.round(ahead / 60)} min`;
+    if (ahead < 86400) return `in ${Math.round(ahead / 3600)} h`;
+    return `in ${Math.round(ahead / 86400)} d`;
+  }
   if (s < 5) return "just now";
   if (s < 60) return `${s} s ago`;
   if (s < 3600) return `${Math.floor(s / 60)} min ago`;

@@ -13,6 +13,7 @@ const paths: Record<string, string> = {
   issues: "M12 3a9 9 0 1 0 0 18 9 9 0 0 0 0-18zM12 8v5M12 16v.01",
   alerts: "M6 16V11a6 6 0 1 1 12 0v5l2 2H4zM10 20a2 2 0 0 0 4 0",
   channels: "M4 5h16v11H9l-5 4zM8 9h8M8 12h6",
+  applications: "M4 4h16v5H4zM4 13h7v7H4zM15 13h5v7h-5zM12 9v4",
   keys: "M11 12a4 4 0 1 1-8 0 4 4 0 0 1 8 0zM11 12h10M17 12v3M20 12v3",
   menu: "M4 6h16M4 12h16M4 18h16",
   logout: "M15 4h4v16h-4M10 8l-4 4 4 4M6 12h10",

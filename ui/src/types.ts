@@ -11,6 +11,10 @@ export type { Destination, CreateDestinationInput } from "../../src/contracts/de
 export type { Connection, FilterRule, FilterOperator } from "../../src/contracts/connections";
 export type { TopicDto as Topic } from "../../src/contracts/topics";
 export type { EventTypeDto as EventType } from "../../src/contracts/eventTypes";
+export type { ApplicationDto as Application, ApplicationListItem } from "../../src/contracts/applications";
+export type { EndpointDto as Endpoint } from "../../src/contracts/endpoints";
+export type { MessageDto as Message } from "../../src/contracts/messages";
+export type { PortalLinkDto as PortalLink, PortalSessionDto as PortalSession } from "../../src/contracts/portal";
 export type { CollectionDto as Collection, RecordDto as CollectionRecord, ChangelogEntryDto as ChangelogEntry } from "../../src/contracts/collections";
 export type { Issue, IssueStatus } from "../../src/contracts/issues";
 export type { AlertRule, AlertHistoryEntry, ChannelNotified, RuleType, RuleConfigs } from "../../src/contracts/alertRules";
@@ -45,3 +49,5 @@ export const RULE_TYPES = ["failure_rate", "latency", "dlq", "volume_drop", "iss
 export const CHANNEL_TYPES = ["webhook", "slack", "discord", "email"] as const;
 /** What a secret reads as in answers; sent back unchanged, the server keeps the stored value. */
 export const MASK = "********";
+export const APPLICATION_STATUSES = ["active", "disabled"] as const;
+export const MESSAGE_STATUSES = ["pending", "delivered", "failed", "ignored"] as const;
