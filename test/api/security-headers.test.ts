@@ -35,4 +35,18 @@ describe("security headers on UI and API responses", () => {
       expect(res.headers.get("strict-transport-security"), what).toBeNull();
     }
   });
+
+  it("let the consumer portal's page be framed (a SaaS embeds it), with the rest of the policy", async () => {
+    for (const path of ["/portal", "/portal/endpoints"]) {
+      const res = await server.request(path);
+      expect(res.status, path).toBe(200);
+      expect(res.headers.get("x-frame-options"), path).toBeNull();
+      const csp = res.headers.get("content-security-policy") ?? "";
+      expect(csp, path).toContain("frame-ancestors *");
+      expect(csp, path).toContain("script-src 'self'");
+      expect(res.headers.get("x-content-type-options"), path).toBe("nosniff");
+    }
+    // Not a prefix match on anything else.
+    expect((await server.request("/portals")).headers.get("x-frame-options")).toBe("DENY");
+  });
 });
