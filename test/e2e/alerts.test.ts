@@ -18,7 +18,7 @@
 import { createHmac } from "node:crypto";
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
 import { startSink, type Sink, type SinkRequest } from "../helpers/sink";
-import { launchBrowser, loginThroughUi, screenshot, startBinary, type Browser, type Hookrelay } from "./helpers";
+import { launchBrowser, loginThroughUi, screenshot, startBinary, type Browser, type Hookrelay, sessionCall } from "./helpers";
 
 let server: Hookrelay;
 let browser: Browser;
@@ -45,12 +45,7 @@ afterAll(async () => {
 });
 afterEach(() => browser.guard.assertClean());
 
-/** A JSON call with the browser's session cookie (and the same-origin header a browser sends). */
-async function call<T>(method: string, path: string, body?: unknown): Promise<T> {
-  const res = await browser.context.request.fetch(server.url + "/v1" + path, { method, headers: { origin: server.url }, data: body });
-  if (!res.ok()) throw new Error(`${method} ${path}: ${res.status()} ${await res.text()}`);
-  return (await res.json()) as T;
-}
+const call = <T>(method: string, path: string, body?: unknown) => sessionCall<T>(browser, server.url, method, path, body);
 
 async function waitFor<T>(fn: () => Promise<T | null | undefined | false>, what: string, ms = 15_000): Promise<T> {
   const until = Date.now() + ms;

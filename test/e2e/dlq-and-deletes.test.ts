@@ -7,7 +7,7 @@
  */
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
 import { startSink, type Sink } from "../helpers/sink";
-import { launchBrowser, loginThroughUi, screenshot, startBinary, type Browser, type Hookrelay } from "./helpers";
+import { launchBrowser, loginThroughUi, screenshot, startBinary, type Browser, type Hookrelay, sessionCall } from "./helpers";
 
 let server: Hookrelay;
 let browser: Browser;
@@ -27,12 +27,7 @@ afterAll(async () => {
 });
 afterEach(() => browser.guard.assertClean());
 
-/** A JSON call with the browser's session cookie (and the same-origin header a browser sends). */
-async function call<T>(method: string, path: string, body?: unknown): Promise<T> {
-  const res = await browser.context.request.fetch(server.url + "/v1" + path, { method, headers: { origin: server.url }, data: body });
-  if (!res.ok()) throw new Error(`${method} ${path}: ${res.status()} ${await res.text()}`);
-  return (await res.json()) as T;
-}
+const call = <T>(method: string, path: string, body?: unknown) => sessionCall<T>(browser, server.url, method, path, body);
 
 describe("dead-letter queue", () => {
   it("shows a delivery that ran out of retries in the DLQ", async () => {

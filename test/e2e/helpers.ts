@@ -264,6 +264,13 @@ export class PageGuard {
 
 // ---------- steps shared by tests ----------
 
+/** A JSON call to /v1 with the browser's session cookie (and the same-origin header a browser sends); throws on anything but 2xx. */
+export async function sessionCall<T>(browser: Browser, baseUrl: string, method: string, path: string, body?: unknown): Promise<T> {
+  const res = await browser.context.request.fetch(baseUrl + "/v1" + path, { method, headers: { origin: baseUrl }, data: body });
+  if (!res.ok()) throw new Error(`${method} ${path}: ${res.status()} ${await res.text()}`);
+  return (await res.json()) as T;
+}
+
 /** Saves a full-page screenshot to test-output/screenshots/<name>.png. */
 export async function screenshot(page: Page, name: string) {
   mkdirSync(SCREENSHOTS, { recursive: true });

@@ -19,7 +19,7 @@ import { join } from "node:path";
 import type { Page } from "playwright-core";
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
 import { startSink, type Sink } from "../helpers/sink";
-import { launchBrowser, loginThroughUi, startBinary, type Browser, type Hookrelay } from "./helpers";
+import { launchBrowser, loginThroughUi, startBinary, type Browser, type Hookrelay, sessionCall } from "./helpers";
 
 const SHOTS = join(tmpdir(), "hookrelay-outbound-screens");
 
@@ -50,12 +50,7 @@ async function shot(page: Page, name: string) {
   await page.screenshot({ path: join(SHOTS, `${name}.png`), fullPage: true });
 }
 
-/** A JSON call with the browser's session cookie (and the same-origin header a browser sends). */
-async function call<T>(method: string, path: string, body?: unknown): Promise<T> {
-  const res = await browser.context.request.fetch(server.url + "/v1" + path, { method, headers: { origin: server.url }, data: body });
-  if (!res.ok()) throw new Error(`${method} ${path}: ${res.status()} ${await res.text()}`);
-  return (await res.json()) as T;
-}
+const call = <T>(method: string, path: string, body?: unknown) => sessionCall<T>(browser, server.url, method, path, body);
 
 /** A call with the portal link's token only (no cookie): its status and body. */
 async function asPortal(token: string, method: string, path: string, body?: unknown) {

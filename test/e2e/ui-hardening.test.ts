@@ -17,7 +17,7 @@ import { createHmac, randomUUID } from "node:crypto";
 import type { Request } from "playwright-core";
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
 import { startSink, type Sink } from "../helpers/sink";
-import { launchBrowser, loginThroughUi, screenshot, startBinary, type Browser, type Hookrelay } from "./helpers";
+import { launchBrowser, loginThroughUi, screenshot, startBinary, type Browser, type Hookrelay, sessionCall } from "./helpers";
 
 let server: Hookrelay;
 let browser: Browser;
@@ -43,12 +43,7 @@ afterAll(async () => {
 });
 afterEach(() => browser.guard.assertClean());
 
-/** A JSON call with the browser's session cookie (and the same-origin header a browser sends). */
-async function call<T>(method: string, path: string, body?: unknown): Promise<T> {
-  const res = await browser.context.request.fetch(server.url + "/v1" + path, { method, headers: { origin: server.url }, data: body });
-  if (!res.ok()) throw new Error(`${method} ${path}: ${res.status()} ${await res.text()}`);
-  return (await res.json()) as T;
-}
+const call = <T>(method: string, path: string, body?: unknown) => sessionCall<T>(browser, server.url, method, path, body);
 
 /** A webhook signed as GitHub signs it; a wrong secret makes it a forgery the source rejects. */
 async function sendGithub(secret: string, payload: unknown = { ref: "refs/heads/main", id: randomUUID() }) {
