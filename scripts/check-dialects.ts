@@ -7,9 +7,11 @@
 import { cpSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join, relative } from "node:path";
+import { fileURLToPath } from "node:url";
 import { generatePgSchema, pgSchemaDir, PgSchemaError } from "./pg-schema";
 
-const root = join(import.meta.dir, "..");
+// import.meta.dir is Bun-only; vitest imports this file too.
+const root = fileURLToPath(new URL("..", import.meta.url));
 
 /** Every file under dir, by path relative to it, with its text. */
 function snapshot(dir: string): Map<string, string> {

@@ -12,8 +12,10 @@
 import * as pgCore from "drizzle-orm/pg-core";
 import { mkdirSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
+import { fileURLToPath } from "node:url";
 
-const root = join(import.meta.dir, "..");
+// import.meta.dir is Bun-only; vitest imports this file too.
+const root = fileURLToPath(new URL("..", import.meta.url));
 export const sqliteSchemaDir = join(root, "src/db/schema");
 export const pgSchemaDir = join(root, "src/db/pg/schema");
 

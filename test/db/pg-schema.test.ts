@@ -1,0 +1,112 @@
+import { SQL } from "bun";
+import { is } from "drizzle-orm";
+import { drizzle } from "drizzle-orm/bun-sql";
+import { migrate } from "drizzle-orm/bun-sql/migrator";
+import { getTableConfig as pgTableConfig, PgTable } from "drizzle-orm/pg-core";
+import { getTableConfig as sqliteTableConfig, SQLiteTable } from "drizzle-orm/sqlite-core";
+import { readFileSync } from "node:fs";
+import { join } from "node:path";
+import { fileURLToPath } from "node:url";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { checkPgSchema } from "../../scripts/check-dialects";
+import * as pgSchema from "../../src/db/pg/schema";
+import * as sqliteSchema from "../../src/db/schema";
+import { pgUnavailable, startPgCluster, type PgCluster } from "../helpers/postgres";
+
+/**
+ * The Postgres schema is generated from the SQLite one (scripts/pg-schema.ts); these
+ * tests hold the two, and the committed Postgres migration, to the same tables.
+ */
+const pgMigrations = fileURLToPath(new URL("../../src/db/pg/migrations", import.meta.url));
+
+type Shape = Record<string, { columns: string[]; indexes: string[] }>;
+
+function sqliteShape(): Shape {
+  const shape: Shape = {};
+  for (const table of Object.values(sqliteSchema).filter((v) => is(v, SQLiteTable))) {
+    const c = sqliteTableConfig(table);
+    shape[c.name] = { columns: c.columns.map((col) => col.name).sort(), indexes: c.indexes.map((i) => i.config.name).sort() };
+  }
+  return shape;
+}
+
+function pgShape(): Shape {
+  const shape: Shape = {};
+  for (const table of Object.values(pgSchema).filter((v) => is(v, PgTable))) {
+    const c = pgTableConfig(table);
+    shape[c.name] = { columns: c.columns.map((col) => col.name).sort(), indexes: c.indexes.map((i) => i.config.name!).sort() };
+  }
+  return shape;
+}
+
+/** Table → column names, read from the CREATE TABLE statements of the committed migration. */
+function migrationTables(): Record<string, string[]> {
+  const sql = readFileSync(join(pgMigrations, "0000_init.sql"), "utf8");
+  const tables: Record<string, string[]> = {};
+  for (const [, name, body] of sql.matchAll(/CREATE TABLE "([^"]+)" \(\n([\s\S]*?)\n\);/g)) {
+    tables[name!] = [...body!.matchAll(/^\t"([^"]+)" /gm)].map((m) => m[1]!).sort();
+  }
+  return tables;
+}
+
+const sqliteColumns = () => Object.fromEntries(Object.entries(sqliteShape()).map(([t, s]) => [t, s.columns]));
+
+describe("the generated Postgres schema", () => {
+  it("is what scripts/pg-schema.ts makes from src/db/schema now", () => {
+    expect(checkPgSchema()).toEqual([]);
+  });
+
+  it("has every SQLite table with the same columns and indexes", () => {
+    const sqlite = sqliteShape();
+    expect(Object.keys(sqlite).length).toBeGreaterThan(20);
+    expect(pgShape()).toEqual(sqlite);
+  });
+
+  it("keeps blob bodies as bytea and partial indexes with their conditions", () => {
+    const events = pgTableConfig(pgSchema.events);
+    expect(events.columns.find((c) => c.name === "body")!.getSQLType()).toBe("bytea");
+    const sql = readFileSync(join(pgMigrations, "0000_init.sql"), "utf8");
+    expect(sql).toContain(`CREATE INDEX "attempts_due" ON "delivery_attempts" USING btree ("destination_id","scheduled_at") WHERE status = 'queued';`);
+    expect(sql).toContain(`WHERE "events"."dedup_key" IS NOT NULL;`);
+  });
+});
+
+describe("the committed Postgres migration", () => {
+  it("creates every table the SQLite schema has, with its columns", () => {
+    expect(migrationTables()).toEqual(sqliteColumns());
+  });
+});
+
+const unavailable = pgUnavailable();
+if (unavailable) console.warn(`pg-schema.test.ts: skipping the PostgreSQL part: ${unavailable}`);
+
+describe.skipIf(unavailable !== null)("the Postgres migration applied to a throwaway PostgreSQL 15", () => {
+  let cluster: PgCluster;
+  let client: SQL;
+  beforeAll(async () => {
+    cluster = await startPgCluster();
+    client = new SQL(cluster.url);
+    await migrate(drizzle({ client }), { migrationsFolder: pgMigrations });
+  });
+  afterAll(async () => {
+    await client?.close();
+    cluster?.stop();
+  });
+
+  it("creates every SQLite table with the same columns", async () => {
+    const rows: { table_name: string; column_name: string }[] = await client`
+      SELECT table_name, column_name FROM information_schema.columns WHERE table_schema = 'public'`;
+    const tables: Record<string, string[]> = {};
+    for (const r of rows) (tables[r.table_name] ??= []).push(r.column_name);
+    for (const columns of Object.values(tables)) columns.sort();
+    expect(tables).toEqual(sqliteColumns());
+  });
+
+  it("creates every index, the partial ones with their conditions", async () => {
+    const rows: { indexname: string; indexdef: string }[] = await client`
+      SELECT indexname, indexdef FROM pg_indexes WHERE schemaname = 'public'`;
+    const names = new Set(rows.map((r) => r.indexname));
+    for (const { indexes } of Object.values(sqliteShape())) for (const index of indexes) expect(names).toContain(index);
+    expect(rows.find((r) => r.indexname === "attempts_due")!.indexdef).toContain("WHERE (status = 'queued'::text)");
+  });
+});

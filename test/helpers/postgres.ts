@@ -1,0 +1,63 @@
+import { chownSync, existsSync, mkdtempSync, rmSync } from "node:fs";
+import { createServer } from "node:net";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+
+/** A throwaway PostgreSQL 15 cluster on 127.0.0.1, as docs/postgres.md describes. */
+export type PgCluster = { url: string; stop(): void };
+
+const bin = "/usr/lib/postgresql/15/bin";
+
+/** Why a cluster cannot be started here, or null when it can. */
+export function pgUnavailable(): string | null {
+  if (!existsSync(join(bin, "initdb"))) return `PostgreSQL 15 is not installed (no ${bin}/initdb; apt-get install postgresql)`;
+  // initdb refuses to run as root; as root the cluster belongs to the postgres user.
+  if (process.getuid?.() === 0 && Bun.spawnSync(["id", "-u", "postgres"]).exitCode !== 0) return "running as root and there is no postgres user";
+  return null;
+}
+
+async function freePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const server = createServer().listen(0, "127.0.0.1", () => {
+      const { port } = server.address() as { port: number };
+      server.close(() => resolve(port));
+    });
+    server.on("error", reject);
+  });
+}
+
+function run(argv: string[]) {
+  const asRoot = process.getuid?.() === 0;
+  const result = Bun.spawnSync(asRoot ? ["runuser", "-u", "postgres", "--", ...argv] : argv, { stdout: "pipe", stderr: "pipe" });
+  if (result.exitCode !== 0) throw new Error(`${argv.join(" ")} failed:\n${result.stdout}${result.stderr}`);
+}
+
+export async function startPgCluster(): Promise<PgCluster> {
+  const dir = mkdtempSync(join(tmpdir(), "hookrelay-pg-"));
+  if (process.getuid?.() === 0) {
+    const uid = Number(Bun.spawnSync(["id", "-u", "postgres"]).stdout.toString());
+    const gid = Number(Bun.spawnSync(["id", "-g", "postgres"]).stdout.toString());
+    chownSync(dir, uid, gid);
+  }
+  const data = join(dir, "data");
+  const port = await freePort();
+  run([join(bin, "initdb"), "-D", data, "-U", "hookrelay", "-A", "trust", "-E", "UTF8", "--no-locale"]);
+  run([join(bin, "pg_ctl"), "-D", data, "-l", join(dir, "log"), "-w", "-o", `-c listen_addresses=127.0.0.1 -p ${port} -k ${dir}`, "start"]);
+  let stopped = false;
+  const stop = () => {
+    if (stopped) return;
+    stopped = true;
+    try {
+      run([join(bin, "pg_ctl"), "-D", data, "-m", "immediate", "-w", "stop"]);
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+  };
+  try {
+    run([join(bin, "createdb"), "-h", "127.0.0.1", "-p", String(port), "-U", "hookrelay", "hookrelay"]);
+  } catch (err) {
+    stop();
+    throw err;
+  }
+  return { url: `postgres://hookrelay@127.0.0.1:${port}/hookrelay`, stop };
+}
