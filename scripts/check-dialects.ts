@@ -40,7 +40,7 @@ function differences(label: string, expected: Map<string, string>, actual: Map<s
 export function checkPgSchema(): string[] {
   const committed = new Map([...snapshot(pgSchemaDir)].filter(([name]) => name.endsWith(".ts")));
   const fresh = generatePgSchema();
-  return differences("src/db/pg/schema (run `bun scripts/pg-schema.ts`)", fresh, committed);
+  return differences("src/db/pg/schema (run `npm run db:pg-schema`)", fresh, committed);
 }
 
 /** Runs `drizzle-kit generate` over a copy of the committed migrations; they must stay as they are. */
@@ -56,7 +56,10 @@ export function checkNoPendingMigration(dialect: "sqlite" | "postgresql", schema
         "--dialect", dialect, "--schema", join(root, schema), "--out", "./out"],
       { cwd: work, stdin: "ignore", stdout: "pipe", stderr: "pipe", timeout: 120_000 },
     );
-    const output = run.stdout.toString() + run.stderr.toString();
+    const output = (run.stdout.toString() + run.stderr.toString())
+      .split("\n")
+      .filter((line) => !/^(\d+ tables|\w+ \d+ columns \d+ indexes \d+ fks)$/.test(line.trim()))
+      .join("\n");
     // drizzle-kit exits 0 even when it fails, so its own words and the files decide.
     if (run.exitCode !== 0 || !output.includes("No schema changes, nothing to migrate")) {
       return [`${label}: drizzle-kit generate found changes to ${schema} or failed; regenerate the migrations:\n${output.trim()}`];

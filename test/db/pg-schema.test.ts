@@ -2,13 +2,16 @@ import { SQL } from "bun";
 import { is } from "drizzle-orm";
 import { drizzle } from "drizzle-orm/bun-sql";
 import { migrate } from "drizzle-orm/bun-sql/migrator";
-import { getTableConfig as pgTableConfig, PgTable } from "drizzle-orm/pg-core";
+import { getTableConfig as pgTableConfig, PgTable, pgTable } from "drizzle-orm/pg-core";
 import { getTableConfig as sqliteTableConfig, SQLiteTable } from "drizzle-orm/sqlite-core";
-import { readFileSync } from "node:fs";
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { checkPgSchema } from "../../scripts/check-dialects";
+import { checkNoPendingMigration, checkPgSchema } from "../../scripts/check-dialects";
+import { generatePgSchema, PgSchemaError } from "../../scripts/pg-schema";
+import { bytea } from "../../src/db/pg/schema/bytea";
 import * as pgSchema from "../../src/db/pg/schema";
 import * as sqliteSchema from "../../src/db/schema";
 import { pgUnavailable, startPgCluster, type PgCluster } from "../helpers/postgres";
@@ -71,9 +74,48 @@ describe("the generated Postgres schema", () => {
   });
 });
 
-describe("the committed Postgres migration", () => {
-  it("creates every table the SQLite schema has, with its columns", () => {
+describe("the generator", () => {
+  function generateFrom(source: string) {
+    const dir = mkdtempSync(join(tmpdir(), "hookrelay-pg-schema-"));
+    try {
+      writeFileSync(join(dir, "t.ts"), source);
+      return generatePgSchema(dir).get("t.ts");
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+  }
+  const table = (column: string) =>
+    `import { sql } from "drizzle-orm";\nimport { sqliteTable, integer, text } from "drizzle-orm/sqlite-core";\n` +
+    `export const t = sqliteTable("t", { ${column} });\n`;
+
+  it("stops, naming the file and line, at what it cannot map with certainty", () => {
+    for (const column of [
+      `on: integer("on", { mode: "boolean" })`,
+      `at: text("at").default(sql\`(datetime('now'))\`)`,
+      `n: integer("n").default(sql\`1\`)`,
+      `id: integer("id").primaryKey({ autoIncrement: true })`,
+    ]) {
+      expect(() => generateFrom(table(column)), column).toThrow(PgSchemaError);
+      expect(() => generateFrom(table(column)), column).toThrow("src/db/schema/t.ts:3");
+    }
+    expect(() => generateFrom(`import {\n  sqliteTable,\n} from "drizzle-orm/sqlite-core";\n`)).toThrow(PgSchemaError);
+  });
+
+  it("maps integer to a 64-bit bigint read as a number", () => {
+    expect(generateFrom(table(`n: integer("n").notNull().default(0)`))).toContain(
+      `export const t = pgTable("t", { n: bigint("n", { mode: "number" }).notNull().default(0) });`,
+    );
+  });
+});
+
+describe("the committed migrations", () => {
+  it("create every table the SQLite schema has, with its columns, on Postgres", () => {
     expect(migrationTables()).toEqual(sqliteColumns());
+  });
+
+  it("leave drizzle-kit nothing to generate for either dialect", () => {
+    expect(checkNoPendingMigration("sqlite", "src/db/schema/index.ts", "src/db/migrations")).toEqual([]);
+    expect(checkNoPendingMigration("postgresql", "src/db/pg/schema/index.ts", "src/db/pg/migrations")).toEqual([]);
   });
 });
 
@@ -108,5 +150,20 @@ describe.skipIf(unavailable !== null)("the Postgres migration applied to a throw
     const names = new Set(rows.map((r) => r.indexname));
     for (const { indexes } of Object.values(sqliteShape())) for (const index of indexes) expect(names).toContain(index);
     expect(rows.find((r) => r.indexname === "attempts_due")!.indexdef).toContain("WHERE (status = 'queued'::text)");
+  });
+
+  it("stores bytea bodies byte-exact and reads them back as Buffers", async () => {
+    await client`CREATE TABLE bytes_probe (b bytea NOT NULL)`;
+    try {
+      const probe = pgTable("bytes_probe", { b: bytea("b").notNull() });
+      const db = drizzle({ client });
+      const bytes = Buffer.from([0, 255, 0xc3, 0x28, 10, 0x80]);
+      await db.insert(probe).values({ b: bytes });
+      const [row] = await db.select().from(probe);
+      expect(Buffer.isBuffer(row!.b)).toBe(true);
+      expect(row!.b.equals(bytes)).toBe(true);
+    } finally {
+      await client`DROP TABLE bytes_probe`;
+    }
   });
 });
