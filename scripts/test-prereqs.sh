@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # What the tests need that npm cannot install: Debian's chromium (browser
 # tests), tmux (terminal UI tests), qemu-user and the arm64 C library (the
-# arm64 release binary is run under emulation). Installs the missing ones
+# arm64 release binary is run under emulation), PostgreSQL 15 (the Postgres
+# schema is applied to a throwaway cluster). Installs the missing ones
 # when it may (root, with apt-get); otherwise stops at once with one line
 # saying the exact command. `npm test` and .ci/run go through here.
 set -euo pipefail
@@ -11,6 +12,7 @@ command -v chromium >/dev/null 2>&1 || missing+=(chromium)
 command -v tmux >/dev/null 2>&1 || missing+=(tmux)
 command -v qemu-aarch64 >/dev/null 2>&1 || missing+=(qemu-user)
 [ -e /usr/aarch64-linux-gnu/lib/ld-linux-aarch64.so.1 ] || missing+=(libc6-arm64-cross)
+[ -x /usr/lib/postgresql/15/bin/initdb ] || missing+=(postgresql)
 [ ${#missing[@]} -eq 0 ] && exit 0
 
 packages="${missing[*]}"
