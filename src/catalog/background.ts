@@ -8,7 +8,7 @@ export interface CatalogWorkOptions {
   pollMs?: number;
   /** Wakes arrive once per stored event; a burst becomes one pass over bigger batches. */
   coalesceMs?: number;
-  /** While events arrive, the share of the time the builder may take (see below). */
+  /** While events arrive and the collection is fresh, the share of the time the builder may take (see below). */
   busyShare?: number;
 }
 
@@ -18,13 +18,22 @@ const HELD_BACK_RETRY_MS = 10;
 const INGEST_ACTIVE_MS = 1000;
 /**
  * Ingest and the builder share one thread. While events arrive, the builder
- * works at most this share of the time and pauses in between, so a
- * collection costs ingest little of its throughput (issue 16: within 10%);
- * under a load that needs more, the collection falls behind and catches up
- * once the load eases. Without arriving events (a backfill, a quiet
- * moment) it works at full speed.
+ * works at most a share of the time and pauses in between, so a collection
+ * costs ingest little of its throughput (issue 16: within 10%). The share
+ * follows the lag: small while the collection is fresh (a burst is absorbed
+ * and built right after it), larger once the collection has been behind for
+ * longer than FRESHNESS_MS, so a load that never eases still leaves it at a
+ * bounded distance. Without arriving events (a backfill, a quiet moment) it
+ * works at full speed.
  */
-const BUSY_SHARE = 0.05;
+const FRESH_SHARE = 0.02;
+const BEHIND_SHARE = 0.25;
+const FRESHNESS_MS = 30_000;
+
+/** The builder's share of the time while events arrive, given how long it has been behind (null: it is not). */
+export function builderShare(behindForMs: number | null, fresh = FRESH_SHARE): number {
+  return behindForMs !== null && behindForMs > FRESHNESS_MS ? Math.max(fresh, BEHIND_SHARE) : fresh;
+}
 
 /**
  * The collection builder beside HTTP: woken by the bus when an event is
@@ -33,7 +42,7 @@ const BUSY_SHARE = 0.05;
  */
 export function startCatalogWork(ctx: BackgroundContext, opts: CatalogWorkOptions = {}): BackgroundTask[] {
   const { deps, logger } = ctx;
-  const share = opts.busyShare ?? BUSY_SHARE;
+  let behindSince: number | null = null;
   let watched = new Set<string>();
   let lastEventAt = -Infinity;
   let resumeAt = 0;
@@ -57,7 +66,10 @@ export function startCatalogWork(ctx: BackgroundContext, opts: CatalogWorkOption
       }
       const pass = await buildAll(deps, logger);
       watched = pass.sources;
-      if (pass.handled > 0 && performance.now() - lastEventAt < INGEST_ACTIVE_MS) {
+      const at = performance.now();
+      behindSince = pass.more ? (behindSince ?? at) : null;
+      if (pass.handled > 0 && at - lastEventAt < INGEST_ACTIVE_MS) {
+        const share = builderShare(behindSince === null ? null : at - behindSince, opts.busyShare);
         const pauseMs = (pass.busyMs * (1 - share)) / share;
         resumeAt = performance.now() + pauseMs;
         if (pass.more || pass.heldBack) wakeIn(Math.max(pauseMs, pass.heldBack ? HELD_BACK_RETRY_MS : 0));
