@@ -2,15 +2,15 @@ import { createApp } from "./api/app";
 import { ensureDataDir, type Config } from "./config/config";
 import { startCheckpointer } from "./db/checkpointer";
 import { releaseOrphanedClaims } from "./delivery/queue";
-import { openDatabase } from "./db/open";
 import { bootstrap, type BootstrapResult } from "./domain/bootstrap";
 import { systemClock, type Clock } from "./domain/clock";
-import { domainSettings, type Deps } from "./domain/deps";
-import { loadSecretBox } from "./domain/secrets";
+import type { Deps } from "./domain/deps";
+import type { Store } from "./db/store";
 import { createBus } from "./live/bus";
 import { createLogger, type Logger } from "./observability/logger";
 import { createMetrics } from "./observability/metrics";
 import { startBackgroundWork } from "./runtime/background";
+import { createDeps } from "./runtime/deps";
 import { acquireServerLock, type ServerLock } from "./runtime/serverLock";
 
 export interface RunningServer {
@@ -18,6 +18,7 @@ export interface RunningServer {
   port: number;
   deps: Deps;
   bootstrap: BootstrapResult;
+  store: Store;
   /** Stops intake, lets in-flight work finish up to the deadline, closes the database. */
   stop(): Promise<void>;
 }
@@ -39,21 +40,21 @@ export async function startServer(config: Config, opts: { logger?: Logger; clock
 }
 
 async function startLocked(config: Config, lock: ServerLock, logger: Logger, clock: Clock): Promise<RunningServer> {
-  const store = openDatabase(config.dataDir, { sync: config.sync });
-  const checkpointer = startCheckpointer(store.sqlite, store.path, { logger, synchronous: config.sync === "full" ? "FULL" : "NORMAL" });
-  const deps: Deps = {
-    db: store.db,
-    clock,
-    secrets: loadSecretBox(config.dataDir, config.secretKey),
-    bus: createBus(),
-    settings: domainSettings(config),
-  };
-  const boot = await bootstrap(store.db, clock, { email: config.adminEmail, password: config.adminPassword });
+  const { deps, store } = await createDeps(config, { clock, bus: createBus() });
+  const checkpointer = store.sqlite ? startCheckpointer(store.sqlite.handle, store.sqlite.path, { logger, synchronous: config.sync === "full" ? "FULL" : "NORMAL" }) : null;
+  let boot: BootstrapResult;
+  try {
+    boot = await bootstrap(store.db, clock, { email: config.adminEmail, password: config.adminPassword });
+  } catch (error) {
+    await checkpointer?.stop();
+    await store.close();
+    throw error;
+  }
   const metrics = createMetrics();
 
   const tasks = startBackgroundWork({ deps, config, logger, metrics });
   let stopping = false;
-  const app = createApp({ deps, logger, metrics, workersRunning: () => !stopping && tasks.every((t) => t.running()) });
+  const app = createApp({ deps, logger, metrics, workersRunning: () => !stopping && tasks.every((t) => t.running()), pingDatabase: () => store.ping() });
 
   const server = Bun.serve({
     port: config.port,
@@ -73,6 +74,7 @@ async function startLocked(config: Config, lock: ServerLock, logger: Logger, clo
     port,
     deps,
     bootstrap: boot,
+    store,
     async stop() {
       if (stopping) return;
       stopping = true;
@@ -85,8 +87,8 @@ async function startLocked(config: Config, lock: ServerLock, logger: Logger, clo
         logger.warn("shutdown deadline reached; deliveries still in flight were handed back to the queue and are sent again after the restart", { released, shutdown_timeout_ms: config.shutdownTimeoutMs });
       }
       await server.stop(true);
-      await checkpointer.stop();
-      store.close();
+      await checkpointer?.stop();
+      await store.close();
       lock.release();
     },
   };

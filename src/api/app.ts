@@ -2,7 +2,6 @@ import { Hono } from "hono";
 import { bodyLimit } from "hono/body-limit";
 import { requestId } from "hono/request-id";
 import { routePath } from "hono/route";
-import { sql } from "drizzle-orm";
 import { AppError } from "../contracts/errors";
 import type { Deps } from "../domain/deps";
 import type { Logger } from "../observability/logger";
@@ -19,10 +18,12 @@ export interface AppOptions {
   metrics: Metrics;
   /** Whether background workers are running (for /readyz). */
   workersRunning?: () => boolean;
+  /** Resolves when the database answers (src/db/store.ts). */
+  pingDatabase: () => Promise<void>;
 }
 
 /** The whole HTTP surface as one fetch handler: /v1, health, metrics and the admin UI. */
-export function createApp({ deps, logger, metrics, workersRunning = () => true }: AppOptions) {
+export function createApp({ deps, logger, metrics, workersRunning = () => true, pingDatabase }: AppOptions) {
   const app = new Hono<ApiEnv>();
   app.onError(errorHandler(logger));
 
@@ -52,7 +53,7 @@ export function createApp({ deps, logger, metrics, workersRunning = () => true }
   app.get("/readyz", async (c) => {
     let dbOk = false;
     try {
-      await deps.db.run(sql`select 1`);
+      await pingDatabase();
       dbOk = true;
     } catch {}
     const ready = dbOk && workersRunning();

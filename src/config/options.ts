@@ -50,6 +50,18 @@ const url = (name: string) => (raw: string) => {
   }
 };
 
+const databaseUrl = (raw: string): string | undefined => {
+  if (raw.trim() === "") return undefined;
+  let u: URL;
+  try {
+    u = new URL(raw.trim());
+  } catch {
+    throw new ConfigError(`database URL must look like postgres://user:password@host:5432/database`);
+  }
+  if (u.protocol !== "postgres:" && u.protocol !== "postgresql:") throw new ConfigError(`database URL must start with postgres:// (hookrelay stores in PostgreSQL or, without a URL, in SQLite), got ${u.protocol}//…`);
+  return raw.trim();
+};
+
 /** `90s`, `30m`, `24h`, `7d` → milliseconds; `off`, `0` or empty → undefined. */
 const duration = (name: string) => (raw: string): number | undefined => {
   const v = raw.trim().toLowerCase();
@@ -74,6 +86,7 @@ export const serverOptions = {
   port: opt({ key: "port", flag: "--port <port>", env: "HOOKRELAY_PORT", description: "TCP port to listen on (0 picks a free one)", default: 8080, parse: int("port", 0, 65535) }),
   host: opt({ key: "host", flag: "--host <host>", env: "HOOKRELAY_HOST", description: "Address to bind", default: "0.0.0.0", parse: str }),
   dataDir: opt({ key: "dataDir", flag: "--data-dir <dir>", env: "HOOKRELAY_DATA_DIR", description: "Directory holding the SQLite database and key file", default: "./data", parse: str }),
+  databaseUrl: opt<string | undefined>({ key: "databaseUrl", flag: "--database-url <url>", env: "HOOKRELAY_DATABASE_URL", description: "PostgreSQL 15+ to store everything in (postgres://user:pass@host:5432/db) instead of the data dir's SQLite file; needs HOOKRELAY_SECRET_KEY", default: undefined, defaultLabel: "SQLite in the data dir", secret: true, parse: databaseUrl }),
   baseUrl: opt<string | undefined>({ key: "baseUrl", flag: "--base-url <url>", env: "HOOKRELAY_BASE_URL", description: "Public URL used to build ingest URLs", default: undefined, defaultLabel: "http://localhost:<port>", parse: url("base URL") }),
   adminEmail: opt({ key: "adminEmail", flag: "--admin-email <email>", env: "HOOKRELAY_ADMIN_EMAIL", description: "Email of the admin user created on first start", default: "admin@localhost", parse: str }),
   adminPassword: opt<string | undefined>({ key: "adminPassword", flag: "--admin-password <password>", env: "HOOKRELAY_ADMIN_PASSWORD", description: "Password of the admin user created on first start", default: undefined, defaultLabel: "generated and printed once", secret: true, parse: optStr }),

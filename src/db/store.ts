@@ -1,0 +1,64 @@
+import { sql } from "drizzle-orm";
+import type { Database } from "bun:sqlite";
+import type { Dialect } from "./dialect";
+import { openDatabase, type Db, type SyncMode } from "./open";
+
+/** An open database of either dialect: what serve and the CLI's local mode start from. */
+export interface Store {
+  dialect: Dialect;
+  db: Db;
+  /** SQLite only: the file and its handle (checkpoints, backups, space). */
+  sqlite?: { handle: Database; path: string };
+  /** Where the data lives, for logs and `config print` (no password). */
+  location: string;
+  /** Whether the database answers (readiness). */
+  ping(): Promise<void>;
+  close(): Promise<void>;
+}
+
+export interface StoreOptions {
+  dataDir: string;
+  /** `postgres://…`: PostgreSQL; otherwise the data dir's SQLite file. */
+  databaseUrl?: string;
+  sync?: SyncMode;
+}
+
+export async function openStore(opts: StoreOptions): Promise<Store> {
+  if (opts.databaseUrl) {
+    const { openPostgres } = await import("./pg/open");
+    const pg = await openPostgres(opts.databaseUrl);
+    return {
+      dialect: "postgres",
+      db: pg.db,
+      location: redactedUrl(opts.databaseUrl),
+      async ping() {
+        await pg.client`SELECT 1`;
+      },
+      close: () => pg.close(),
+    };
+  }
+  const file = openDatabase(opts.dataDir, { sync: opts.sync });
+  return {
+    dialect: "sqlite",
+    db: file.db,
+    sqlite: { handle: file.sqlite, path: file.path },
+    location: file.path,
+    async ping() {
+      file.db.run(sql`select 1`);
+    },
+    async close() {
+      file.close();
+    },
+  };
+}
+
+/** The URL without its password. */
+export function redactedUrl(url: string): string {
+  try {
+    const u = new URL(url);
+    if (u.password) u.password = "***";
+    return u.toString();
+  } catch {
+    return "(unparseable database URL)";
+  }
+}

@@ -1,0 +1,34 @@
+import { ConfigError, type Config } from "../config/config";
+import { openStore, type Store } from "../db/store";
+import { systemClock, type Clock } from "../domain/clock";
+import { domainSettings, type Bus, type Deps } from "../domain/deps";
+import { loadSecretBox } from "../domain/secrets";
+
+export interface OpenedDeps {
+  deps: Deps;
+  store: Store;
+}
+
+/**
+ * What `serve` and the CLI's local mode both build from the one config: the
+ * store (SQLite in the data dir, or PostgreSQL with a database URL), the
+ * secret box, the clock, the bus and the domain's settings.
+ */
+export async function createDeps(config: Config, opts: { clock?: Clock; bus: Bus; baseUrl?: string }): Promise<OpenedDeps> {
+  // Every node of one database must decrypt the same secrets: no key file per data dir.
+  if (config.databaseUrl && !config.secretKey) throw new ConfigError("HOOKRELAY_SECRET_KEY is required with a database URL (every node must decrypt the same secrets)");
+  const store = await openStore({ dataDir: config.dataDir, databaseUrl: config.databaseUrl, sync: config.sync });
+  try {
+    const deps: Deps = {
+      db: store.db,
+      clock: opts.clock ?? systemClock,
+      secrets: loadSecretBox(config.dataDir, config.secretKey),
+      bus: opts.bus,
+      settings: domainSettings(config, opts.baseUrl),
+    };
+    return { deps, store };
+  } catch (error) {
+    await store.close();
+    throw error;
+  }
+}
