@@ -40,20 +40,6 @@ export interface ClaimedEvent extends StoredRequestRow {
   sourceId: string;
 }
 
-/** A connection of a source, with what a queued row needs of its destination. */
-export interface SourceConnection {
-  id: string;
-  name: string;
-  sourceId: string;
-  destinationId: string;
-  enabled: number;
-  filterRules: string | null;
-  updatedAt: string;
-  destinationUrl: string;
-  destinationMethod: string;
-  destinationStatus: string;
-}
-
 /** A destination as stored (drizzle's names), with what an application endpoint delivering through it adds (null for the operator's). */
 export type DestinationForDelivery = typeof destinations.$inferSelect & {
   endpointId: string | null;
@@ -71,37 +57,6 @@ const CLAIMED_COLUMNS = `rowid AS rowId, id, org_id AS orgId, env_id AS envId, e
 export const deliverySql = preparedFor((db: Db) => {
   const sqlite = sqliteOf(db);
   return {
-    // --- Routing (src/delivery/router.ts, src/domain/deliveries.ts)
-
-    /** Unrouted events, oldest first. Narrow on purpose: most events never need their body to be routed. */
-    pending: sqlite.prepare<{ id: string; orgId: string; envId: string; sourceId: string; receivedAt: string }, [number]>(
-      `SELECT id, org_id AS orgId, env_id AS envId, source_id AS sourceId, received_at AS receivedAt
-         FROM events WHERE status = 'pending' AND routed_at IS NULL ORDER BY received_at LIMIT ?1`,
-    ),
-    /** An event's request, read only when a filter rule needs it. */
-    request: sqlite.prepare<StoredRequestRow, [string]>(`SELECT body, headers, query, method, path, content_type AS contentType FROM events WHERE id = ?1`),
-    /** Guarded: a manual retry may have routed the event meanwhile. */
-    markRouted: sqlite.prepare<{ id: string }, [string, string, string]>(
-      `UPDATE events SET routed_at = ?2, status = ?3 WHERE id = ?1 AND routed_at IS NULL AND status = 'pending' RETURNING id`,
-    ),
-    countConnection: sqlite.prepare<never, [string, number, string]>(
-      `UPDATE connections SET event_count = event_count + ?2, last_event_at = max(coalesce(last_event_at, ''), ?3) WHERE id = ?1`,
-    ),
-    /** The connections of these sources (a JSON array of ids), oldest first. */
-    connectionsOf: sqlite.prepare<SourceConnection, [string]>(
-      `SELECT c.id, c.name, c.source_id AS sourceId, c.destination_id AS destinationId, c.enabled, c.filter_rules AS filterRules,
-              c.updated_at AS updatedAt, d.url AS destinationUrl, d.http_method AS destinationMethod, d.status AS destinationStatus
-         FROM connections c JOIN destinations d ON d.id = c.destination_id
-        WHERE c.source_id IN (SELECT value FROM json_each(?1))
-        ORDER BY c.created_at, c.id`,
-    ),
-    /** A queued row: the first try of a chain, or the next one. */
-    insertAttempt: sqlite.prepare<never, [string, string, string, string, string | null, string, string, string, number, string | null, string, number, string | null, string, number]>(
-      `INSERT INTO delivery_attempts (id, org_id, env_id, event_id, connection_id, destination_id, request_url, request_method,
-                                      status, attempt_number, trigger_type, scheduled_at, no_retry, job_id, created_at, forced)
-       VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, 'queued', ?9, ?10, ?11, ?12, ?13, ?14, ?15)`,
-    ),
-
     // --- Claiming (src/delivery/queue.ts). Each query spells `status = 'queued'` so SQLite can use the partial
     // indexes attempts_due (destination_id, scheduled_at) and attempts_due_time (scheduled_at, destination_id);
     // INDEXED BY keeps each on the one its cost was measured with, whatever ANALYZE later thinks of them.

@@ -1,94 +1,22 @@
-import type { Database, Statement } from "bun:sqlite";
-import { randomUUIDv7 } from "bun";
+import { dialectOf, storeOf } from "./dialect";
+import type { EventRouting, EventWrite, IngestSourceRow, IngestSql, StoredRoutedEvent, WriteResult } from "./ingestBatch";
+import { sqliteIngestSql } from "./ingestSql";
 import type { Db } from "./open";
-import { sqliteOf } from "./prepared";
+import { pgIngestSql } from "./pg/ingestSql";
+import { transaction } from "./transaction";
 import { inWriteTurn } from "./writeTurn";
 
+export type { EventWrite, IngestSourceRow, StoredRoutedEvent, WriteResult } from "./ingestBatch";
+
 /**
- * The ingest hot path's SQL, kept here because it is SQLite-specific: one
- * prepared lookup of the source, and a group commit that writes every event
- * received during one event-loop turn in one transaction. A request is
- * acknowledged only after the COMMIT of its batch, so every 200 is on disk
- * (WAL; synchronous=NORMAL survives a process crash, FULL a power loss), and
- * one fsync serves the whole batch.
- *
- * A second dialect implements the same two functions (findIngestSource,
- * writeEvent) with its own statements.
+ * The ingest hot path's store, on either dialect: the source lookup, and a
+ * group commit that writes every event received during one event-loop turn
+ * in one transaction. A request is acknowledged only after the COMMIT of its
+ * batch, so every 200 is on disk (SQLite: WAL, synchronous=NORMAL survives a
+ * process crash, FULL a power loss; PostgreSQL: its own commit), and one
+ * commit serves the whole batch. The statements are the dialect's
+ * (ingestSql.ts, pg/ingestSql.ts); what is decided around them is here.
  */
-
-/** The source columns ingest reads, as stored. */
-export interface IngestSourceRow {
-  id: string;
-  org_id: string;
-  env_id: string;
-  status: string;
-  /** `topic` sources take events only through their topic's publish. */
-  type: string;
-  template: string | null;
-  verification_enabled: number;
-  verification_type: string | null;
-  verification_secret: string | null;
-  verification_header: string | null;
-  verification_config: string | null;
-  dedup_enabled: number;
-  dedup_strategy: string | null;
-  dedup_field: string | null;
-  dedup_window_seconds: number;
-  ip_allowlist: string | null;
-  ip_denylist: string | null;
-  request_count: number;
-  expires_at: string | null;
-  request_limit: number | null;
-  schema_validation_enabled: number;
-  json_schema: string | null;
-  schema_action: string | null;
-  updated_at: string;
-}
-
-export interface EventWrite {
-  sourceId: string;
-  orgId: string;
-  envId: string;
-  method: string;
-  path: string;
-  query: string | null;
-  contentType: string | null;
-  sourceIp: string | null;
-  /** JSON object text, names lower-cased. */
-  headers: string;
-  body: Uint8Array;
-  verificationStatus: "verified" | "failed" | "skipped";
-  verificationError: string | null;
-  /** `unique` asks for a duplicate check against dedupKey within dedupWindowSeconds. */
-  dedupStatus: "unique" | "skipped";
-  dedupKey: string | null;
-  dedupWindowSeconds: number;
-  /** `pending` becomes `held` when the source is paused at commit time, `ignored` for a duplicate. */
-  status: "pending" | "rejected";
-  schemaErrors: string | null;
-  eventType: string | null;
-}
-
-export type WriteResult =
-  | { kind: "stored"; id: string; receivedAt: string; status: string; dedupStatus: string; duplicateOf: string | null }
-  | { kind: "limit_reached" }
-  | { kind: "source_gone" };
-
-interface Pending {
-  write: EventWrite;
-  resolve(r: WriteResult): void;
-  reject(e: unknown): void;
-}
-
-/** An event a group commit stored routed (`pending` or `ignored`), with the request it was stored from. */
-export interface StoredRoutedEvent {
-  id: string;
-  orgId: string;
-  envId: string;
-  sourceId: string;
-  receivedAt: string;
-  write: EventWrite;
-}
 
 /**
  * Routes the events each group commit stores `pending`, inside its
@@ -98,83 +26,42 @@ export interface StoredRoutedEvent {
  * UPDATE of the row just inserted.
  */
 export interface StoredEventsHook {
-  /** A batch begins, inside the transaction and before its first insert. */
-  begin(): StoredEventsBatch;
+  /** A batch begins, inside the transaction and before its first insert; `sourceIds`: the sources of its pending events (read what they route to now). */
+  begin(sourceIds: string[]): StoredEventsBatch | Promise<StoredEventsBatch>;
   /** Routing the batch threw: what it wrote was rolled back and its events are stored `pending`, unrouted. */
   failed(error: unknown): () => void;
 }
 
 export interface StoredEventsBatch {
-  /** Before an event is inserted `pending`: whether any connection takes it (false: it is stored `ignored`). Reads only. */
+  /** Before an event is inserted `pending`: whether any connection takes it (false: it is stored `ignored`). Decides from memory, synchronously. */
   takes(write: EventWrite): boolean;
   /** After the batch's inserts, in a savepoint: queues the routed events' first tries. Returns what to do once committed. */
-  stored(events: StoredRoutedEvent[]): () => void;
+  stored(events: StoredRoutedEvent[]): (() => void) | Promise<() => void>;
 }
 
-/** One group commit's routing: the hook's batch (null once it threw), what it threw, and the events it routed. */
-interface Routing {
-  batch: StoredEventsBatch | null;
-  failure: { error: unknown } | null;
-  routed: StoredRoutedEvent[];
+interface Pending {
+  write: EventWrite;
+  resolve(r: WriteResult): void;
+  reject(e: unknown): void;
 }
 
 interface Store {
-  sqlite: Database;
+  sql: IngestSql;
   hook: StoredEventsHook | null;
-  findSource: Statement;
-  countRequest: Statement;
-  sourceState: Statement;
-  countEvents: Statement;
-  findOriginal: Statement;
-  insertEvent: Statement;
-  unroute: Statement;
   queue: Pending[];
+  /** The last batch's received_at (ms): never goes backwards within the process. */
   lastMs: number;
 }
 
-const stores = new WeakMap<Db, Store>();
+const stores = new WeakMap<object, Store>();
 
 function storeFor(db: Db): Store {
-  let s = stores.get(db);
-  if (s) return s;
-  const sqlite = sqliteOf(db);
-  s = {
-    sqlite,
-    hook: null,
-    findSource: sqlite.prepare(
-      `SELECT id, org_id, env_id, status, type, template, verification_enabled, verification_type, verification_secret,
-              verification_header, verification_config, dedup_enabled, dedup_strategy, dedup_field, dedup_window_seconds,
-              ip_allowlist, ip_denylist, request_count, expires_at, request_limit, schema_validation_enabled, json_schema,
-              schema_action, updated_at
-         FROM sources WHERE id = ?`,
-    ),
-    // The request_limit check and the counting are one statement, so concurrent requests cannot overshoot.
-    countRequest: sqlite.prepare(
-      `UPDATE sources SET request_count = request_count + 1
-        WHERE id = ? AND (request_limit IS NULL OR request_count < request_limit) RETURNING status`,
-    ),
-    sourceState: sqlite.prepare(`SELECT status, request_count, request_limit FROM sources WHERE id = ?`),
-    // SQL increments: exact whatever else writes the row (another batch, the CLI in local mode).
-    countEvents: sqlite.prepare(
-      `UPDATE sources SET request_count = request_count + ?, event_count = event_count + ?, last_event_at = ? WHERE id = ?`,
-    ),
-    findOriginal: sqlite.prepare(
-      `SELECT id FROM events
-        WHERE source_id = ? AND dedup_key = ? AND received_at >= ? AND dedup_status = 'unique'
-        ORDER BY received_at LIMIT 1`,
-    ),
-    insertEvent: sqlite.prepare(
-      `INSERT INTO events (id, org_id, env_id, source_id, method, path, query, content_type, source_ip, headers, body,
-                           payload_size, verification_status, verification_error, dedup_status, dedup_key, duplicate_of,
-                           status, schema_errors, event_type, received_at, routed_at)
-       VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
-    ),
-    // Routing failed after these were inserted routed: they go back to the background router.
-    unroute: sqlite.prepare(`UPDATE events SET routed_at = NULL, status = 'pending' WHERE id IN (SELECT value FROM json_each(?))`),
-    queue: [],
-    lastMs: 0,
-  };
-  stores.set(db, s);
+  const root = storeOf(db).root;
+  let s = stores.get(root);
+  if (!s) {
+    s = { sql: dialectOf(root) === "postgres" ? pgIngestSql(root) : sqliteIngestSql(root), hook: null, queue: [], lastMs: 0 };
+    stores.set(root, s);
+  }
   return s;
 }
 
@@ -183,13 +70,13 @@ export function onEventsStored(db: Db, hook: StoredEventsHook | null): void {
   storeFor(db).hook = hook;
 }
 
-export function findIngestSource(db: Db, id: string): IngestSourceRow | null {
-  return (storeFor(db).findSource.get(id) as IngestSourceRow | null) ?? null;
+export function findIngestSource(db: Db, id: string): Promise<IngestSourceRow | null> {
+  return storeFor(db).sql.findSource(id);
 }
 
 /** Counts a request that stores no event (a handshake); false once request_limit is reached. */
-export function countIngestRequest(db: Db, sourceId: string): boolean {
-  return storeFor(db).countRequest.get(sourceId) !== null;
+export function countIngestRequest(db: Db, sourceId: string): Promise<boolean> {
+  return storeFor(db).sql.countRequest(sourceId);
 }
 
 /** Queues one event for the next group commit; resolves after the COMMIT that holds it. */
@@ -216,8 +103,8 @@ function flushInNextTurn(db: Db, s: Store, now: () => Date) {
   writeInTurn(db, s, now, take).catch((error) => {
     // When the transaction could not even begin, the batch was never taken: it is still queued.
     const failed = taken ?? take();
-    // Nothing of the batch was committed. A locked database would stay locked for each retry too: fail them all now.
-    if (failed.length === 1 || isBusy(error)) {
+    // Nothing of the batch was committed. A locked or unreachable database would fail each retry too: fail them all now.
+    if (failed.length === 1 || failsEveryRetry(error)) {
       for (const p of failed) p.reject(error);
       return;
     }
@@ -230,146 +117,90 @@ function flushInNextTurn(db: Db, s: Store, now: () => Date) {
  * Writes the events `pick` hands over (inside the turn's transaction) and
  * answers each of them after the COMMIT; then announces what routing did.
  */
-function writeInTurn(db: Db, s: Store, now: () => Date, pick: () => Pending[]): Promise<void> {
+async function writeInTurn(db: Db, s: Store, now: () => Date, pick: () => Pending[]): Promise<void> {
   let batch: Pending[] = [];
   let afterCommit = () => {};
-  return inWriteTurn(db, () => {
+  const results = await inWriteTurn(db, async () => {
     batch = pick();
-    const written = writeQueued(s, batch, now);
+    const written = await writeQueued(db, s, batch, now);
     afterCommit = written.afterCommit;
     return written.results;
-  }).then((results) => {
-    batch.forEach((p, i) => p.resolve(results[i]!));
-    // After the requests' own continuations (which announce event.created): what routing announces follows it.
-    setImmediate(afterCommit);
   });
+  batch.forEach((p, i) => p.resolve(results[i]!));
+  // After the requests' own continuations (which announce event.created): what routing announces follows it.
+  setImmediate(afterCommit);
 }
 
 /** Inside the turn's transaction: the batch's events, and what routing announces once committed. */
-function writeQueued(s: Store, batch: Pending[], now: () => Date): { results: WriteResult[]; afterCommit: () => void } {
+async function writeQueued(db: Db, s: Store, batch: Pending[], now: () => Date): Promise<{ results: WriteResult[]; afterCommit: () => void }> {
   // received_at never goes backwards, so (received_at, id) keeps commit order and cursors never skip a late commit.
   const ms = Math.max(now().getTime(), s.lastMs);
   s.lastMs = ms;
-  const receivedAt = new Date(ms).toISOString();
-  const routing = beginRouting(s);
-  const results = writeBatch(s, batch.map((p) => p.write), ms, receivedAt, routing);
-  return { results, afterCommit: finishRouting(s, routing) };
+  const writes = batch.map((p) => p.write);
+  const routing = await BatchRouting.begin(s.hook, writes);
+  const results = await s.sql.writeBatch(writes, { ms, receivedAt: new Date(ms).toISOString() }, routing);
+  return { results, afterCommit: await routing.finish(db, s.sql) };
 }
 
-function isBusy(error: unknown): boolean {
+function failsEveryRetry(error: unknown): boolean {
   const code = (error as { code?: unknown } | null)?.code;
-  return (typeof code === "string" && /^SQLITE_(BUSY|LOCKED)/.test(code)) || (error instanceof Error && /database is locked|busy/i.test(error.message));
+  if (typeof code === "string" && /^SQLITE_(BUSY|LOCKED)|^ERR_POSTGRES_CONNECTION/.test(code)) return true;
+  return error instanceof Error && /database is locked|busy/i.test(error.message);
 }
 
-function beginRouting(s: Store): Routing {
-  const routing: Routing = { batch: null, failure: null, routed: [] };
-  try {
-    routing.batch = s.hook?.begin() ?? null;
-  } catch (error) {
-    routing.failure = { error };
-  }
-  return routing;
-}
+/** One group commit's routing: the hook's batch (null once it threw), what it threw, and the events it routed. */
+class BatchRouting implements EventRouting {
+  routed: StoredRoutedEvent[] = [];
+  private failure: { error: unknown } | null = null;
 
-/** Whether a `pending` event is stored routed, and if so whether anything takes it; null: stored unrouted. */
-function routeOne(routing: Routing, w: EventWrite): boolean | null {
-  if (!routing.batch) return null;
-  try {
-    return routing.batch.takes(w);
-  } catch (error) {
-    routing.batch = null;
-    routing.failure = { error };
-    return null;
-  }
-}
+  private constructor(
+    private readonly hook: StoredEventsHook | null,
+    private batch: StoredEventsBatch | null,
+  ) {}
 
-/**
- * The hook's writes in a savepoint of their own: should routing fail, they
- * roll back, the events routed so far are made `pending` and unrouted again
- * for the background router, and the batch itself still commits (storing an
- * event never depends on routing it).
- */
-function finishRouting(s: Store, routing: Routing): () => void {
-  const hook = s.hook;
-  if (!hook) return () => {};
-  const fail = (error: unknown) => {
-    if (routing.routed.length > 0) s.unroute.run(JSON.stringify(routing.routed.map((e) => e.id)));
-    return hook.failed(error);
-  };
-  if (routing.failure) return fail(routing.failure.error);
-  const batch = routing.batch;
-  if (!batch || routing.routed.length === 0) return () => {};
-  try {
-    return s.sqlite.transaction(() => batch.stored(routing.routed))();
-  } catch (error) {
-    return fail(error);
-  }
-}
-
-/**
- * Inside the write transaction (so nobody else writes meanwhile): per source,
- * read its status and request budget once, store the events that fit, and
- * move the counters once by the number stored.
- */
-function writeBatch(s: Store, writes: EventWrite[], ms: number, receivedAt: string, routing: Routing): WriteResult[] {
-  const sources = new Map<string, { status: string; budget: number; stored: number } | null>();
-  const results = writes.map((w): WriteResult => {
-    let source = sources.get(w.sourceId);
-    if (source === undefined) {
-      const row = s.sourceState.get(w.sourceId) as { status: string; request_count: number; request_limit: number | null } | null;
-      source = row && { status: row.status, budget: row.request_limit === null ? Infinity : row.request_limit - row.request_count, stored: 0 };
-      sources.set(w.sourceId, source);
-    }
-    if (!source) return { kind: "source_gone" };
-    if (source.stored >= source.budget) return { kind: "limit_reached" };
-    source.stored++;
-    return insertOne(s, w, source.status, ms, receivedAt, routing);
-  });
-  for (const [id, source] of sources) {
-    if (source && source.stored > 0) s.countEvents.run(source.stored, source.stored, receivedAt, id);
-  }
-  return results;
-}
-
-function insertOne(s: Store, w: EventWrite, sourceStatus: string, ms: number, receivedAt: string, routing: Routing): WriteResult {
-  let dedupStatus: string = w.dedupStatus;
-  let duplicateOf: string | null = null;
-  if (w.dedupStatus === "unique" && w.dedupKey !== null) {
-    const since = new Date(ms - w.dedupWindowSeconds * 1000).toISOString();
-    const original = s.findOriginal.get(w.sourceId, w.dedupKey, since) as { id: string } | null;
-    if (original) {
-      dedupStatus = "duplicate";
-      duplicateOf = original.id;
+  static async begin(hook: StoredEventsHook | null, writes: EventWrite[]): Promise<BatchRouting> {
+    if (!hook) return new BatchRouting(null, null);
+    const sourceIds = [...new Set(writes.filter((w) => w.status === "pending").map((w) => w.sourceId))];
+    try {
+      return new BatchRouting(hook, await hook.begin(sourceIds));
+    } catch (error) {
+      const routing = new BatchRouting(hook, null);
+      routing.failure = { error };
+      return routing;
     }
   }
-  let status = w.status === "rejected" ? "rejected" : duplicateOf ? "ignored" : sourceStatus === "paused" ? "held" : "pending";
-  const taken = status === "pending" ? routeOne(routing, w) : null;
-  if (taken === false) status = "ignored";
-  const id = "evt_" + randomUUIDv7("hex", ms).replaceAll("-", "");
-  if (taken !== null) routing.routed.push({ id, orgId: w.orgId, envId: w.envId, sourceId: w.sourceId, receivedAt, write: w });
-  s.insertEvent.run(
-    id,
-    w.orgId,
-    w.envId,
-    w.sourceId,
-    w.method,
-    w.path,
-    w.query,
-    w.contentType,
-    w.sourceIp,
-    w.headers,
-    w.body,
-    w.body.byteLength,
-    w.verificationStatus,
-    w.verificationError,
-    dedupStatus,
-    w.dedupKey,
-    duplicateOf,
-    status,
-    w.schemaErrors,
-    w.eventType,
-    receivedAt,
-    taken === null ? null : receivedAt,
-  );
-  return { kind: "stored", id, receivedAt, status, dedupStatus, duplicateOf };
+
+  takes(write: EventWrite): boolean | null {
+    if (!this.batch) return null;
+    try {
+      return this.batch.takes(write);
+    } catch (error) {
+      this.batch = null;
+      this.failure = { error };
+      return null;
+    }
+  }
+
+  /**
+   * The hook's writes in a savepoint of their own: should routing fail, they
+   * roll back, the events routed so far are made `pending` and unrouted again
+   * for the background router, and the batch itself still commits (storing an
+   * event never depends on routing it).
+   */
+  async finish(db: Db, statements: IngestSql): Promise<() => void> {
+    const hook = this.hook;
+    if (!hook) return () => {};
+    const fail = async (error: unknown) => {
+      if (this.routed.length > 0) await statements.unroute(this.routed.map((e) => e.id));
+      return hook.failed(error);
+    };
+    if (this.failure) return fail(this.failure.error);
+    const batch = this.batch;
+    if (!batch || this.routed.length === 0) return () => {};
+    try {
+      return await transaction(db, async () => batch.stored(this.routed));
+    } catch (error) {
+      return fail(error);
+    }
+  }
 }

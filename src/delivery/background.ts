@@ -66,7 +66,7 @@ export function startDeliveryWork(ctx: BackgroundContext, opts: DeliveryWorkOpti
   // takes the rest: held events released, events a CLI stored in local mode (the poll), and
   // any batch whose routing failed.
   onEventsStored(deps.db, {
-    begin: () => ingestRouting(deps, rules, logger),
+    begin: (sourceIds) => ingestRouting(deps, sourceIds, rules, logger),
     failed: (error) => {
       logger.error("routing at ingest failed; the router takes these events", { error: error instanceof Error ? error.message : String(error) });
       return () => router.wake();

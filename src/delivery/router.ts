@@ -1,9 +1,10 @@
 import { and, eq, inArray, isNull } from "drizzle-orm";
-import { deliverySql } from "../db/deliverySql";
+import type { StoredRequestRow } from "../db/deliverySql";
+import { routingSql, type UnroutedEvent } from "../db/routingSql";
 import { events, sources } from "../db/schema";
-import { writeTransaction } from "../db/transaction";
+import { transaction } from "../db/transaction";
 import { iso } from "../domain/clock";
-import { connectionsBySource, FilterRuleCache, insertQueuedAttempt, newQueuedAttemptThrough, type SourceConnection } from "../domain/deliveries";
+import { connectionsBySource, FilterRuleCache, insertQueuedAttempts, newQueuedAttemptThrough, type AttemptInsert, type SourceConnection } from "../domain/deliveries";
 import type { Db } from "../db/open";
 import type { EventWrite, StoredEventsBatch } from "../db/ingestStore";
 import type { FilterRequest } from "./filter";
@@ -26,13 +27,7 @@ import { eventView } from "./eventView";
 export const ROUTE_BATCH = 200;
 
 /** What routing needs of a stored event. */
-export interface RoutableEvent {
-  id: string;
-  orgId: string;
-  envId: string;
-  sourceId: string;
-  receivedAt: string;
-}
+export type RoutableEvent = UnroutedEvent;
 
 /** What one routed batch came to, for the announcements after its commit. */
 export interface RoutedBatch {
@@ -40,44 +35,43 @@ export interface RoutedBatch {
   ignored: RoutableEvent[];
 }
 
+type Plan = { event: RoutableEvent; matched: SourceConnection[] };
+
 /** Routes one batch of pending events; returns how many events it looked at. */
 export async function routePendingEvents(deps: Deps, opts: { limit?: number; rules?: FilterRuleCache; logger?: Logger } = {}): Promise<number> {
   const { db, clock } = deps;
-  const s = deliverySql(db);
-  const batch = s.pending.all(opts.limit ?? ROUTE_BATCH);
+  const batch = await routingSql(db).pending(opts.limit ?? ROUTE_BATCH);
   if (batch.length === 0) return 0;
-  const rules = opts.rules ?? new FilterRuleCache();
-  const plans = planRoutes(db, batch, (event) => requestView(s, event.id), rules, opts.logger);
-  const routed = writeTransaction(db, () => applyRoutes(db, plans, clock.now()));
+  const plans = await planRoutes(db, batch, opts.rules ?? new FilterRuleCache(), opts.logger);
+  const routed = await transaction(db, () => applyRoutes(db, plans, clock.now()));
   announceRouted(deps, routed);
   return batch.length;
 }
 
 /**
  * Routes the events of one ingest group commit inside its transaction (see
- * StoredEventsHook): `takes` decides before each event is inserted, from the
+ * StoredEventsHook): the connections of the batch's sources are read once
+ * when it begins, `takes` decides before each event is inserted, from the
  * request in memory, so the row is written routed (or `ignored`) once;
  * `stored` queues the first tries after the inserts. No second transaction,
  * no read back, no wake-up delay.
  */
-export function ingestRouting(deps: Pick<Deps, "db" | "clock" | "bus">, rules: FilterRuleCache, logger?: Logger): StoredEventsBatch {
-  const bySource = new Map<string, SourceConnection[]>();
+export async function ingestRouting(deps: Pick<Deps, "db" | "clock" | "bus">, sourceIds: string[], rules: FilterRuleCache, logger?: Logger): Promise<StoredEventsBatch> {
+  const bySource = await connectionsBySource(deps.db, sourceIds);
+  const asked = new Set(sourceIds);
   const matchedOf = new Map<EventWrite, SourceConnection[]>();
   return {
     takes(write) {
-      let candidates = bySource.get(write.sourceId);
-      if (!candidates) {
-        candidates = connectionsBySource(deps.db, [write.sourceId]).get(write.sourceId) ?? [];
-        bySource.set(write.sourceId, candidates);
-      }
-      const matched = matchingConnections(candidates, () => eventView(write), rules, logger);
+      // Deciding without the source's connections would store its events `ignored`: fail, and the router takes them.
+      if (!asked.has(write.sourceId)) throw new Error(`routing began without the connections of ${write.sourceId}`);
+      const matched = matchingConnections(bySource.get(write.sourceId) ?? [], () => eventView(write), rules, logger);
       matchedOf.set(write, matched);
       return matched.length > 0;
     },
-    stored(events) {
+    async stored(events) {
       const plans = events.map((event) => ({ event, matched: matchedOf.get(event.write) ?? [] }));
       // Stored routed already, `ignored` ones included (their event.created says so): no status to change.
-      const routed = applyRoutes(deps.db, plans, deps.clock.now(), { stored: true });
+      const routed = await applyRoutes(deps.db, plans, deps.clock.now(), { stored: true });
       return () => announceRouted(deps, routed);
     },
   };
@@ -89,50 +83,60 @@ function announceRouted(deps: Pick<Deps, "bus">, routed: RoutedBatch) {
   for (const e of routed.ignored) deps.bus.publish({ type: "event.updated", orgId: e.orgId, envId: e.envId, eventId: e.id, sourceId: e.sourceId });
 }
 
-/** The connections each event goes through. */
-function planRoutes<E extends RoutableEvent>(db: Db, events: E[], view: (event: E) => FilterRequest, rules: FilterRuleCache, logger?: Logger) {
-  const bySource = connectionsBySource(db, [...new Set(events.map((e) => e.sourceId))]);
-  return events.map((event) => ({ event, matched: matchingConnections(bySource.get(event.sourceId) ?? [], () => view(event), rules, logger) }));
+/**
+ * The connections each event goes through. The requests are read in one go,
+ * and only those of events some filter rule must look at.
+ */
+async function planRoutes(db: Db, events: RoutableEvent[], rules: FilterRuleCache, logger?: Logger): Promise<Plan[]> {
+  const bySource = await connectionsBySource(db, [...new Set(events.map((e) => e.sourceId))]);
+  const candidatesOf = (e: RoutableEvent) => (bySource.get(e.sourceId) ?? []).filter(eligible);
+  const filtered = events.filter((e) => candidatesOf(e).some((c) => rules.readsRequest(c, logger)));
+  const requests = await routingSql(db).requests(filtered.map((e) => e.id));
+  return events.map((event) => ({ event, matched: matchingConnections(candidatesOf(event), () => requestView(requests.get(event.id)), rules, logger) }));
 }
 
-/** Of a source's connections, those an event goes through: enabled, destination not disabled, filter matching. */
+/** Enabled, and its destination not disabled. */
+const eligible = (c: SourceConnection) => c.enabled === 1 && c.destinationStatus !== "disabled";
+
+/** Of a source's connections, those an event goes through: eligible, filter matching. */
 function matchingConnections(candidates: SourceConnection[], view: () => FilterRequest, rules: FilterRuleCache, logger?: Logger): SourceConnection[] {
   let seen: FilterRequest | null = null;
-  return candidates.filter((c) => c.enabled === 1 && c.destinationStatus !== "disabled" && rules.matches(c, () => (seen ??= view()), logger));
+  return candidates.filter((c) => eligible(c) && rules.matches(c, () => (seen ??= view()), logger));
 }
 
 /**
- * Inside a write transaction: marks each event routed (or ignored) unless it
- * was `stored` so, queues its first tries, counts them per connection.
+ * Inside a write transaction: marks the events routed (or ignored) unless
+ * they were `stored` so, queues their first tries, counts them per
+ * connection: one statement each on PostgreSQL.
  */
-function applyRoutes(db: Db, plans: { event: RoutableEvent; matched: SourceConnection[] }[], now: Date, opts: { stored?: boolean } = {}): RoutedBatch {
-  const s = deliverySql(db);
-  const nowIso = iso(now);
-  let queued = 0;
+async function applyRoutes(db: Db, plans: Plan[], now: Date, opts: { stored?: boolean } = {}): Promise<RoutedBatch> {
+  const s = routingSql(db);
   const ignored: RoutableEvent[] = [];
-  const perConnection = new Map<string, { count: number; last: string }>();
-  for (const { event, matched } of plans) {
-    if (!opts.stored) {
-      if (!s.markRouted.get(event.id, nowIso, matched.length === 0 ? "ignored" : "pending")) continue;
-      if (matched.length === 0) ignored.push(event);
-    }
+  let routing = plans;
+  if (!opts.stored) {
+    const marks = plans.map((p) => ({ id: p.event.id, status: p.matched.length === 0 ? ("ignored" as const) : ("pending" as const) }));
+    const marked = await s.markRouted(marks, iso(now));
+    routing = plans.filter((p) => marked.has(p.event.id));
+    for (const p of routing) if (p.matched.length === 0) ignored.push(p.event);
+  }
+  const attempts: AttemptInsert[] = [];
+  const perConnection = new Map<string, { id: string; count: number; last: string }>();
+  for (const { event, matched } of routing) {
     for (const c of matched) {
-      insertQueuedAttempt(db, newQueuedAttemptThrough(event, c, { triggerType: "initial", now }));
-      queued++;
-      const stat = perConnection.get(c.id) ?? { count: 0, last: "" };
+      attempts.push(newQueuedAttemptThrough(event, c, { triggerType: "initial", now }));
+      const stat = perConnection.get(c.id) ?? { id: c.id, count: 0, last: "" };
       stat.count++;
       if (event.receivedAt > stat.last) stat.last = event.receivedAt;
       perConnection.set(c.id, stat);
     }
   }
-  for (const [id, stat] of perConnection) s.countConnection.run(id, stat.count, stat.last);
-  return { queued, ignored };
+  await insertQueuedAttempts(db, attempts);
+  await s.countConnections([...perConnection.values()]);
+  return { queued: attempts.length, ignored };
 }
 
-/** The event as filter rules see it, read only when a rule asks. */
-function requestView(s: ReturnType<typeof deliverySql>, id: string): FilterRequest {
-  const row = s.request.get(id);
-  // Retention may prune an event between the batch read and here; such an event matches nothing.
+/** The event as filter rules see it. Retention may prune an event between the batch read and here; such an event matches nothing. */
+function requestView(row: StoredRequestRow | undefined): FilterRequest {
   return row ? eventView(row) : { body: null, headers: {}, query: {}, method: "", path: "" };
 }
 

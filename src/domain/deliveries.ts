@@ -2,7 +2,7 @@ import type { FilterRule } from "../contracts/connections";
 import type { TriggerType } from "../contracts/deliveryAttempts";
 import { newId } from "../contracts/ids";
 import type { Db } from "../db/open";
-import { deliverySql, type SourceConnection } from "../db/deliverySql";
+import { routingSql, type SourceConnection } from "../db/routingSql";
 import { deliveryAttempts } from "../db/schema";
 // Pure leaf modules shared with the workers (as in domain/connections.ts).
 import type { FilterRequest } from "../delivery/filter";
@@ -73,39 +73,28 @@ export function newQueuedAttemptThrough(
 }
 
 /**
- * Inserts a queued row with a statement prepared once. Inside a
- * writeTransaction it runs on the transaction's connection (bun:sqlite has one).
+ * Inserts a queued row (in the caller's transaction). On SQLite the row is
+ * written before this returns, so a caller not yet moved off the
+ * synchronous writeTransaction still writes inside it.
  */
-export function insertQueuedAttempt(db: Db, row: AttemptInsert): void {
-  deliverySql(db).insertAttempt.run(
-    row.id,
-    row.orgId,
-    row.envId,
-    row.eventId,
-    row.connectionId ?? null,
-    row.destinationId,
-    row.requestUrl,
-    row.requestMethod,
-    row.attemptNumber ?? 1,
-    row.triggerType ?? null,
-    row.scheduledAt,
-    row.noRetry ?? 0,
-    row.jobId ?? null,
-    row.createdAt,
-    row.forced ?? 0,
-  );
+export function insertQueuedAttempt(db: Db, row: AttemptInsert): Promise<void> {
+  return routingSql(db).insertAttempts([row]);
+}
+
+/** Inserts queued rows: one statement on PostgreSQL, the prepared insert per row on SQLite. */
+export function insertQueuedAttempts(db: Db, rows: AttemptInsert[]): Promise<void> {
+  return routingSql(db).insertAttempts(rows);
 }
 
 /**
  * The connections of these sources with what a queued row needs of their
- * destination, oldest first. Prepared once (plain SQL): the router asks for
- * every batch it routes.
+ * destination, oldest first, in one statement: the router asks for every
+ * batch it routes.
  */
-export function connectionsBySource(db: Db, sourceIds: string[]): Map<string, SourceConnection[]> {
+export async function connectionsBySource(db: Db, sourceIds: string[]): Promise<Map<string, SourceConnection[]>> {
   const out = new Map<string, SourceConnection[]>();
   if (sourceIds.length === 0) return out;
-  const rows = deliverySql(db).connectionsOf.all(JSON.stringify(sourceIds));
-  for (const r of rows) {
+  for (const r of await routingSql(db).connectionsOf(sourceIds)) {
     const list = out.get(r.sourceId) ?? [];
     list.push(r);
     out.set(r.sourceId, list);
@@ -132,6 +121,11 @@ export class FilterRuleCache {
     if (this.cache.size > 10_000) this.cache.clear();
     this.cache.set(conn.id, { version, rules });
     return rules;
+  }
+
+  /** Whether matching an event against the connection reads its request (any rule at all does). */
+  readsRequest(conn: { id: string; filterRules: string | null; updatedAt: string }, logger?: Logger): boolean {
+    return (this.get(conn, logger)?.length ?? 0) > 0;
   }
 
   /** Whether the event passes the connection's filter; `view` is built only when a rule needs it. */

@@ -57,7 +57,7 @@ const reply = (outcome: IngestOutcome, error: AppError): IngestResponse => ({ st
  */
 export async function receive(deps: Deps, req: IngestRequest): Promise<IngestResponse> {
   const now = deps.clock.now();
-  const found = openSource(deps, req.sourceId, now);
+  const found = await openSource(deps, req.sourceId, now);
   if ("status" in found) return found;
   const { source } = found;
 
@@ -108,7 +108,7 @@ export async function receive(deps: Deps, req: IngestRequest): Promise<IngestRes
 
   const handshake = handshakeReply(runtime.template?.handshake, json);
   if (handshake) {
-    if (!countIngestRequest(deps.db, source.id)) return reply("expired", new AppError("source_expired", "Source has reached its request limit"));
+    if (!(await countIngestRequest(deps.db, source.id))) return reply("expired", new AppError("source_expired", "Source has reached its request limit"));
     return { status: 200, body: handshake, outcome: "handshake" };
   }
 
@@ -144,9 +144,9 @@ export async function receive(deps: Deps, req: IngestRequest): Promise<IngestRes
 }
 
 /** The first three checks: the source exists, is not disabled, has not expired or used up its request_limit. */
-function openSource(deps: Deps, rawId: string, now: Date): { source: IngestSourceRow } | IngestResponse {
+async function openSource(deps: Deps, rawId: string, now: Date): Promise<{ source: IngestSourceRow } | IngestResponse> {
   const id = normalizeIdOrNull(rawId, "source");
-  const source = id ? findIngestSource(deps.db, id) : null;
+  const source = id ? await findIngestSource(deps.db, id) : null;
   if (!source) return reply("not_found", new AppError("not_found", "Source not found"));
   if (source.status === "disabled") return reply("disabled", new AppError("source_disabled", "Source is disabled"));
   // Publishing needs an API key and checks the topic's schema; the open ingest URL would bypass both.
@@ -167,8 +167,8 @@ function openSource(deps: Deps, rawId: string, now: Date): { source: IngestSourc
  * before saving it): answered like a delivery would be up to the IP filter,
  * and nothing is stored or counted.
  */
-export function probe(deps: Deps, rawId: string, peerIp: string | null, headers: Headers): IngestResponse {
-  const found = openSource(deps, rawId, deps.clock.now());
+export async function probe(deps: Deps, rawId: string, peerIp: string | null, headers: Headers): Promise<IngestResponse> {
+  const found = await openSource(deps, rawId, deps.clock.now());
   if ("status" in found) return found;
   const ip = clientIp(peerIp, headers.get("x-forwarded-for") ?? undefined, deps.settings.trustProxy);
   if (!sourceRuntime(found.source, deps.secrets).admits(ip)) return reply("ip_denied", new AppError("ip_denied", "Source IP address not allowed"));

@@ -39,7 +39,7 @@ export function registerIngestRoutes(api: Api) {
     const started = performance.now();
     const deps = c.get("deps");
     const sourceId = c.req.param("id") ?? "";
-    const result = c.req.method === "HEAD" ? probe(deps, sourceId, peerAddress(c), c.req.raw.headers) : await receive(deps, toIngestRequest(c, sourceId));
+    const result = c.req.method === "HEAD" ? await probe(deps, sourceId, peerAddress(c), c.req.raw.headers) : await receive(deps, toIngestRequest(c, sourceId));
     const metrics = c.get("metrics");
     metrics?.ingestRequests.inc({ outcome: result.outcome });
     metrics?.ingestDuration.observe((performance.now() - started) / 1000);
