@@ -1,5 +1,6 @@
 import type { Database } from "bun:sqlite";
 import { sql, type SQL } from "drizzle-orm";
+import { dialectOf } from "./dialect";
 import type { Db } from "./open";
 
 /**
@@ -7,11 +8,14 @@ import type { Db } from "./open";
  * database instead of per call: drizzle's query building plus SQLite's
  * prepare cost more than running the statement itself (measured: about 60%
  * of a delivery's CPU before this). Drizzle's `.prepare()` keeps them
- * dialect-neutral; a PostgreSQL build prepares the same way.
+ * dialect-neutral. On PostgreSQL they are built per call: a statement
+ * prepared on the pool would run outside the caller's transaction (the root
+ * Db follows the transaction only while a statement is being built).
  */
 export function preparedFor<T>(build: (db: Db) => T): (db: Db) => T {
   const cache = new WeakMap<Db, T>();
   return (db) => {
+    if (dialectOf(db) === "postgres") return build(db);
     let statements = cache.get(db);
     if (!statements) {
       statements = build(db);

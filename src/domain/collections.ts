@@ -1,6 +1,7 @@
+import { ilike, likePattern } from "../db/portableSql";
 import { and, asc, count, desc, eq, gt, gte, lt, lte, ne, or, sql, type SQL } from "drizzle-orm";
 import { collectionRecords, collections, events, recordChangelog, sources } from "../db/schema";
-import { writeTransaction } from "../db/transaction";
+import { transaction } from "../db/transaction";
 import type {
   ChangelogEntryDto,
   CollectionDto,
@@ -292,14 +293,14 @@ export async function updateCollection(deps: Deps, scope: Scope, rawId: string, 
     Object.assign(row, freshBuild(await backlog(deps, row.sourceId), now), { generation: before.generation + 1 });
   }
   const { id, orgId, envId, createdAt, ...changes } = row;
-  writeTransaction(deps.db, (tx) => {
+  await transaction(deps.db, async (tx) => {
     if (rebuild) {
-      tx.delete(collectionRecords).where(eq(collectionRecords.collectionId, id)).run();
-      tx.delete(recordChangelog).where(eq(recordChangelog.collectionId, id)).run();
-      tx.update(collections).set(changes).where(eq(collections.id, id)).run();
+      await tx.delete(collectionRecords).where(eq(collectionRecords.collectionId, id));
+      await tx.delete(recordChangelog).where(eq(recordChangelog.collectionId, id));
+      await tx.update(collections).set(changes).where(eq(collections.id, id));
     } else {
       // Only what this request changed: the builder may be moving its own columns meanwhile.
-      tx.update(collections).set({ name: row.name, description: row.description, updatedAt: now }).where(eq(collections.id, id)).run();
+      await tx.update(collections).set({ name: row.name, description: row.description, updatedAt: now }).where(eq(collections.id, id));
     }
   });
   if (rebuild) announceCollection(deps, id);
@@ -320,8 +321,6 @@ export async function deleteCollection(deps: Deps, scope: Scope, rawId: string) 
 
 // ---------------------------------------------------------------- records and changelog
 
-/** LIKE pattern for text containing `term` literally. */
-const containing = (term: string) => `%${term.replace(/[\\%_]/g, (c) => `\\${c}`)}%`;
 
 /**
  * Records newest first (by when each record was created, which never
@@ -333,8 +332,8 @@ export async function listRecords(deps: Deps, scope: Scope, rawId: string, query
   const { collection } = await findCollection(deps, scope, rawId);
   const conds: (SQL | undefined)[] = [eq(collectionRecords.collectionId, collection.id)];
   if (query.search && query.search.trim() !== "") {
-    const pattern = containing(query.search.trim());
-    conds.push(or(sql`${collectionRecords.recordKey} LIKE ${pattern} ESCAPE '\\'`, sql`${collectionRecords.data} LIKE ${pattern} ESCAPE '\\'`));
+    const pattern = likePattern(query.search.trim());
+    conds.push(or(ilike(collectionRecords.recordKey, pattern), ilike(collectionRecords.data, pattern)));
   }
   if (query.event_type) conds.push(eq(collectionRecords.eventType, query.event_type));
   if (query.cursor) {

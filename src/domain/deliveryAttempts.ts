@@ -1,3 +1,4 @@
+import { never } from "../db/portableSql";
 import { and, count, eq, sql, type SQL } from "drizzle-orm";
 import type { SQLiteColumn } from "drizzle-orm/sqlite-core";
 import type { DeliveryAttempt, ListAttemptsQuery } from "../contracts/deliveryAttempts";
@@ -43,7 +44,7 @@ export function serializeAttempt({ attempt: a, connectionName, destinationName }
   };
 }
 
-const NOTHING = sql`0`;
+const NOTHING = never();
 
 function filtersFor(scope: Scope, q: ListAttemptsQuery): SQL | undefined {
   const conds: (SQL | undefined)[] = [eq(deliveryAttempts.orgId, scope.orgId), eq(deliveryAttempts.envId, scope.envId)];

@@ -1,3 +1,4 @@
+import { isUniqueViolation } from "../db/errors";
 import { and, desc, eq, or, type SQL } from "drizzle-orm";
 import type { z } from "zod";
 import { eventTypes } from "../db/schema";
@@ -55,12 +56,7 @@ export function payloadErrors(schema: string, payload: unknown): SchemaError[] |
   }));
 }
 
-export function isUniqueViolation(err: unknown): boolean {
-  for (let e: unknown = err; e; e = (e as { cause?: unknown }).cause) {
-    if (e instanceof Error && /UNIQUE constraint failed/i.test(e.message)) return true;
-  }
-  return false;
-}
+export { isUniqueViolation };
 
 /** Input from the CLI's local mode has not been through the route's validation yet. */
 export function parseOrThrow<T extends z.ZodType>(schema: T, raw: unknown, what: string): z.output<T> {

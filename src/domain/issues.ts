@@ -1,3 +1,4 @@
+import { never } from "../db/portableSql";
 import { and, count, eq, inArray, sql, type SQL } from "drizzle-orm";
 // A pure leaf shared with the recording transaction: which outcomes open, count and resolve which issues.
 import { issueSteps, issueTitle, type IssueOutcome } from "../alerts/issueGrouping";
@@ -142,7 +143,7 @@ export function recordIssueOutcomes(db: Db, outcomes: readonly IssueOutcome[], n
 
 // ---------------------------------------------------------------- the API's use-cases
 
-const NOTHING = sql`0`;
+const NOTHING = never();
 
 function filtersFor(scope: Scope, q: Pick<ListIssuesQuery, "status" | "destination_id">): SQL | undefined {
   const conds: SQL[] = [eq(issues.orgId, scope.orgId), eq(issues.envId, scope.envId)];

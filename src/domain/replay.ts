@@ -3,7 +3,7 @@ import { notFound } from "../contracts/errors";
 import type { JobProgress, ReplayInput } from "../contracts/jobs";
 import { normalizeId } from "../contracts/ids";
 import { connections, deliveryAttempts, destinations, events, jobs, sources } from "../db/schema";
-import { writeTransaction } from "../db/transaction";
+import { transaction } from "../db/transaction";
 import { newQueuedAttempt } from "./deliveries";
 import type { Deps, Scope } from "./deps";
 import { findDestinationRow } from "./destinations";
@@ -145,7 +145,7 @@ export async function replayStep(deps: Deps, job: JobRow, limit?: number): Promi
   const now = deps.clock.now();
   const last = batch[batch.length - 1]!;
   const cursor = JSON.stringify({ t: last.receivedAt, id: last.id } satisfies Cursor);
-  writeTransaction(deps.db, (tx) => {
+  await transaction(deps.db, async (tx) => {
     const rows = batch.map((e) =>
       newQueuedAttempt({
         orgId: e.orgId,
@@ -160,11 +160,11 @@ export async function replayStep(deps: Deps, job: JobRow, limit?: number): Promi
         jobId: job.id,
       }),
     );
-    tx.insert(deliveryAttempts).values(rows).run();
-    tx.update(jobs)
+    await tx.insert(deliveryAttempts).values(rows);
+    await tx
+      .update(jobs)
       .set({ processed: sql`${jobs.processed} + ${batch.length}`, cursor })
-      .where(eq(jobs.id, job.id))
-      .run();
+      .where(eq(jobs.id, job.id));
   });
   job.processed += batch.length;
   job.cursor = cursor;

@@ -1,3 +1,4 @@
+import { isUniqueViolation } from "../db/errors";
 import { and, desc, eq, like, or } from "drizzle-orm";
 import type { z } from "zod";
 import { events, sources } from "../db/schema";
@@ -194,12 +195,6 @@ function throwIfIssues(issues: Issue[]) {
   if (issues.length > 0) throw new AppError("validation_error", "Invalid source settings", issues);
 }
 
-function isUniqueViolation(err: unknown): boolean {
-  for (let e: unknown = err; e; e = (e as { cause?: unknown }).cause) {
-    if (e instanceof Error && /UNIQUE constraint failed/i.test(e.message)) return true;
-  }
-  return false;
-}
 
 // ---------------------------------------------------------------- scope
 

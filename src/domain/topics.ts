@@ -1,7 +1,7 @@
 import { and, desc, eq, like, or, type SQL } from "drizzle-orm";
 import { sources, topics } from "../db/schema";
 import { writeEvent, type EventWrite } from "../db/ingestStore";
-import { writeTransaction } from "../db/transaction";
+import { transaction } from "../db/transaction";
 import { AppError, notFound } from "../contracts/errors";
 import { hex32, newId } from "../contracts/ids";
 import type { CreateTopicInput, ListTopicsQuery, PublishInput, TopicDto, UpdateTopicInput } from "../contracts/topics";
@@ -100,11 +100,11 @@ export async function createTopic(deps: Deps, scope: Scope, raw: CreateTopicInpu
     updatedAt: now,
   };
   try {
-    writeTransaction(deps.db, (tx) => {
-      tx.insert(sources)
-        .values({ id: row.sourceId, orgId, envId, slug: sourceSlug, name: row.name, description: sourceDescription(row.name), type: TOPIC_SOURCE_TYPE, createdAt: now, updatedAt: now })
-        .run();
-      tx.insert(topics).values(row).run();
+    await transaction(deps.db, async (tx) => {
+      await tx
+        .insert(sources)
+        .values({ id: row.sourceId, orgId, envId, slug: sourceSlug, name: row.name, description: sourceDescription(row.name), type: TOPIC_SOURCE_TYPE, createdAt: now, updatedAt: now });
+      await tx.insert(topics).values(row);
     });
   } catch (err) {
     if (isUniqueViolation(err)) throw slugConflict(slug);
@@ -142,9 +142,9 @@ export async function updateTopic(deps: Deps, scope: Scope, idOrSlug: string, ra
   patch.updatedAt = now;
   const updated = { ...current, ...patch };
   try {
-    writeTransaction(deps.db, (tx) => {
-      tx.update(topics).set(patch).where(eq(topics.id, current.id)).run();
-      if (patch.name !== undefined) tx.update(sources).set({ name: updated.name, description: sourceDescription(updated.name), updatedAt: now }).where(eq(sources.id, current.sourceId)).run();
+    await transaction(deps.db, async (tx) => {
+      await tx.update(topics).set(patch).where(eq(topics.id, current.id));
+      if (patch.name !== undefined) await tx.update(sources).set({ name: updated.name, description: sourceDescription(updated.name), updatedAt: now }).where(eq(sources.id, current.sourceId));
     });
   } catch (err) {
     if (isUniqueViolation(err)) throw slugConflict(updated.slug);
