@@ -23,7 +23,7 @@ import { signPortalToken } from "../outbound/portalTokens";
 import { iso } from "./clock";
 import type { Deps, Scope } from "./deps";
 import { isUniqueViolation, listEventTypes, parseOrThrow } from "./eventTypes";
-import { createScope } from "./scope";
+import { createScope, inScope } from "./scope";
 
 /** Applications (contract §8, docs/outbound.md): CRUD, the cursor list, and portal links. */
 
@@ -68,7 +68,7 @@ export async function findApplication({ db }: Pick<Deps, "db">, scope: Scope, ap
   const [row] = await db
     .select()
     .from(applications)
-    .where(and(eq(applications.orgId, scope.orgId), eq(applications.envId, scope.envId), byId ? eq(applications.id, appId) : eq(applications.uid, appId)))
+    .where(and(inScope(applications, scope), byId ? eq(applications.id, appId) : eq(applications.uid, appId)))
     .limit(1);
   if (!row || (scope.portal && scope.portal.applicationId !== row.id)) throw notFound("Application");
   return row;
@@ -114,7 +114,7 @@ export async function createApplication(deps: Deps, scope: Scope, raw: CreateApp
 export async function listApplications(deps: Deps, scope: Scope, raw: ListApplicationsQuery = {}) {
   const query = parseQueryOrThrow(listApplicationsQuery, raw);
   if ((query.org_id && query.org_id !== scope.orgId) || (query.env_id && query.env_id !== scope.envId)) return { applications: [], cursor: null };
-  const conds: (SQL | undefined)[] = [eq(applications.orgId, scope.orgId), eq(applications.envId, scope.envId)];
+  const conds: (SQL | undefined)[] = [inScope(applications, scope)];
   if (scope.portal) conds.push(eq(applications.id, scope.portal.applicationId));
   const term = query.search?.trim();
   if (term) {

@@ -20,7 +20,7 @@ import { compileTransform } from "../delivery/transform";
 import { iso } from "./clock";
 import type { Deps, Scope } from "./deps";
 import { parseOrThrow } from "./eventTypes";
-import { createScope } from "./scope";
+import { createScope, inScope } from "./scope";
 
 export type CollectionRow = typeof collections.$inferSelect;
 type RecordRow = typeof collectionRecords.$inferSelect;
@@ -135,7 +135,6 @@ async function withProgress(deps: Deps, rows: { collection: CollectionRow; sourc
 
 // ---------------------------------------------------------------- lookups
 
-const inScope = (scope: Scope, ...more: (SQL | undefined)[]) => and(eq(collections.orgId, scope.orgId), eq(collections.envId, scope.envId), ...more);
 
 function joined({ db }: Deps, where: SQL | undefined) {
   return db
@@ -148,7 +147,7 @@ function joined({ db }: Deps, where: SQL | undefined) {
 
 async function findCollection(deps: Deps, scope: Scope, rawId: string) {
   const id = normalizeId(rawId, undefined, "Collection");
-  const [row] = await joined(deps, inScope(scope, eq(collections.id, id))).limit(1);
+  const [row] = await joined(deps, inScope(collections, scope, eq(collections.id, id))).limit(1);
   if (!row) throw notFound("Collection");
   return row;
 }
@@ -158,7 +157,7 @@ async function findSource({ db }: Deps, scope: Scope, rawId: string) {
   const [row] = await db
     .select({ id: sources.id, name: sources.name })
     .from(sources)
-    .where(and(eq(sources.id, id), eq(sources.orgId, scope.orgId), eq(sources.envId, scope.envId)))
+    .where(and(eq(sources.id, id), inScope(sources, scope)))
     .limit(1);
   if (!row) throw notFound("Source");
   return row;
@@ -251,7 +250,7 @@ export async function listCollections(deps: Deps, scope: Scope, query: ListColle
     if (id === null) return { collections: [] };
     bySource = eq(collections.sourceId, id);
   }
-  return { collections: await withProgress(deps, await joined(deps, inScope(scope, bySource))) };
+  return { collections: await withProgress(deps, await joined(deps, inScope(collections, scope, bySource))) };
 }
 
 export async function getCollection(deps: Deps, scope: Scope, rawId: string) {
@@ -312,7 +311,7 @@ export async function deleteCollection(deps: Deps, scope: Scope, rawId: string) 
   const id = normalizeId(rawId, undefined, "Collection");
   const deleted = await deps.db
     .delete(collections)
-    .where(inScope(scope, eq(collections.id, id)))
+    .where(inScope(collections, scope, eq(collections.id, id)))
     .returning({ id: collections.id });
   if (deleted.length === 0) throw notFound("Collection");
   announceCollection(deps, id);

@@ -1,3 +1,4 @@
+import { inScope } from "./scope";
 import type { Db } from "../db/open";
 import { bodyText, ilike, likePattern, never } from "../db/portableSql";
 import { and, asc, count, eq, gte, inArray, lt, or, sql, type SQL } from "drizzle-orm";
@@ -66,7 +67,7 @@ export function serializeEventListItem(r: ListRow): EventListItem {
   };
 }
 
-const scoped = (scope: Scope) => [eq(events.orgId, scope.orgId), eq(events.envId, scope.envId)];
+const scoped = (scope: Scope) => [inScope(events, scope)];
 const NOTHING = never();
 
 function filtersFor(db: Db, scope: Scope, q: ListEventsQuery): SQL | undefined {

@@ -1,3 +1,4 @@
+import { inScope } from "./scope";
 import { and, asc, count, eq, exists, gt, inArray, isNull, lte, notExists, or, sql, type SQL } from "drizzle-orm";
 import type { RedriveInput } from "../contracts/deliveryAttempts";
 import { notFound } from "../contracts/errors";
@@ -57,7 +58,7 @@ export async function startRedrive(deps: Deps, scope: Scope, input: RedriveInput
     const [conn] = await deps.db
       .select({ id: connections.id })
       .from(connections)
-      .where(and(eq(connections.id, id), eq(connections.orgId, scope.orgId), eq(connections.envId, scope.envId)))
+      .where(and(eq(connections.id, id), inScope(connections, scope)))
       .limit(1);
     if (!conn) throw notFound("Connection");
     connectionId = conn.id;

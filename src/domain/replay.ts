@@ -1,3 +1,4 @@
+import { inScope } from "./scope";
 import { and, asc, count, eq, gt, gte, inArray, lte, ne, or, sql, type SQL } from "drizzle-orm";
 import { notFound } from "../contracts/errors";
 import type { JobProgress, ReplayInput } from "../contracts/jobs";
@@ -43,8 +44,7 @@ interface Cursor {
 
 function inWindow(scope: Pick<JobRow, "orgId" | "envId">, p: ReplayParams): SQL {
   return and(
-    eq(events.orgId, scope.orgId),
-    eq(events.envId, scope.envId),
+    inScope(events, scope),
     gte(events.receivedAt, p.from),
     lte(events.receivedAt, p.to),
     p.source_id ? eq(events.sourceId, p.source_id) : undefined,
@@ -63,7 +63,7 @@ export async function startReplay(deps: Deps, scope: Scope, input: ReplayInput):
     const [source] = await deps.db
       .select({ id: sources.id })
       .from(sources)
-      .where(and(eq(sources.id, id), eq(sources.orgId, scope.orgId), eq(sources.envId, scope.envId)))
+      .where(and(eq(sources.id, id), inScope(sources, scope)))
       .limit(1);
     if (!source) throw notFound("Source");
     sourceId = source.id;

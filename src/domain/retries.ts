@@ -1,3 +1,4 @@
+import { inScope } from "./scope";
 import { and, eq, inArray, isNull, ne, or } from "drizzle-orm";
 import { AppError, notFound } from "../contracts/errors";
 import { normalizeId } from "../contracts/ids";
@@ -127,7 +128,7 @@ export async function loadRetryEvents(deps: Deps, scope: Pick<Scope, "orgId" | "
       contentType: events.contentType,
     })
     .from(events)
-    .where(and(eq(events.orgId, scope.orgId), eq(events.envId, scope.envId), inArray(events.id, ids)));
+    .where(and(inScope(events, scope), inArray(events.id, ids)));
 }
 
 /** Why a rejected event is not delivered, for people. */

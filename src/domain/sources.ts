@@ -1,3 +1,4 @@
+import { inScope } from "./scope";
 import { isUniqueViolation } from "../db/errors";
 import { and, desc, eq, like, or } from "drizzle-orm";
 import type { z } from "zod";
@@ -212,7 +213,7 @@ async function findRow({ db }: Deps, scope: Scope, rawId: string): Promise<Sourc
   const [row] = await db
     .select()
     .from(sources)
-    .where(and(eq(sources.id, id), eq(sources.orgId, scope.orgId), eq(sources.envId, scope.envId)))
+    .where(and(eq(sources.id, id), inScope(sources, scope)))
     .limit(1);
   if (!row) throw notFound("Source");
   return row;

@@ -9,7 +9,7 @@ import { createTopicInput, publishInput, updateTopicInput } from "../contracts/t
 import { iso } from "./clock";
 import type { Deps, Scope } from "./deps";
 import { isUniqueViolation, parseOrThrow, payloadErrors, schemaText, validatePayloadForEventType } from "./eventTypes";
-import { createScope } from "./scope";
+import { createScope, inScope } from "./scope";
 
 type TopicRow = typeof topics.$inferSelect;
 
@@ -32,7 +32,6 @@ export function serializeTopic(row: TopicRow): TopicDto {
   };
 }
 
-const inScope = (scope: Scope, ...more: (SQL | undefined)[]) => and(eq(topics.orgId, scope.orgId), eq(topics.envId, scope.envId), ...more);
 
 function slugify(name: string) {
   const s = name
@@ -50,7 +49,7 @@ async function findRow({ db }: Deps, scope: Scope, idOrSlug: string): Promise<To
   const rows = await db
     .select()
     .from(topics)
-    .where(inScope(scope, id ? or(eq(topics.id, id), eq(topics.slug, idOrSlug)) : eq(topics.slug, idOrSlug.toLowerCase())))
+    .where(inScope(topics, scope, id ? or(eq(topics.id, id), eq(topics.slug, idOrSlug)) : eq(topics.slug, idOrSlug.toLowerCase())))
     .limit(2);
   const row = rows.find((r) => r.id === idOrSlug) ?? rows[0];
   if (!row) throw notFound("Topic");
@@ -119,7 +118,7 @@ export async function listTopics(deps: Deps, scope: Scope, query: ListTopicsQuer
   const rows = await deps.db
     .select()
     .from(topics)
-    .where(inScope(scope, query.status ? eq(topics.status, query.status) : undefined))
+    .where(inScope(topics, scope, query.status ? eq(topics.status, query.status) : undefined))
     .orderBy(desc(topics.createdAt), desc(topics.id));
   return { topics: rows.map(serializeTopic) };
 }
@@ -157,7 +156,7 @@ export async function updateTopic(deps: Deps, scope: Scope, idOrSlug: string, ra
 export async function deleteTopic(deps: Deps, scope: Scope, idOrSlug: string) {
   const row = await findRow(deps, scope, idOrSlug);
   // The topic row goes with its source (the foreign key cascades).
-  await deps.db.delete(sources).where(and(eq(sources.id, row.sourceId), eq(sources.orgId, scope.orgId), eq(sources.envId, scope.envId)));
+  await deps.db.delete(sources).where(and(eq(sources.id, row.sourceId), inScope(sources, scope)));
   deps.bus.publish({ type: "source.updated", sourceId: row.sourceId });
   return { success: true as const };
 }
