@@ -18,8 +18,8 @@ describe.skipIf(unavailable !== null)("opening PostgreSQL (PostgreSQL)", () => {
     admin = new SQL(cluster.url);
     // A role that logs in with a password: the cluster trusts everyone else on 127.0.0.1.
     await admin`CREATE ROLE alice LOGIN PASSWORD 'right password'`;
-    const [{ hba_file }] = (await admin`SHOW hba_file`) as { hba_file: string }[];
-    await Bun.write(hba_file!, "host all alice 127.0.0.1/32 scram-sha-256\nhost all all 127.0.0.1/32 trust\n");
+    const [row] = (await admin`SHOW hba_file`) as { hba_file: string }[];
+    await Bun.write(row!.hba_file, "host all alice 127.0.0.1/32 scram-sha-256\nhost all all 127.0.0.1/32 trust\n");
     await admin`SELECT pg_reload_conf()`;
   });
   afterAll(async () => {
