@@ -75,13 +75,13 @@ async function makeDestination(status = "active"): Promise<string> {
 }
 
 /** `n` due rows of a destination, the oldest first; answers their ids. */
-async function queue(destinationId: string, n: number, eventId = eventIds[0]!): Promise<string[]> {
+async function queue(destinationId: string, n: number, eventId = eventIds[0]!, connectionId: string | null = "con_test"): Promise<string[]> {
   const base = Date.now() - 60_000;
   const rows: AttemptInsert[] = Array.from({ length: n }, (_, i) => ({
     id: newId("attempt"),
     ...scope,
     eventId,
-    connectionId: "con_test",
+    connectionId,
     destinationId,
     requestUrl: "http://127.0.0.1:9/never",
     requestMethod: "POST",
@@ -266,5 +266,16 @@ describe.skipIf(unavailable)("the delivery queue on PostgreSQL", () => {
     // The delivered event still has a delivery outstanding (the stale one): its status waits.
     const statuses = await db().select({ id: events.id, status: events.status }).from(events).where(inArray(events.id, [delivered, retried]));
     expect(statuses.map((e) => e.status)).toEqual(["pending", "pending"]);
+  });
+
+  it("settles a delivery without a connection (an application endpoint's) through message counters and endpoint health", async () => {
+    const d = await makeDestination();
+    const [id] = await queue(d, 1, eventIds[1]!, null);
+    const [row] = (await claim(1)).rows;
+    expect(row!.id).toBe(id);
+    const recorded = await transaction(db(), () => recordOutcomes(db(), [outcome(row!, "failed", { error: "timeout" })], new Date(), { endpointDisableAfterMs: 0 }));
+    // No message row for this event: the engine settles it by its attempts.
+    expect(recorded.changedEvents.map((e) => [e.id, e.status])).toEqual([[eventIds[1], "failed"]]);
+    expect(recorded.disabledDestinations).toEqual([]);
   });
 });
