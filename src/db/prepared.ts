@@ -8,9 +8,10 @@ import type { Db } from "./open";
  * database instead of per call: drizzle's query building plus SQLite's
  * prepare cost more than running the statement itself (measured: about 60%
  * of a delivery's CPU before this). Drizzle's `.prepare()` keeps them
- * dialect-neutral. On PostgreSQL they are built per call: a statement
- * prepared on the pool would run outside the caller's transaction (the root
- * Db follows the transaction only while a statement is being built).
+ * dialect-neutral (run them with `await statement.execute(values)`).
+ * PostgreSQL: built per call, never cached: a statement prepared on the root
+ * db runs on the pool, outside the caller's transaction, while one built
+ * inside transaction() is built on the transaction.
  */
 export function preparedFor<T>(build: (db: Db) => T): (db: Db) => T {
   const cache = new WeakMap<Db, T>();

@@ -1,6 +1,7 @@
 import type { FilterRule } from "../contracts/connections";
 import type { TriggerType } from "../contracts/deliveryAttempts";
 import { newId } from "../contracts/ids";
+import { dialectOf } from "../db/dialect";
 import type { Db } from "../db/open";
 import { deliverySql, type SourceConnection } from "../db/deliverySql";
 import { deliveryAttempts } from "../db/schema";
@@ -73,27 +74,41 @@ export function newQueuedAttemptThrough(
 }
 
 /**
- * Inserts a queued row with a statement prepared once. Inside a
- * writeTransaction it runs on the transaction's connection (bun:sqlite has one).
+ * Inserts a queued row. SQLite: a statement prepared once (it runs before
+ * the promise settles, on the one connection). PostgreSQL: built per call,
+ * on `db` (inside transaction() the transaction's connection).
  */
-export function insertQueuedAttempt(db: Db, row: AttemptInsert): void {
-  deliverySql(db).insertAttempt.run(
-    row.id,
-    row.orgId,
-    row.envId,
-    row.eventId,
-    row.connectionId ?? null,
-    row.destinationId,
-    row.requestUrl,
-    row.requestMethod,
-    row.attemptNumber ?? 1,
-    row.triggerType ?? null,
-    row.scheduledAt,
-    row.noRetry ?? 0,
-    row.jobId ?? null,
-    row.createdAt,
-    row.forced ?? 0,
-  );
+export async function insertQueuedAttempt(db: Db, row: AttemptInsert): Promise<void> {
+  await insertQueuedAttempts(db, [row]);
+}
+
+/** Inserts queued rows: one multi-row INSERT on PostgreSQL, the prepared statement per row on SQLite. */
+export async function insertQueuedAttempts(db: Db, rows: readonly AttemptInsert[]): Promise<void> {
+  if (rows.length === 0) return;
+  if (dialectOf(db) === "postgres") {
+    await db.insert(deliveryAttempts).values([...rows]);
+    return;
+  }
+  const insert = deliverySql(db).insertAttempt;
+  for (const row of rows) {
+    insert.run(
+      row.id,
+      row.orgId,
+      row.envId,
+      row.eventId,
+      row.connectionId ?? null,
+      row.destinationId,
+      row.requestUrl,
+      row.requestMethod,
+      row.attemptNumber ?? 1,
+      row.triggerType ?? null,
+      row.scheduledAt,
+      row.noRetry ?? 0,
+      row.jobId ?? null,
+      row.createdAt,
+      row.forced ?? 0,
+    );
+  }
 }
 
 /**

@@ -377,9 +377,9 @@ const healthStatements = preparedFor((db: Db) => ({
  * `<dst id>:endpoint_disabled` opens (or reopens) for it, which fires
  * issue_opened alert rules like any other issue. Only message deliveries
  * (no connection) concern endpoints; the rest are skipped without a query.
- * Synchronous: inside the caller's write transaction.
+ * Inside the caller's write transaction.
  */
-export function recordEndpointHealth(db: Db, outcomes: readonly EndpointOutcome[], now: Date, disableAfterMs: number | undefined): { opened: OpenedIssue[]; disabled: string[] } {
+export async function recordEndpointHealth(db: Db, outcomes: readonly EndpointOutcome[], now: Date, disableAfterMs: number | undefined): Promise<{ opened: OpenedIssue[]; disabled: string[] }> {
   const last = new Map<string, EndpointOutcome & { anySuccess: boolean }>();
   for (const o of outcomes) {
     if (o.attempt.connectionId !== null) continue;
@@ -393,16 +393,16 @@ export function recordEndpointHealth(db: Db, outcomes: readonly EndpointOutcome[
   const s = healthStatements(db);
   const at = iso(now);
   for (const [destinationId, o] of last) {
-    if (o.anySuccess) s.healthy.run({ destinationId });
+    if (o.anySuccess) await s.healthy.execute({ destinationId });
     if (o.status === "success") continue;
-    const [clock] = s.failing.all({ destinationId, now: at });
+    const [clock] = await s.failing.execute({ destinationId, now: at });
     if (!clock?.failingSince || disableAfterMs === undefined) continue;
     if (now.getTime() - Date.parse(clock.failingSince) < disableAfterMs) continue;
-    if (s.disable.all({ destinationId, now: at }).length === 0) continue;
+    if ((await s.disable.execute({ destinationId, now: at })).length === 0) continue;
     disabled.push(destinationId);
-    s.touch.run({ id: clock.id, now: at });
+    await s.touch.execute({ id: clock.id, now: at });
     const days = Math.round((disableAfterMs / 86_400_000) * 10) / 10;
-    const [issue] = s.openIssue.all({
+    const [issue] = await s.openIssue.execute({
       id: hex32(),
       orgId: o.attempt.orgId,
       envId: o.attempt.envId,

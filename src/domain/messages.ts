@@ -375,7 +375,7 @@ export interface MessageSettlement {
 
 const ph = (name: string) => sql`${sql.placeholder(name)}`;
 
-/** Prepared once per database: they run in the delivery pump's write transaction. */
+/** Prepared once per SQLite database, built per call on PostgreSQL (src/db/prepared.ts): they run in the delivery pump's write transaction. */
 const settleStatements = preparedFor((db: Db) => {
   const m = messages;
   const stillOutstanding = sql`${m.outstanding} > ${ph("settled")}`;
@@ -402,20 +402,20 @@ const settleStatements = preparedFor((db: Db) => {
  * `delivered`, and its event takes the same status. Events that are no
  * message's come back in `unknown`: their status is the engine's to refresh.
  */
-export function settleMessages(db: Db, settlements: ReadonlyMap<string, MessageSettlement>, now: Date): { changed: ChangedEvent[]; unknown: string[] } {
+export async function settleMessages(db: Db, settlements: ReadonlyMap<string, MessageSettlement>, now: Date): Promise<{ changed: ChangedEvent[]; unknown: string[] }> {
   const changed: ChangedEvent[] = [];
   const unknown: string[] = [];
   if (settlements.size === 0) return { changed, unknown };
   const s = settleStatements(db);
   const at = iso(now);
   for (const [eventId, { settled, dlq }] of settlements) {
-    const [m] = s.settle.all({ eventId, settled, dlq, now: at });
+    const [m] = await s.settle.execute({ eventId, settled, dlq, now: at });
     if (!m) {
       unknown.push(eventId);
       continue;
     }
     if (m.outstanding > 0) continue;
-    const [e] = s.eventStatus.all({ id: eventId, status: m.status });
+    const [e] = await s.eventStatus.execute({ id: eventId, status: m.status });
     if (e) changed.push({ id: eventId, orgId: m.orgId, envId: m.envId, sourceId: e.sourceId, status: m.status as MessageStatus });
   }
   return { changed, unknown };
