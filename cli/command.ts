@@ -36,6 +36,7 @@ const GLOBAL_OPTIONS = [
   ["apiKey", "--api-key <key>", "API key for remote mode [HOOKRELAY_API_KEY]"],
   ["profile", "--profile <name>", "saved login profile [HOOKRELAY_PROFILE]"],
   ["dataDir", "--data-dir <dir>", "work directly on a local data dir (local mode) [HOOKRELAY_DATA_DIR]"],
+  ["databaseUrl", "--database-url <url>", "work directly on a PostgreSQL database (local mode) [HOOKRELAY_DATABASE_URL]"],
   ["json", "--json", "print the API's JSON response and nothing else"],
 ] as const;
 
@@ -71,7 +72,7 @@ export function finishGlobalOptions(program: Command) {
   visit(program);
 }
 
-const GLOBAL_KEYS = ["url", "apiKey", "profile", "dataDir", "json"] as const;
+const GLOBAL_KEYS = ["url", "apiKey", "profile", "dataDir", "databaseUrl", "json"] as const;
 
 /** The global flags as given on the verb or any ancestor; the nearest wins. */
 export function globalFlags(cmd: Command): GlobalFlags {

@@ -2,17 +2,18 @@
  * One code path for two modes. A command describes an operation once: its
  * remote form (method, path, query, body of the /v1 API) and its local form
  * (the domain call the route makes). Remote mode sends the request; local
- * mode opens the data dir's SQLite file and calls the same domain code in the
- * default scope. Both return the object the API returns; errors of either
- * become a CliError with the API's error body and a stable exit code.
+ * mode opens the store `serve` would (the data dir's SQLite file, or PostgreSQL
+ * with a database URL) and calls the same domain code in the default scope.
+ * Both return the object the API returns; errors of either become a CliError with the API's error body and a stable exit code.
  */
 import { existsSync } from "node:fs";
 import { join } from "node:path";
 import type { z } from "zod";
 import { describeNetworkError } from "../src/delivery/networkErrors";
-import { loadConfig } from "../src/config/config";
+import { ConfigError, loadConfig } from "../src/config/config";
+import type { Dialect } from "../src/db/dialect";
 import { AppError, type ErrorBody } from "../src/contracts/errors";
-import { domainSettings, type Bus, type Deps, type Scope } from "../src/domain/deps";
+import type { Bus, Deps, Scope } from "../src/domain/deps";
 import { CliError, EXIT, usageError } from "./errors";
 import { Output } from "./output";
 import { profileName, readProfiles, type Profile } from "./profiles";
@@ -41,6 +42,7 @@ export interface GlobalFlags {
   apiKey?: string;
   profile?: string;
   dataDir?: string;
+  databaseUrl?: string;
   json?: boolean;
 }
 
@@ -212,51 +214,59 @@ export interface LocalStore {
   deps: Deps;
   scope: Scope;
   dataDir: string;
+  /** Where the data lives, for messages: the data dir, or the database URL without its password. */
+  location: string;
+  dialect: Dialect;
 }
 
 /** Nothing listens in this process: the running server's workers poll the tables as their safety net. */
 const quietBus: Bus = { publish() {}, subscribe: () => () => {} };
 
-async function openLocal(dataDir: string, out: Output): Promise<LocalStore & { close(): void }> {
-  const config = loadConfig({ dataDir });
-  const [{ openDatabase }, { loadSecretBox }, { bootstrap, defaultScope }, { systemClock }, { readServerInfo }] = await Promise.all([
+/** The same deps `serve` builds (createDeps), on the data dir's SQLite file or the database URL's PostgreSQL. */
+async function openLocal(target: { dataDir?: string; databaseUrl?: string }, out: Output): Promise<LocalStore & { close(): Promise<void> }> {
+  const config = loadConfig({ dataDir: target.dataDir, databaseUrl: target.databaseUrl });
+  const [{ createDeps }, { DatabaseUnavailable }, { databasePath }, { bootstrap, defaultScope }, { systemClock }, { readServerInfo }] = await Promise.all([
+    import("../src/runtime/deps"),
+    import("../src/db/store"),
     import("../src/db/open"),
-    import("../src/domain/secrets"),
     import("../src/domain/bootstrap"),
     import("../src/domain/clock"),
     import("../src/runtime/serverLock"),
   ]);
-  let store;
+  if (!config.databaseUrl && !config.secretKey && existsSync(databasePath(config.dataDir)) && !existsSync(join(config.dataDir, "secret.key"))) {
+    // The server encrypts secrets with HOOKRELAY_SECRET_KEY: a new key file here would seal them with another key.
+    throw new CliError(`${config.dataDir} has no secret.key: its server uses HOOKRELAY_SECRET_KEY; set the same variable for local mode`, EXIT.error, "secret_key_required");
+  }
+  let opened;
   try {
-    store = openDatabase(config.dataDir, { sync: config.sync });
+    opened = await createDeps(config, { bus: quietBus, baseUrl: localBaseUrl(config.baseUrl, config.databaseUrl ? undefined : readServerInfo(config.dataDir)?.base_url) });
   } catch (err) {
+    if (err instanceof DatabaseUnavailable) throw new CliError(err.message, EXIT.error, "database_unavailable");
+    if (err instanceof ConfigError) throw new CliError(err.message, EXIT.error, "config_error");
+    if (config.databaseUrl) throw err;
     throw new CliError(`cannot open the database in ${config.dataDir}: ${(err as Error).message}`, EXIT.error, "database_unavailable");
   }
+  const { deps, store } = opened;
   try {
     let scope = await defaultScope(store.db);
-    const fresh = !scope;
     if (!scope) {
-      // An empty data dir: the same first-start bootstrap `serve` does.
+      // An empty database: the same first-start bootstrap `serve` does.
       const boot = await bootstrap(store.db, systemClock, { email: config.adminEmail, password: config.adminPassword });
-      out.note(`initialised a new data dir in ${config.dataDir}: org default, env production, admin ${boot.email}`);
+      out.note(`initialised ${config.databaseUrl ? `the database ${store.location}` : `a new data dir in ${config.dataDir}`}: org default, env production, admin ${boot.email}`);
       if (boot.generatedPassword) process.stderr.write(`admin password (shown once): ${boot.generatedPassword}\n`);
       scope = await defaultScope(store.db);
     }
-    if (!scope) throw new CliError(`no organization in ${config.dataDir}`, EXIT.error);
-    if (!fresh && !config.secretKey && !existsSync(join(config.dataDir, "secret.key"))) {
-      // The server encrypts secrets with HOOKRELAY_SECRET_KEY: a new key file here would seal them with another key.
-      throw new CliError(`${config.dataDir} has no secret.key: its server uses HOOKRELAY_SECRET_KEY; set the same variable for local mode`, EXIT.error, "secret_key_required");
-    }
-    const deps: Deps = {
-      db: store.db,
-      clock: systemClock,
-      secrets: loadSecretBox(config.dataDir, config.secretKey),
-      bus: quietBus,
-      settings: domainSettings(config, localBaseUrl(config.baseUrl, readServerInfo(config.dataDir)?.base_url)),
+    if (!scope) throw new CliError(`no organization in ${store.location}`, EXIT.error);
+    return {
+      deps,
+      scope: { orgId: scope.orgId, envId: scope.envId, userId: null, via: "local", scopes: "*" },
+      dataDir: config.dataDir,
+      location: config.databaseUrl ? store.location : config.dataDir,
+      dialect: store.dialect,
+      close: () => store.close(),
     };
-    return { deps, scope: { orgId: scope.orgId, envId: scope.envId, userId: null, via: "local", scopes: "*" }, dataDir: config.dataDir, close: () => store.close() };
   } catch (err) {
-    store.close();
+    await store.close();
     throw err;
   }
 }
@@ -275,26 +285,33 @@ function localBaseUrl(configured: string, recorded: string | undefined) {
 type Env = Record<string, string | undefined>;
 
 /**
- * Flags win over env vars. Local mode: --data-dir / HOOKRELAY_DATA_DIR.
+ * Flags win over env vars. Local mode: --data-dir / HOOKRELAY_DATA_DIR, or
+ * --database-url / HOOKRELAY_DATABASE_URL (PostgreSQL; both may be given).
  * Remote: --url / HOOKRELAY_URL with --api-key / HOOKRELAY_API_KEY, or a
  * saved profile (--profile / HOOKRELAY_PROFILE / the last login).
  */
 export function resolveTarget(flags: GlobalFlags, env: Env = process.env):
-  | { mode: "local"; dataDir: string }
+  | { mode: "local"; dataDir?: string; databaseUrl?: string }
   | { mode: "remote"; url: string; auth: Auth }
   | { mode: "none" } {
   const remoteFlag = flags.url ?? flags.apiKey ?? flags.profile;
-  if (flags.dataDir !== undefined && remoteFlag !== undefined) throw usageError("choose one mode: --data-dir (local) or --url/--api-key/--profile (remote), not both");
+  const localFlag = flags.dataDir ?? flags.databaseUrl;
+  if (localFlag !== undefined && remoteFlag !== undefined) throw usageError("choose one mode: --data-dir/--database-url (local) or --url/--api-key/--profile (remote), not both");
   let dataDir = flags.dataDir;
-  if (dataDir === undefined && remoteFlag === undefined) {
+  let databaseUrl = flags.databaseUrl;
+  if (localFlag === undefined && remoteFlag === undefined) {
     const envRemote = env.HOOKRELAY_URL || env.HOOKRELAY_API_KEY || env.HOOKRELAY_PROFILE;
-    if (env.HOOKRELAY_DATA_DIR && envRemote) throw usageError("both HOOKRELAY_DATA_DIR and HOOKRELAY_URL/HOOKRELAY_API_KEY/HOOKRELAY_PROFILE are set: pass --data-dir or --url to choose the mode");
-    dataDir = env.HOOKRELAY_DATA_DIR || undefined;
+    const envLocal = env.HOOKRELAY_DATA_DIR || env.HOOKRELAY_DATABASE_URL;
+    if (envLocal && envRemote) throw usageError("both HOOKRELAY_DATA_DIR/HOOKRELAY_DATABASE_URL and HOOKRELAY_URL/HOOKRELAY_API_KEY/HOOKRELAY_PROFILE are set: pass --data-dir, --database-url or --url to choose the mode");
   }
-  if (dataDir !== undefined) {
-    if (dataDir === "") throw usageError("--data-dir needs a directory");
-    return { mode: "local", dataDir };
+  if (remoteFlag === undefined) {
+    // A flag for one store still takes the other's variable (--data-dir with HOOKRELAY_DATABASE_URL: PostgreSQL, as serve would).
+    dataDir ??= env.HOOKRELAY_DATA_DIR || undefined;
+    databaseUrl ??= env.HOOKRELAY_DATABASE_URL || undefined;
   }
+  if (dataDir === "") throw usageError("--data-dir needs a directory");
+  if (databaseUrl === "") throw usageError("--database-url needs a postgres:// URL");
+  if (dataDir !== undefined || databaseUrl !== undefined) return { mode: "local", ...(dataDir !== undefined ? { dataDir } : {}), ...(databaseUrl !== undefined ? { databaseUrl } : {}) };
 
   const rawUrl = flags.url ?? (env.HOOKRELAY_URL || undefined);
   const apiKey = flags.apiKey ?? (env.HOOKRELAY_API_KEY || undefined);
@@ -310,7 +327,7 @@ export function resolveTarget(flags: GlobalFlags, env: Env = process.env):
 }
 
 const NO_TARGET =
-  "not logged in and no server chosen: run `hookrelay login --url URL`, pass --url with --api-key (or HOOKRELAY_URL/HOOKRELAY_API_KEY), or work on a local data dir with --data-dir";
+  "not logged in and no server chosen: run `hookrelay login --url URL`, pass --url with --api-key (or HOOKRELAY_URL/HOOKRELAY_API_KEY), or work on a local data dir with --data-dir (or a PostgreSQL database with --database-url)";
 
 export async function createContext(flags: GlobalFlags, opts: { out?: Output; env?: Env } = {}): Promise<Context> {
   const json = flags.json === true;
@@ -330,7 +347,7 @@ export async function createContext(flags: GlobalFlags, opts: { out?: Output; en
     };
   }
 
-  const local = await openLocal(target.dataDir, out);
+  const local = await openLocal(target, out);
   return {
     mode: "local",
     out,
@@ -344,6 +361,6 @@ export async function createContext(flags: GlobalFlags, opts: { out?: Output; en
         throw appErrorToCli(err);
       }
     },
-    close: async () => local.close(),
+    close: () => local.close(),
   };
 }

@@ -38,6 +38,7 @@ export function buildProgram() {
     .option("--api-key <key>", "API key for remote mode [HOOKRELAY_API_KEY]")
     .option("--profile <name>", "saved login profile to use [HOOKRELAY_PROFILE]")
     .option("--data-dir <dir>", "work directly on a local data dir (local mode) [HOOKRELAY_DATA_DIR]")
+    .option("--database-url <url>", "work directly on a PostgreSQL database (local mode) [HOOKRELAY_DATABASE_URL]")
     .option("--json", "print the API's JSON response and nothing else")
     .exitOverride()
     .showHelpAfterError("(add --help for usage)")
@@ -75,7 +76,7 @@ export function buildProgram() {
     "after",
     `
 Client commands work on a server (remote mode: --url with --api-key, or a profile saved by
-\`hookrelay login\`) or straight on a data dir (local mode: --data-dir), with the same output.
+\`hookrelay login\`) or straight on the database (local mode: --data-dir, or --database-url for PostgreSQL), with the same output.
 Global flags go before or after the command. \`hookrelay help exit-codes\` lists the exit codes.
 
 Examples:

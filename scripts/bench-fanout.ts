@@ -99,7 +99,7 @@ async function scenario(label: string, endpointCount: number, messageCount: numb
   try {
     while (claimed < claimRows) {
       const t = Bun.nanoseconds();
-      const rows = claimDue(store.db, { now: new Date(), limit: CLAIM_BATCH, exclude: [] });
+      const rows = await claimDue(store.db, { now: new Date(), limit: CLAIM_BATCH, exclude: [] });
       claimNs += Bun.nanoseconds() - t;
       if (rows.length === 0) break;
       claimed += rows.length;

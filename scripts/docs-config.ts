@@ -29,6 +29,7 @@ Client commands (everything but \`serve\`) read these:
 | \`--api-key\` | \`HOOKRELAY_API_KEY\` | API key for remote mode |
 | \`--profile\` | \`HOOKRELAY_PROFILE\` | saved login profile (\`hookrelay login\`) |
 | \`--data-dir\` | \`HOOKRELAY_DATA_DIR\` | work directly on a local data dir (local mode) |
+| \`--database-url\` | \`HOOKRELAY_DATABASE_URL\` | work directly on a PostgreSQL database (local mode; needs \`HOOKRELAY_SECRET_KEY\`, see docs/postgres.md) |
 | \`--json\` | | print the API's JSON response and nothing else |
 
 ## Files in the data dir

@@ -10,6 +10,8 @@ import { Output } from "../output";
 
 const domain = () => import("../../src/domain/backups");
 const dataDirOf = async (ctx: Context) => (await import("../../src/db/backup")).dataDirOf(ctx.local!.deps.db);
+/** On PostgreSQL, backups are pg_dump's job: one line, exit 1 (the API answers the same with a 409). */
+const usePgDump = async () => new CliError((await domain()).USE_PG_DUMP, EXIT.error, "conflict");
 
 /** `hookrelay backup create|list|restore`: consistent copies of the database, made while the server runs. */
 export function registerBackup(program: Command) {
@@ -47,6 +49,7 @@ export function registerBackup(program: Command) {
   act(
     verb(backup, "list", "List the backups in <data-dir>/backups, newest first", ["hookrelay backup list", "hookrelay backup list --data-dir /var/lib/hookrelay --json"]),
     async (ctx) => {
+      if (ctx.local?.dialect === "postgres") throw await usePgDump();
       const res = await ctx.run({ method: "GET", path: "/backups", expect: "backups", local: async () => (await domain()).listBackups(await dataDirOf(ctx)) });
       ctx.out.result(res, {
         list: "backups",
@@ -65,6 +68,7 @@ export function registerBackup(program: Command) {
     if (flags.url !== undefined || flags.apiKey !== undefined || flags.profile !== undefined) {
       throw usageError("restore works on a data dir on this machine, with its server stopped: pass --data-dir, not --url/--api-key/--profile");
     }
+    if (flags.databaseUrl !== undefined || (flags.dataDir === undefined && process.env.HOOKRELAY_DATABASE_URL)) throw await usePgDump();
     const dataDir = flags.dataDir ?? (process.env.HOOKRELAY_DATA_DIR || undefined);
     if (!dataDir) throw usageError("restore needs the data dir to restore into: pass --data-dir (or HOOKRELAY_DATA_DIR)");
     const { restoreBackup } = await domain();

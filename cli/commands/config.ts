@@ -18,6 +18,7 @@ export function registerConfig(program: Command) {
     const { json: _json, ...serveFlags } = flags;
     // `hookrelay --data-dir X config print`, as with serve.
     serveFlags.dataDir ??= program.opts().dataDir;
+    serveFlags.databaseUrl ??= program.opts().databaseUrl;
     const explained = explainConfig(serveFlags, process.env);
     const out = new Output(json);
     if (json) return out.printJson({ config: explained });

@@ -115,7 +115,7 @@ export function registerEvents(program: Command) {
       const sources = await resolveSources(ctx, o.source ?? []);
       const sourceIds = sources.map((s) => s.id);
       const statuses = o.status ? String(o.status).split(",").map((s: string) => s.trim()).filter(Boolean) : [];
-      const where = ctx.remote ? ctx.remote.url : ctx.local!.dataDir;
+      const where = ctx.remote ? ctx.remote.url : ctx.local!.location;
       if (!ctx.json && process.stdout.isTTY && process.stdin.isTTY) {
         const { runTail } = await import("../tui/tail");
         return runTail({ ctx, sourceIds, statuses, where: where + (sources.length ? ` · ${sources.map((s) => s.name).join(", ")}` : "") });

@@ -24,7 +24,7 @@ export function registerLogin(program: Command) {
       const o = cmd.opts();
       const g = globalFlags(cmd);
       const out = new Output(g.json === true);
-      if (g.dataDir) throw usageError("login is for a remote server; local mode (--data-dir) needs no login");
+      if (g.dataDir || g.databaseUrl) throw usageError("login is for a remote server; local mode (--data-dir, --database-url) needs no login");
       if (g.apiKey) throw usageError("login uses email and password, not --api-key");
       const name = profileName(g.profile);
       const saved = readProfiles().profiles[name];
@@ -60,7 +60,7 @@ export function registerLogin(program: Command) {
     const cmd = a[a.length - 1] as Command;
     const g = globalFlags(cmd);
     const out = new Output(g.json === true);
-    if (g.dataDir) throw usageError("logout is for a remote server; local mode (--data-dir) has no session");
+    if (g.dataDir || g.databaseUrl) throw usageError("logout is for a remote server; local mode (--data-dir, --database-url) has no session");
     const name = profileName(g.profile);
     const profile = readProfiles().profiles[name];
     if (!profile) throw new CliError(`not logged in (no profile "${name}")`, EXIT.error, "not_logged_in");
@@ -86,7 +86,7 @@ export function registerLogin(program: Command) {
     ctx.out.result(res, {
       text: (r, c) => {
         const who = r.user ? c.bold(r.user.email) : c.bold(ctx.mode === "local" ? "local mode (direct database access)" : "an API key");
-        const where = ctx.remote ? ctx.remote.url : ctx.local!.dataDir;
+        const where = ctx.remote ? ctx.remote.url : ctx.local!.location;
         return `${who} on ${where}\norganization ${c.bold(r.org_name)} ${c.dim(`(${r.org_id})`)}\nenvironment  ${c.bold(r.env_name)} ${c.dim(`(${r.env_id})`)}`;
       },
     });

@@ -15,6 +15,7 @@ export function registerServe(program: Command) {
   cmd.action(async (flags: Record<string, string | undefined>) => {
     // `hookrelay --data-dir X serve`: the global flag before the command means the same.
     flags.dataDir ??= program.opts().dataDir;
+    flags.databaseUrl ??= program.opts().databaseUrl;
     const config = loadConfig(flags);
     const { startServer } = await import("../../src/server");
     const server = await startServer(config);
@@ -30,7 +31,7 @@ export function registerServe(program: Command) {
     };
     process.on("SIGTERM", () => void shutdown("SIGTERM"));
     process.on("SIGINT", () => void shutdown("SIGINT"));
-    out(`hookrelay listening on ${server.url} (data: ${config.dataDir})`);
+    out(`hookrelay listening on ${server.url} (data: ${server.store.dialect === "postgres" ? server.store.location : config.dataDir})`);
     out(`  admin UI  ${server.url}/`);
     out(`  API       ${server.url}/v1   ingest: ${server.deps.settings.baseUrl}/v1/ingest/src_<id>`);
     if (server.bootstrap.generatedPassword) {

@@ -71,8 +71,8 @@ export async function buildCollection(deps: Pick<Deps, "db" | "clock">, c: Colle
   const started = performance.now();
   const rows: BuildEvent[] =
     c.positionAt === null || c.positionEventId === null
-      ? await s.firstEvents.all({ sourceId: c.sourceId, limit })
-      : await s.nextEvents.all({ sourceId: c.sourceId, at: c.positionAt, id: c.positionEventId, limit });
+      ? await s.firstEvents.execute({ sourceId: c.sourceId, limit })
+      : await s.nextEvents.execute({ sourceId: c.sourceId, at: c.positionAt, id: c.positionEventId, limit });
   if (rows.length === 0) {
     // Nothing after the position: the backlog is done (its last event was handled, or pruned meanwhile).
     if (!c.backfillCompletedAt) await inWriteTurn(deps.db, () => completeBackfill(deps, c));
@@ -82,9 +82,9 @@ export async function buildCollection(deps: Pick<Deps, "db" | "clock">, c: Colle
   const plans: EventPlan[] = [];
   for (const row of rows) plans.push(await planEvent(row, rules));
   let busyMs = performance.now() - started;
-  const applied = await inWriteTurn(deps.db, () => {
+  const applied = await inWriteTurn(deps.db, async () => {
     const applying = performance.now();
-    const result = applyBatch(deps, c, plans);
+    const result = await applyBatch(deps, c, plans);
     busyMs += performance.now() - applying;
     return result;
   });
@@ -93,20 +93,20 @@ export async function buildCollection(deps: Pick<Deps, "db" | "clock">, c: Colle
 }
 
 /** The row as it is inside the write transaction, if no one changed its build since `c` was read. */
-function unchanged(deps: Pick<Deps, "db">, c: CollectionRow): CollectionRow | null {
-  const now = builderStatements(deps.db).collection.get({ id: c.id });
+async function unchanged(deps: Pick<Deps, "db">, c: CollectionRow): Promise<CollectionRow | null> {
+  const [now] = await builderStatements(deps.db).collection.execute({ id: c.id });
   if (!now || now.generation !== c.generation || now.positionAt !== c.positionAt || now.positionEventId !== c.positionEventId) return null;
   return now;
 }
 
-function completeBackfill(deps: Pick<Deps, "db" | "clock">, c: CollectionRow) {
-  const current = unchanged(deps, c);
+async function completeBackfill(deps: Pick<Deps, "db" | "clock">, c: CollectionRow) {
+  const current = await unchanged(deps, c);
   if (!current) return;
-  saveState(deps, { ...current, backfillCompletedAt: iso(deps.clock.now()), backfillProcessed: current.backfillTotal });
+  await saveState(deps, { ...current, backfillCompletedAt: iso(deps.clock.now()), backfillProcessed: current.backfillTotal });
 }
 
-function saveState(deps: Pick<Deps, "db">, c: CollectionRow) {
-  builderStatements(deps.db).saveState.run({
+async function saveState(deps: Pick<Deps, "db">, c: CollectionRow) {
+  await builderStatements(deps.db).saveState.execute({
     id: c.id,
     recordCount: c.recordCount,
     positionAt: c.positionAt,
@@ -124,7 +124,7 @@ function saveState(deps: Pick<Deps, "db">, c: CollectionRow) {
 }
 
 /** The prefix of `plans` that is safe to apply now (see the file comment), and why it may be shorter. */
-function safePrefix(deps: Pick<Deps, "db" | "clock">, c: CollectionRow, plans: EventPlan[]) {
+async function safePrefix(deps: Pick<Deps, "db" | "clock">, c: CollectionRow, plans: EventPlan[]) {
   const horizon = iso(deps.clock.now());
   let take = plans.findIndex((p) => p.receivedAt >= horizon);
   if (take < 0) take = plans.length;
@@ -135,7 +135,7 @@ function safePrefix(deps: Pick<Deps, "db" | "clock">, c: CollectionRow, plans: E
     const last = plans[take - 1]!;
     const range = { sourceId: c.sourceId, untilAt: last.receivedAt, untilId: last.eventId, limit: take + 1 };
     const committed =
-      c.positionAt === null || c.positionEventId === null ? s.firstIds.all(range) : s.nextIds.all({ ...range, at: c.positionAt, id: c.positionEventId });
+      c.positionAt === null || c.positionEventId === null ? await s.firstIds.execute(range) : await s.nextIds.execute({ ...range, at: c.positionAt, id: c.positionEventId });
     let same = 0;
     while (same < take && committed[same]?.id === plans[same]!.eventId) same++;
     if (same < take) {
@@ -149,25 +149,25 @@ function safePrefix(deps: Pick<Deps, "db" | "clock">, c: CollectionRow, plans: E
 type RecordRow = typeof collectionRecords.$inferSelect;
 
 /** Inside the write transaction: the batch's records, changelog entries, counters and position, all or nothing. */
-export function applyBatch(deps: Pick<Deps, "db" | "clock">, c: CollectionRow, all: EventPlan[]): "stale" | { handled: number; heldBack: boolean; cut: boolean } {
-  const current = unchanged(deps, c);
+export async function applyBatch(deps: Pick<Deps, "db" | "clock">, c: CollectionRow, all: EventPlan[]): Promise<"stale" | { handled: number; heldBack: boolean; cut: boolean }> {
+  const current = await unchanged(deps, c);
   if (!current) return "stale";
-  const { plans, heldBack, cut } = safePrefix(deps, c, all);
+  const { plans, heldBack, cut } = await safePrefix(deps, c, all);
   if (plans.length === 0) return { handled: 0, heldBack, cut };
   const s = builderStatements(deps.db);
 
   // Each key is looked up once a batch; afterwards the map holds what the batch made of it (null: absent).
   const records = new Map<string, RecordRow | null>();
-  const recordOf = (key: string) => {
+  const recordOf = async (key: string) => {
     let r = records.get(key);
     if (r === undefined) {
-      r = s.record.get({ collectionId: c.id, key }) ?? null;
+      r = (await s.record.execute({ collectionId: c.id, key }))[0] ?? null;
       records.set(key, r);
     }
     return r;
   };
   const log = (p: EventPlan & { key: string }, recordId: string, changeType: string, beforeData: string | null, afterData: string) =>
-    s.insertChange.run({ id: hex32(), collectionId: c.id, recordId, recordKey: p.key, changeType, beforeData, afterData, eventId: p.eventId, eventType: p.eventType, createdAt: p.receivedAt });
+    s.insertChange.execute({ id: hex32(), collectionId: c.id, recordId, recordKey: p.key, changeType, beforeData, afterData, eventId: p.eventId, eventType: p.eventType, createdAt: p.receivedAt });
 
   const next = { ...current };
   const problem = (p: EventPlan, message: string) => {
@@ -178,7 +178,7 @@ export function applyBatch(deps: Pick<Deps, "db" | "clock">, c: CollectionRow, a
   for (const p of plans) {
     switch (p.kind) {
       case "upsert": {
-        const existing = recordOf(p.key);
+        const existing = await recordOf(p.key);
         if (!existing) {
           const row: RecordRow = {
             id: hex32(),
@@ -193,25 +193,25 @@ export function applyBatch(deps: Pick<Deps, "db" | "clock">, c: CollectionRow, a
             createdAt: p.receivedAt,
             updatedAt: p.receivedAt,
           };
-          s.insertRecord.run(row);
+          await s.insertRecord.execute(row);
           records.set(p.key, row);
           next.recordCount++;
-          log(p, row.id, "created", null, p.data);
+          await log(p, row.id, "created", null, p.data);
         } else if (!sameData(existing.data, p.data)) {
           const changes = { data: p.data, eventType: p.eventType, sourceEventId: p.eventId, sourceEventAt: p.receivedAt, updatedAt: p.receivedAt };
-          s.updateRecord.run({ id: existing.id, ...changes });
+          await s.updateRecord.execute({ id: existing.id, ...changes });
           records.set(p.key, { ...existing, ...changes });
-          log(p, existing.id, "updated", existing.data, p.data);
+          await log(p, existing.id, "updated", existing.data, p.data);
         }
         break;
       }
       case "delete": {
-        const existing = recordOf(p.key);
+        const existing = await recordOf(p.key);
         if (existing) {
-          s.deleteRecord.run({ id: existing.id });
+          await s.deleteRecord.execute({ id: existing.id });
           records.set(p.key, null);
           next.recordCount--;
-          log(p, existing.id, "deleted", existing.data, "null");
+          await log(p, existing.id, "deleted", existing.data, "null");
         }
         break;
       }
@@ -244,6 +244,6 @@ export function applyBatch(deps: Pick<Deps, "db" | "clock">, c: CollectionRow, a
       next.backfillProcessed = next.backfillTotal;
     }
   }
-  saveState(deps, next);
+  await saveState(deps, next);
   return { handled: plans.length, heldBack, cut };
 }

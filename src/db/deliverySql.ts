@@ -7,20 +7,22 @@ import type { deliveryAttempts, destinations } from "./schema";
  * ingest): routing, claiming, loading, recording and settling run these for
  * every batch, so they are plain statements prepared once on bun:sqlite
  * (drizzle's result mapping cost more than the statements themselves,
- * measured), with positional parameters and json_each for lists. A
- * PostgreSQL build would implement the same names with its own SQL (arrays
- * instead of json_each, FOR UPDATE SKIP LOCKED in the claim).
+ * measured), with positional parameters and json_each for lists. The queue's
+ * statements are used through src/db/sqliteQueue.ts; PostgreSQL's are in
+ * src/db/pg/queueSql.ts (arrays instead of json_each, FOR UPDATE SKIP LOCKED
+ * in the claim).
  */
 
 /**
  * What a worker needs of a claimed row (fewer columns: less to read back per
- * claim), and its SQLite rowid: the claim and the outcome find the row by it,
- * one b-tree search instead of two (the id's index, then the table).
+ * claim). On SQLite also its rowid: the claim and the outcome find the row by
+ * it, one b-tree search instead of two (the id's index, then the table); only
+ * SQLite's statements here read it, and PostgreSQL's claim leaves it out.
  */
 export type AttemptRow = Pick<
   typeof deliveryAttempts.$inferSelect,
   "id" | "orgId" | "envId" | "eventId" | "connectionId" | "destinationId" | "requestUrl" | "requestMethod" | "attemptNumber" | "triggerType" | "noRetry" | "forced" | "jobId" | "leaseUntil"
-> & { rowId: number };
+> & { rowId?: number };
 
 /** The columns of a stored request that filters, transforms and sending read. */
 export interface StoredRequestRow {
@@ -97,6 +99,14 @@ export const deliverySql = preparedFor((db: Db) => {
     /** The whole batch (a JSON array of rowids) in one statement: its rows were just read in this same write transaction. */
     claim: sqlite.prepare<never, [string, string]>(
       `UPDATE delivery_attempts SET status = 'delivering', lease_until = ?2 WHERE rowid IN (SELECT value FROM json_each(?1))`,
+    ),
+    /** Hands a claimed row back, only while this claim holds it. */
+    release: sqlite.prepare<never, [string, string | null]>(
+      `UPDATE delivery_attempts SET status = 'queued', lease_until = NULL WHERE id = ?1 AND status = 'delivering' AND lease_until = ?2`,
+    ),
+    /** Start-up of the one serve process: every claim left is a previous run's. */
+    releaseOrphaned: sqlite.prepare<{ id: string }, []>(
+      `UPDATE delivery_attempts SET status = 'queued', lease_until = NULL WHERE status = 'delivering' RETURNING id`,
     ),
     /** The events of a claimed batch (a JSON array of ids), in one statement. */
     loadEvents: sqlite.prepare<ClaimedEvent, [string]>(

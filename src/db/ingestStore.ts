@@ -142,10 +142,14 @@ async function writeQueued(db: Db, s: Store, batch: Pending[], now: () => Date):
   return { results, afterCommit: await routing.finish(db, s.sql) };
 }
 
+/** A locked (SQLite) or unreachable (PostgreSQL) database; drizzle may wrap the driver's error as its cause. */
 function failsEveryRetry(error: unknown): boolean {
-  const code = (error as { code?: unknown } | null)?.code;
-  if (typeof code === "string" && /^SQLITE_(BUSY|LOCKED)|^ERR_POSTGRES_CONNECTION/.test(code)) return true;
-  return error instanceof Error && /database is locked|busy/i.test(error.message);
+  for (let e: unknown = error; e; e = (e as { cause?: unknown }).cause) {
+    const code = (e as { code?: unknown }).code;
+    if (typeof code === "string" && /^SQLITE_(BUSY|LOCKED)|^ERR_POSTGRES_CONNECTION/.test(code)) return true;
+    if (e instanceof Error && /database is locked|busy/i.test(e.message)) return true;
+  }
+  return false;
 }
 
 /** One group commit's routing: the hook's batch (null once it threw), what it threw, and the events it routed. */

@@ -1,5 +1,6 @@
 import type { Database } from "bun:sqlite";
 import { sql, type SQL } from "drizzle-orm";
+import { dialectOf } from "./dialect";
 import type { Db } from "./open";
 
 /**
@@ -7,11 +8,15 @@ import type { Db } from "./open";
  * database instead of per call: drizzle's query building plus SQLite's
  * prepare cost more than running the statement itself (measured: about 60%
  * of a delivery's CPU before this). Drizzle's `.prepare()` keeps them
- * dialect-neutral; a PostgreSQL build prepares the same way.
+ * dialect-neutral (run them with `await statement.execute(values)`).
+ * PostgreSQL: built per call, never cached: a statement prepared on the root
+ * db runs on the pool, outside the caller's transaction, while one built
+ * inside transaction() is built on the transaction.
  */
 export function preparedFor<T>(build: (db: Db) => T): (db: Db) => T {
   const cache = new WeakMap<Db, T>();
   return (db) => {
+    if (dialectOf(db) === "postgres") return build(db);
     let statements = cache.get(db);
     if (!statements) {
       statements = build(db);

@@ -25,7 +25,7 @@ export interface RoutingSql {
   /** The connections of these sources, oldest first, with what a queued row needs of their destination. */
   connectionsOf(sourceIds: string[]): Promise<SourceConnection[]>;
   /** Queued rows: first tries of chains, or next tries. */
-  insertAttempts(rows: QueuedAttemptRow[]): Promise<void>;
+  insertAttempts(rows: readonly QueuedAttemptRow[]): Promise<void>;
 }
 
 /** What routing needs of a stored event. */

@@ -16,6 +16,14 @@ export interface Store {
   close(): Promise<void>;
 }
 
+/** The database cannot be reached or used (server down, credentials refused, too old): one line, no stack. */
+export class DatabaseUnavailable extends Error {
+  override name = "DatabaseUnavailable";
+}
+
+/** A readiness probe must answer while the server is down, not after the client's connect timeout. */
+const PING_TIMEOUT_MS = 2000;
+
 export interface StoreOptions {
   dataDir: string;
   /** `postgres://…`: PostgreSQL; otherwise the data dir's SQLite file. */
@@ -32,7 +40,15 @@ export async function openStore(opts: StoreOptions): Promise<Store> {
       db: pg.db,
       location: redactedUrl(opts.databaseUrl),
       async ping() {
-        await pg.client`SELECT 1`;
+        let timer: ReturnType<typeof setTimeout> | undefined;
+        const late = new Promise<never>((_, reject) => {
+          timer = setTimeout(() => reject(new DatabaseUnavailable("the database did not answer within 2 s")), PING_TIMEOUT_MS);
+        });
+        try {
+          await Promise.race([pg.client`SELECT 1`, late]);
+        } finally {
+          clearTimeout(timer);
+        }
       },
       close: () => pg.close(),
     };

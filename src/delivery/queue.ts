@@ -1,10 +1,10 @@
-import { and, count, eq, sql } from "drizzle-orm";
+import { count, eq, sql } from "drizzle-orm";
 import type { Db } from "../db/open";
 import { deliveryAttempts, jobs } from "../db/schema";
-import { deliverySql, type AttemptRow } from "../db/deliverySql";
-import { preparedFor } from "../db/prepared";
+import type { AttemptRow, ClaimedEvent, DestinationForDelivery } from "../db/deliverySql";
+import { queueStoreOf } from "../db/queueStore";
 import { newId } from "../contracts/ids";
-import { insertQueuedAttempt } from "../domain/deliveries";
+import { insertQueuedAttempts, type AttemptInsert } from "../domain/deliveries";
 import { iso } from "../domain/clock";
 import { refreshEventStatuses, type ChangedEvent } from "../domain/eventStatus";
 import { recordIssueOutcomes, type OpenedIssue } from "../domain/issues";
@@ -48,222 +48,57 @@ export interface ClaimResult {
 }
 
 /**
- * A claim's walk over destinations visits at most this many per row asked
- * for (and at least WALK_MIN_VISITS): when most destinations with rows
- * waiting have none due yet (their retries are scheduled later), a claim
- * still costs in proportion to its batch, and the next one goes on from
- * where it stopped.
- */
-const WALK_VISITS_PER_ROW = 4;
-const WALK_MIN_VISITS = 64;
-
-/** Where the walk over destinations stands, per database: it goes round them in id order, claim after claim. */
-interface WalkState {
-  /** The last destination visited. */
-  cursor?: string;
-  /** The round in progress: where it began, and whether it has wrapped past the last destination id. */
-  lap?: { start?: string; wrapped: boolean };
-}
-const walks = new WeakMap<Db, WalkState>();
-
-/**
  * Claims up to `limit` due rows: queued rows whose time has come, and rows
  * whose lease expired, without `exclude` (destinations out of rate-limit
- * slots) and paused destinations. Its cost follows the batch, not the number
- * of destinations with rows waiting (docs/performance.md, "Outbound fan-out"):
+ * slots) and paused destinations, fairly across destinations: one
+ * destination's backlog never starves another's, and a claim costs in
+ * proportion to its batch, not to the number of destinations with rows
+ * waiting. Each claimed row is `delivering` with a lease of LEASE_MS.
+ * SQLite walks the destinations with its prepared statements
+ * (src/db/sqliteQueue.ts); PostgreSQL locks with FOR UPDATE SKIP LOCKED so
+ * several claimers can claim side by side (src/db/pg/queueSql.ts).
  *
- * 1. The oldest `limit + 1` due rows are read from attempts_due_time (by
- *    scheduled_at): when there are no more than `limit`, every due row is in
- *    hand, and they are shared out in turns.
- * 2. Otherwise many rows are due, and a destination with a long backlog may
- *    hold all of the oldest. Destinations then take turns: a walk goes round
- *    the destinations with queued rows (attempts_due, a loose index scan: one
- *    seek each) from where the last claim stopped, one row of each; when it
- *    has been round them all with room left, more of each in turns. So one
- *    destination's backlog, or one slow endpoint, never starves another, and
- *    with 10,000 endpoints a batch of 128 visits about 128 of them. A walk
- *    visits at most WALK_VISITS_PER_ROW destinations per row asked for; rows
- *    it left room for are taken from the oldest due (step 1's).
- *
- * Rows within a destination go oldest first. Inside the caller's write
- * transaction (the worker's pump): the reads and the UPDATE must not be split
- * by another writer. SQLite dialect: atomic because SQLite has one writer. A
- * PostgreSQL implementation would select the ids with FOR UPDATE SKIP LOCKED
- * so several processes can claim side by side.
+ * Inside the caller's write transaction (the worker's pump): the claim's
+ * reads and its UPDATE must not be split by another writer.
  */
-export function claimBatch(db: Db, opts: ClaimOptions): ClaimResult {
-  const s = deliverySql(db);
-  const now = iso(opts.now);
-  const limit = opts.limit;
-  const skip = new Set(opts.exclude);
-  for (const d of s.pausedDestinations.all()) skip.add(d.id);
-  const cap = (destinationId: string) => (opts.oneEach?.has(destinationId) ? 1 : limit);
-  const state = walks.get(db) ?? {};
-  walks.set(db, state);
-
-  const oldest = s.dueByTime.all(now, limit + 1);
-  let claimed: AttemptRow[];
-  let complete: boolean;
-  if (oldest.length <= limit) {
-    // Every due row is here.
-    const byDestination = new Map<string, number[]>();
-    for (const r of oldest) {
-      if (skip.has(r.destinationId)) continue;
-      const list = byDestination.get(r.destinationId) ?? [];
-      if (list.length < cap(r.destinationId)) list.push(r.rowId);
-      byDestination.set(r.destinationId, list);
-    }
-    claimed = loadInOrder(s, takeTurns([...byDestination.values()], limit));
-    complete = true;
-    state.lap = undefined;
-  } else {
-    const walk = walkDestinations(s, state, now, limit, skip, cap);
-    claimed = takeTurns(walk.lists, limit);
-    complete = walk.lapDone;
-    if (claimed.length < limit) {
-      // Room the walk did not fill (it stopped part way round): the oldest due rows.
-      const taken = new Set(claimed.map((r) => r.rowId));
-      const perDestination = new Map<string, number>();
-      for (const r of claimed) perDestination.set(r.destinationId, (perDestination.get(r.destinationId) ?? 0) + 1);
-      const extra: number[] = [];
-      for (const r of oldest) {
-        if (claimed.length + extra.length >= limit) break;
-        const n = perDestination.get(r.destinationId) ?? 0;
-        if (taken.has(r.rowId) || skip.has(r.destinationId) || n >= cap(r.destinationId)) continue;
-        perDestination.set(r.destinationId, n + 1);
-        extra.push(r.rowId);
-      }
-      claimed.push(...loadInOrder(s, extra));
-    }
-  }
-
-  if (claimed.length < limit) claimed.push(...s.leaseExpired.all(now, limit - claimed.length));
-  if (claimed.length === 0) return { rows: claimed, complete };
-  const lease = iso(new Date(opts.now.getTime() + LEASE_MS));
-  s.claim.run(JSON.stringify(claimed.map((r) => r.rowId)), lease);
-  for (const row of claimed) row.leaseUntil = lease;
-  return { rows: claimed, complete };
+export async function claimBatch(db: Db, opts: ClaimOptions): Promise<ClaimResult> {
+  return queueStoreOf(db).claim({
+    now: iso(opts.now),
+    lease: iso(new Date(opts.now.getTime() + LEASE_MS)),
+    limit: opts.limit,
+    exclude: new Set(opts.exclude),
+    oneEach: opts.oneEach,
+  });
 }
 
 /** claimBatch's rows alone (tests and benchmarks). */
-export function claimDue(db: Db, opts: ClaimOptions): AttemptRow[] {
-  return claimBatch(db, opts).rows;
+export async function claimDue(db: Db, opts: ClaimOptions): Promise<AttemptRow[]> {
+  return (await claimBatch(db, opts)).rows;
 }
-
-type Statements = ReturnType<typeof deliverySql>;
-
-/**
- * Goes round the destinations with queued rows from where the last walk
- * stopped, one due row of each, until `limit` rows or the visit budget. When
- * it completes the round it began (this claim or an earlier one), the
- * destinations it took from this time give more rows each, in turns.
- */
-function walkDestinations(s: Statements, state: WalkState, now: string, limit: number, skip: ReadonlySet<string>, cap: (d: string) => number) {
-  const budget = Math.max(WALK_MIN_VISITS, limit * WALK_VISITS_PER_ROW);
-  const lap = state.lap ?? { start: state.cursor, wrapped: false };
-  const lists = new Map<string, AttemptRow[]>();
-  let count = 0;
-  let visits = 0;
-  let lapDone = false;
-  // Each step reads the next destination with its oldest queued row: one seek, and the row when it is due.
-  let next = s.firstRowAfter.get(state.cursor ?? "");
-  while (count < limit && visits < budget) {
-    if (next === null) {
-      if (lap.start === undefined || lap.wrapped) {
-        lapDone = true;
-        break;
-      }
-      lap.wrapped = true;
-      next = s.firstRowAfter.get("");
-      continue;
-    }
-    const d = next.destinationId;
-    if (lap.wrapped && lap.start !== undefined && d > lap.start) {
-      lapDone = true;
-      break;
-    }
-    visits++;
-    state.cursor = d;
-    if (!skip.has(d) && next.scheduledAt <= now) {
-      const { scheduledAt: _, ...row } = next;
-      lists.set(d, [row]);
-      count++;
-    }
-    next = s.firstRowAfter.get(d);
-  }
-  state.lap = lapDone ? undefined : lap;
-  if (lapDone) {
-    // Round them all with room left: more rows of each, in equal shares, until full or none has more.
-    let active = [...lists.keys()].filter((d) => cap(d) > 1);
-    while (count < limit && active.length > 0) {
-      const share = Math.ceil((limit - count) / active.length);
-      const more: string[] = [];
-      for (const d of active) {
-        const have = lists.get(d)!;
-        const want = Math.min(share, cap(d) - have.length);
-        const rows = s.dueOf.all(d, now, want, have.length);
-        have.push(...rows);
-        count += rows.length;
-        if (rows.length === want && have.length < cap(d)) more.push(d);
-      }
-      active = more;
-    }
-  }
-  return { lists: [...lists.values()], lapDone };
-}
-
-/** Round-robin over the lists (one of each in turn), up to `limit` items. */
-function takeTurns<T>(lists: Iterable<T[]>, limit: number): T[] {
-  const all = [...lists];
-  const out: T[] = [];
-  for (let turn = 0; out.length < limit; turn++) {
-    let any = false;
-    for (const list of all) {
-      const item = list[turn];
-      if (item === undefined) continue;
-      any = true;
-      out.push(item);
-      if (out.length >= limit) break;
-    }
-    if (!any) break;
-  }
-  return out;
-}
-
-/** The rows of these rowids, in the order given. */
-function loadInOrder(s: Statements, rowIds: number[]): AttemptRow[] {
-  if (rowIds.length === 0) return [];
-  const byRowId = new Map(s.rowsByRowId.all(JSON.stringify(rowIds)).map((r) => [r.rowId, r]));
-  return rowIds.map((id) => byRowId.get(id)).filter((r): r is AttemptRow => r !== undefined);
-}
-
-const releaseStatement = preparedFor((db) =>
-  db
-    .update(a)
-    .set({ status: "queued", leaseUntil: null })
-    .where(and(eq(a.id, sql.placeholder("id")), eq(a.status, "delivering"), eq(a.leaseUntil, sql.placeholder("lease"))))
-    .prepare(),
-);
 
 /** Hands claimed rows back untouched (no slot for their destination, or shutting down). Runs inside the caller's transaction. */
-export function releaseClaims(db: Db, rows: Pick<AttemptRow, "id" | "leaseUntil">[]): void {
-  const release = releaseStatement(db);
-  for (const r of rows) release.run({ id: r.id, lease: r.leaseUntil });
+export async function releaseClaims(db: Db, rows: Pick<AttemptRow, "id" | "leaseUntil">[]): Promise<void> {
+  if (rows.length > 0) await queueStoreOf(db).release(rows);
 }
 
 /**
  * On start-up: rows a previous run of this process left `delivering` were
- * cut off mid-flight, so they are due again now (at-least-once). SQLite
- * serves one `serve` process; with several processes on PostgreSQL this
- * would be left to lease expiry instead.
+ * cut off mid-flight, so they are due again now (at-least-once). One `serve`
+ * node owns the queue, on either store; with several nodes on PostgreSQL
+ * this would be left to lease expiry instead.
  */
 export async function releaseOrphanedClaims(db: Db): Promise<number> {
-  const rows = await db
-    .update(deliveryAttempts)
-    .set({ status: "queued", leaseUntil: null })
-    .where(eq(deliveryAttempts.status, "delivering"))
-    .returning({ id: deliveryAttempts.id });
-  return rows.length;
+  return queueStoreOf(db).releaseOrphaned();
+}
+
+/** The events of a claimed batch (retention may have pruned some meanwhile: those are missing). */
+export async function loadClaimedEvents(db: Db, rows: readonly AttemptRow[]): Promise<ClaimedEvent[]> {
+  return queueStoreOf(db).loadEvents([...new Set(rows.map((r) => r.eventId))]);
+}
+
+/** A destination as the worker sends with it (with its application endpoint's settings, if any). */
+export async function destinationForDelivery(db: Db, destinationId: string): Promise<DestinationForDelivery | undefined> {
+  return queueStoreOf(db).destinationForDelivery(destinationId);
 }
 
 /**
@@ -273,8 +108,8 @@ export async function releaseOrphanedClaims(db: Db): Promise<number> {
  * (resuming one wakes the worker) or to destinations out of rate-limit slots
  * (the worker's pacer knows when those come back).
  */
-export function nextDueAt(db: Db, now: Date): Date | null {
-  const at = deliverySql(db).nextScheduled.get(iso(now))?.at;
+export async function nextDueAt(db: Db, now: Date): Promise<Date | null> {
+  const at = await queueStoreOf(db).nextScheduledAfter(iso(now));
   return at ? new Date(at) : null;
 }
 
@@ -283,7 +118,7 @@ export async function queueStats(db: Db, now: Date): Promise<{ depth: number; ol
   // Two equality counts: each is answered from its partial index alone.
   const [queued] = await db.select({ n: count() }).from(a).where(eq(a.status, "queued"));
   const [delivering] = await db.select({ n: count() }).from(a).where(eq(a.status, "delivering"));
-  const at = deliverySql(db).oldestQueued.get()?.at;
+  const at = await queueStoreOf(db).oldestQueued();
   const oldest = at ? new Date(at) : null;
   return {
     depth: (queued?.n ?? 0) + (delivering?.n ?? 0),
@@ -332,14 +167,6 @@ export interface RecordedOutcomes {
   disabledDestinations: string[];
 }
 
-const jobStatements = preparedFor((db) => ({
-  countJob: db
-    .update(jobs)
-    .set({ succeeded: sql`${jobs.succeeded} + ${sql.placeholder("succeeded")}`, failed: sql`${jobs.failed} + ${sql.placeholder("failed")}` })
-    .where(eq(jobs.id, sql.placeholder("id")))
-    .prepare(),
-}));
-
 export interface RecordOptions {
   /** HOOKRELAY_ENDPOINT_DISABLE_AFTER: an application endpoint failing this long without a success is disabled. */
   endpointDisableAfterMs?: number;
@@ -351,47 +178,46 @@ export interface RecordOptions {
  * counters, the statuses of the events concerned (outbound messages by
  * their counters, src/domain/messages.ts), the destinations' issues
  * (src/domain/issues.ts) and application endpoints' failure clocks
- * (src/domain/endpoints.ts). Inside the caller's
+ * (src/domain/endpoints.ts). The rows are written a batch at a time (on
+ * PostgreSQL one statement for the batch, and one multi-row INSERT for its
+ * retries), only where the claim still holds the lease. Inside the caller's
  * write transaction (the worker's pump), which it does not nest: a nested
- * one is a savepoint plus a drizzle transaction object, a cost per pump
- * that showed in profiles.
+ * one is a savepoint, a cost per pump that showed in profiles.
  */
-export function recordOutcomes(db: Db, outcomes: AttemptOutcome[], now: Date, opts: RecordOptions = {}): RecordedOutcomes {
+export async function recordOutcomes(db: Db, outcomes: AttemptOutcome[], now: Date, opts: RecordOptions = {}): Promise<RecordedOutcomes> {
   const nowIso = iso(now);
-  const s = jobStatements(db);
-  const complete = deliverySql(db).complete;
+  const written = await queueStoreOf(db).recordOutcomes(
+    outcomes.map((o) => ({
+      attempt: o.attempt,
+      status: o.status,
+      requestUrl: o.requestUrl,
+      requestMethod: o.requestMethod,
+      requestHeaders: o.requestHeaders,
+      requestBodySize: o.requestBodySize,
+      responseStatus: o.responseStatus,
+      responseHeaders: o.responseHeaders,
+      responseBody: o.responseBody,
+      durationMs: o.durationMs,
+      error: o.error,
+      errorDetail: o.errorDetail,
+      nextRetryAt: o.retryAt ? iso(o.retryAt) : null,
+      isDlq: o.dlq ? 1 : 0,
+      dlqAt: o.dlq ? nowIso : null,
+      sentAt: iso(o.sentAt),
+    })),
+  );
   const settledEvents = new Set<string>();
   /** Chains without a connection are outbound messages' (src/domain/messages.ts); settled by counting, not by aggregating. */
   const settledMessages = new Map<string, MessageSettlement>();
   const jobCounts = new Map<string, { succeeded: number; failed: number }>();
   let stale = 0;
-  let retriesQueued = 0;
+  const retries: AttemptInsert[] = [];
   const failures: AttemptOutcome[] = [];
   const recorded: AttemptOutcome[] = [];
   const dlqScopes = new Map<string, { orgId: string; envId: string }>();
   for (const o of outcomes) {
     const a = o.attempt;
-    const { changes } = complete.run(
-      a.rowId,
-      o.status,
-      o.requestUrl,
-      o.requestMethod,
-      o.requestHeaders,
-      o.requestBodySize,
-      o.responseStatus,
-      o.responseHeaders,
-      o.responseBody,
-      o.durationMs,
-      o.error,
-      o.errorDetail,
-      o.retryAt ? iso(o.retryAt) : null,
-      o.dlq ? 1 : 0,
-      o.dlq ? nowIso : null,
-      a.leaseUntil,
-      a.id,
-      iso(o.sentAt),
-    );
-    if (changes === 0) {
+    if (!written.has(a.id)) {
       stale++;
       continue;
     }
@@ -399,8 +225,7 @@ export function recordOutcomes(db: Db, outcomes: AttemptOutcome[], now: Date, op
     if (o.dlq) dlqScopes.set(`${a.orgId} ${a.envId}`, { orgId: a.orgId, envId: a.envId });
     if (o.status === "failed") failures.push(o);
     if (o.retryAt) {
-      retriesQueued++;
-      insertQueuedAttempt(db, {
+      retries.push({
         id: newId("attempt"),
         orgId: a.orgId,
         envId: a.envId,
@@ -438,12 +263,29 @@ export function recordOutcomes(db: Db, outcomes: AttemptOutcome[], now: Date, op
     }
     settledEvents.add(a.eventId);
   }
-  for (const [id, c] of jobCounts) s.countJob.run({ id, ...c });
-  const messages = settleMessages(db, settledMessages, now);
+  await insertQueuedAttempts(db, retries);
+  for (const [id, c] of jobCounts) await countJobDeliveries(db, id, c);
+  const messages = await settleMessages(db, settledMessages, now);
   for (const id of messages.unknown) settledEvents.add(id);
-  const changedEvents = [...refreshEventStatuses(db, settledEvents), ...messages.changed];
-  const health = recordEndpointHealth(db, recorded, now, opts.endpointDisableAfterMs);
-  const openedIssues = [...recordIssueOutcomes(db, recorded, now), ...health.opened];
-  return { changedEvents, settledJobIds: [...jobCounts.keys()], stale, retriesQueued, failures, openedIssues, dlqScopes: [...dlqScopes.values()], disabledDestinations: health.disabled };
+  const changedEvents = [...(await refreshEventStatuses(db, settledEvents)), ...messages.changed];
+  const health = await recordEndpointHealth(db, recorded, now, opts.endpointDisableAfterMs);
+  const openedIssues = [...(await recordIssueOutcomes(db, recorded, now)), ...health.opened];
+  return {
+    changedEvents,
+    settledJobIds: [...jobCounts.keys()],
+    stale,
+    retriesQueued: retries.length,
+    failures,
+    openedIssues,
+    dlqScopes: [...dlqScopes.values()],
+    disabledDestinations: health.disabled,
+  };
 }
 
+/** A replay job's counters: only replays count, a few rows a batch at most. */
+async function countJobDeliveries(db: Db, jobId: string, c: { succeeded: number; failed: number }): Promise<void> {
+  await db
+    .update(jobs)
+    .set({ succeeded: sql`${jobs.succeeded} + ${c.succeeded}`, failed: sql`${jobs.failed} + ${c.failed}` })
+    .where(eq(jobs.id, jobId));
+}

@@ -1,5 +1,5 @@
 import { eq } from "drizzle-orm";
-import { deliverySql, type ClaimedEvent } from "../db/deliverySql";
+import type { ClaimedEvent } from "../db/deliverySql";
 import { connections, sources } from "../db/schema";
 import type { Deps } from "../domain/deps";
 import { deliveryDestinationFromRow, type DeliveryDestination } from "../domain/destinations";
@@ -9,9 +9,18 @@ import type { Logger } from "../observability/logger";
 import type { Metrics } from "../observability/metrics";
 import type { BackgroundTask } from "../runtime/tasks";
 import { eventView } from "./eventView";
-import { writeTransaction } from "../db/transaction";
 import { inWriteTurn } from "../db/writeTurn";
-import { claimBatch, nextDueAt, recordOutcomes, releaseClaims, releaseOrphanedClaims, type AttemptOutcome, type AttemptRow } from "./queue";
+import {
+  claimBatch,
+  destinationForDelivery,
+  loadClaimedEvents,
+  nextDueAt,
+  recordOutcomes,
+  releaseClaims,
+  releaseOrphanedClaims,
+  type AttemptOutcome,
+  type AttemptRow,
+} from "./queue";
 import { DestinationPacer } from "./rateLimiter";
 import { decideRetry } from "./retryPolicy";
 import { buildRequest, send, storedRequestHeaders, storedRequestUrl, type SendTarget } from "./sender";
@@ -92,7 +101,7 @@ export function startDeliveryWorker(deps: Deps, opts: DeliveryWorkerOptions): De
   const destinationsCache = new TtlCache<DeliveryTarget | null>(
     opts.cacheMs ?? 1000,
     async (id) => {
-      const row = deliverySql(db).destinationForDelivery.get(id);
+      const row = await destinationForDelivery(db, id);
       if (!row) return null;
       const endpoint =
         row.applicationId && row.endpointId
@@ -192,8 +201,8 @@ export function startDeliveryWorker(deps: Deps, opts: DeliveryWorkerOptions): De
         // One write transaction records what finished and claims what comes next: the turn's, shared with ingest.
         let afterCommit: () => void = () => {};
         let want = 0;
-        const claim = await inWriteTurn(db, () => {
-          afterCommit = recordFinished();
+        const claim = await inWriteTurn(db, async () => {
+          afterCommit = await recordFinished();
           // Claims come in batches: once the ready list runs low, enough to hold HELD_PER_SLOT rows a slot again.
           want = stopped || drained || ready.length >= opts.concurrency ? 0 : readyTarget - held() - ready.length;
           if (want === 0) return { rows: [], complete: true };
@@ -209,7 +218,7 @@ export function startDeliveryWorker(deps: Deps, opts: DeliveryWorkerOptions): De
           else pumpAgain = true;
         }
         if (rows.length > 0) {
-          const claimedEvents = deliverySql(db).loadEvents.all(JSON.stringify([...new Set(rows.map((r) => r.eventId))]));
+          const claimedEvents = await loadClaimedEvents(db, rows);
           const eventById = new Map(claimedEvents.map((e) => [e.id, e]));
           const claimedAt = Date.now();
           // An event missing here was pruned by retention meanwhile: its attempts went with it (foreign key cascade).
@@ -219,7 +228,7 @@ export function startDeliveryWorker(deps: Deps, opts: DeliveryWorkerOptions): De
         if (stopped) break;
         if (drained && ready.length === 0) {
           // Drained what is due: sleep until the next scheduled row or rate-limit slot.
-          const next = nextDueAt(db, clock.now());
+          const next = await nextDueAt(db, clock.now());
           const unblock = pacer.nextUnblockAt(clock.now().getTime());
           const candidates = [next?.getTime(), unblock ?? undefined, clock.now().getTime() + pollMs].filter((t): t is number => t !== undefined);
           armTimer(Math.min(...candidates));
@@ -271,18 +280,18 @@ export function startDeliveryWorker(deps: Deps, opts: DeliveryWorkerOptions): De
    * Writes finished outcomes and hand-backs; inside the caller's write
    * transaction. Returns what to announce once it has committed.
    */
-  function recordFinished(): () => void {
+  async function recordFinished(): Promise<() => void> {
     const batch = outcomes;
     const handBack = releases;
     outcomes = [];
     releases = [];
     if (handBack.length > 0) {
-      releaseClaims(db, handBack);
+      await releaseClaims(db, handBack);
       // A handed-back row is due again: the next pump claims it (or its destination's next slot does).
       drained = false;
     }
     if (batch.length === 0) return () => {};
-    const recorded = recordOutcomes(db, batch, clock.now(), { endpointDisableAfterMs: deps.settings.endpointDisableAfterMs });
+    const recorded = await recordOutcomes(db, batch, clock.now(), { endpointDisableAfterMs: deps.settings.endpointDisableAfterMs });
     // A next try is due again soon: this pump's claim (after this, in the same transaction) looks, and if it
     // is not due yet, the pump's timer is set for it.
     if (recorded.retriesQueued > 0) drained = false;
@@ -429,7 +438,7 @@ export function startDeliveryWorker(deps: Deps, opts: DeliveryWorkerOptions): De
       for (const c of ready) releases.push(c.row);
       ready = [];
       try {
-        writeTransaction(db, recordFinished)();
+        (await inWriteTurn(db, recordFinished))();
       } catch (err) {
         logger.error("recording the last delivery outcomes failed; they are delivered again after the restart", { error: err instanceof Error ? err.message : String(err) });
       }

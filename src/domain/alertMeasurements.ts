@@ -1,3 +1,4 @@
+import { inScope } from "./scope";
 import { and, asc, count, eq, exists, gte, inArray, isNotNull, sql, type SQL } from "drizzle-orm";
 import { deliveryAttempts as a, destinations, events as e, sources } from "../db/schema";
 import { iso } from "./clock";
@@ -21,8 +22,7 @@ const fromSource = (db: Deps["db"], sourceId: string) => exists(db.select({ one:
 
 function attemptScope(db: Deps["db"], scope: MeasureScope, since: Date): SQL | undefined {
   return and(
-    eq(a.orgId, scope.orgId),
-    eq(a.envId, scope.envId),
+    inScope(a, scope),
     gte(a.createdAt, iso(since)),
     scope.destinationId ? eq(a.destinationId, scope.destinationId) : undefined,
     scope.sourceId ? fromSource(db, scope.sourceId) : undefined,
@@ -71,8 +71,7 @@ export async function dlqArrivals({ db }: Deps, scope: MeasureScope, since: Date
       and(
         // Written as the partial indexes attempts_dlq and attempts_dlq_scope are, so the planner sees they apply.
         sql`${a.isDlq} = 1`,
-        eq(a.orgId, scope.orgId),
-        eq(a.envId, scope.envId),
+        inScope(a, scope),
         gte(a.dlqAt, iso(since)),
         scope.destinationId ? eq(a.destinationId, scope.destinationId) : undefined,
         scope.sourceId ? fromSource(db, scope.sourceId) : undefined,
@@ -97,7 +96,7 @@ export async function eventsArrived({ db }: Deps, scope: MeasureScope, since: Da
   const [row] = await db
     .select({ n: count() })
     .from(e)
-    .where(and(eq(e.orgId, scope.orgId), eq(e.envId, scope.envId), gte(e.receivedAt, iso(since)), scope.sourceId ? eq(e.sourceId, scope.sourceId) : undefined));
+    .where(and(inScope(e, scope), gte(e.receivedAt, iso(since)), scope.sourceId ? eq(e.sourceId, scope.sourceId) : undefined));
   return row?.n ?? 0;
 }
 

@@ -20,7 +20,7 @@ import { iso } from "./clock";
 import type { Deps, Scope } from "./deps";
 import { checkedChannelIds, parseIds } from "./notificationChannels";
 import { paginate } from "./paging";
-import { createScope } from "./scope";
+import { createScope, inScope } from "./scope";
 
 type RuleRow = typeof alertRules.$inferSelect;
 type HistoryRow = typeof alertHistory.$inferSelect;
@@ -79,7 +79,7 @@ async function scopedSourceId({ db }: Deps, scope: Scope, raw: string | null | u
   const [row] = await db
     .select({ id: sources.id })
     .from(sources)
-    .where(and(eq(sources.id, id), eq(sources.orgId, scope.orgId), eq(sources.envId, scope.envId)))
+    .where(and(eq(sources.id, id), inScope(sources, scope)))
     .limit(1);
   if (!row) throw notFound("Source");
   return id;
@@ -91,7 +91,7 @@ async function scopedDestinationId({ db }: Deps, scope: Scope, raw: string | nul
   const [row] = await db
     .select({ id: destinations.id })
     .from(destinations)
-    .where(and(eq(destinations.id, id), eq(destinations.orgId, scope.orgId), eq(destinations.envId, scope.envId)))
+    .where(and(eq(destinations.id, id), inScope(destinations, scope)))
     .limit(1);
   if (!row) throw notFound("Destination");
   return id;
@@ -135,8 +135,7 @@ export async function listAlertRules({ db }: Deps, scope: Scope, query: ListAler
     .from(alertRules)
     .where(
       and(
-        eq(alertRules.orgId, scope.orgId),
-        eq(alertRules.envId, scope.envId),
+        inScope(alertRules, scope),
         query.rule_type ? eq(alertRules.ruleType, query.rule_type) : undefined,
         query.enabled !== undefined ? eq(alertRules.enabled, query.enabled) : undefined,
       ),
@@ -150,7 +149,7 @@ async function findRule({ db }: Deps, scope: Scope, rawId: string): Promise<Rule
   const [row] = await db
     .select()
     .from(alertRules)
-    .where(and(eq(alertRules.id, id), eq(alertRules.orgId, scope.orgId), eq(alertRules.envId, scope.envId)))
+    .where(and(eq(alertRules.id, id), inScope(alertRules, scope)))
     .limit(1);
   if (!row) throw notFound("Alert rule");
   return row;
@@ -258,7 +257,7 @@ function activeRule(row: RuleRow): ActiveRule | null {
 /** Enabled rules of these types, of every environment or of one. A disabled rule is never evaluated. */
 export async function enabledRules({ db }: Deps, types: readonly RuleType[], scope?: { orgId: string; envId: string }): Promise<ActiveRule[]> {
   const conds: (SQL | undefined)[] = [eq(alertRules.enabled, 1), inArray(alertRules.ruleType, [...types])];
-  if (scope) conds.push(eq(alertRules.orgId, scope.orgId), eq(alertRules.envId, scope.envId));
+  if (scope) conds.push(inScope(alertRules, scope));
   const rows = await db
     .select()
     .from(alertRules)

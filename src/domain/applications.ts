@@ -1,3 +1,4 @@
+import { ilike, likePattern } from "../db/portableSql";
 import { and, desc, eq, inArray, lt, lte, or, sql, type SQL } from "drizzle-orm";
 import type { z } from "zod";
 import {
@@ -16,13 +17,13 @@ import { hex32 } from "../contracts/ids";
 import { decodeCursor, encodeCursor } from "../contracts/pagination";
 import { createPortalLinkInput, type CreatePortalLinkInput } from "../contracts/portal";
 import { applicationEndpoints, applications, destinations, events, messages } from "../db/schema";
-import { writeTransaction } from "../db/transaction";
+import { transaction } from "../db/transaction";
 // A pure leaf shared with the API's auth middleware, which checks what this signs.
 import { signPortalToken } from "../outbound/portalTokens";
 import { iso } from "./clock";
 import type { Deps, Scope } from "./deps";
 import { isUniqueViolation, listEventTypes, parseOrThrow } from "./eventTypes";
-import { createScope } from "./scope";
+import { createScope, inScope } from "./scope";
 
 /** Applications (contract §8, docs/outbound.md): CRUD, the cursor list, and portal links. */
 
@@ -57,8 +58,6 @@ export function parseQueryOrThrow<T extends z.ZodType>(schema: T, raw: unknown):
   return parsed.data;
 }
 
-/** LIKE pattern for text containing `term` literally. */
-export const containing = (term: string) => `%${term.replace(/[\\%_]/g, (c) => `\\${c}`)}%`;
 
 /**
  * The application `{appId}` names in the caller's scope: its id or its uid.
@@ -69,7 +68,7 @@ export async function findApplication({ db }: Pick<Deps, "db">, scope: Scope, ap
   const [row] = await db
     .select()
     .from(applications)
-    .where(and(eq(applications.orgId, scope.orgId), eq(applications.envId, scope.envId), byId ? eq(applications.id, appId) : eq(applications.uid, appId)))
+    .where(and(inScope(applications, scope), byId ? eq(applications.id, appId) : eq(applications.uid, appId)))
     .limit(1);
   if (!row || (scope.portal && scope.portal.applicationId !== row.id)) throw notFound("Application");
   return row;
@@ -115,12 +114,12 @@ export async function createApplication(deps: Deps, scope: Scope, raw: CreateApp
 export async function listApplications(deps: Deps, scope: Scope, raw: ListApplicationsQuery = {}) {
   const query = parseQueryOrThrow(listApplicationsQuery, raw);
   if ((query.org_id && query.org_id !== scope.orgId) || (query.env_id && query.env_id !== scope.envId)) return { applications: [], cursor: null };
-  const conds: (SQL | undefined)[] = [eq(applications.orgId, scope.orgId), eq(applications.envId, scope.envId)];
+  const conds: (SQL | undefined)[] = [inScope(applications, scope)];
   if (scope.portal) conds.push(eq(applications.id, scope.portal.applicationId));
   const term = query.search?.trim();
   if (term) {
-    const pattern = containing(term);
-    conds.push(or(sql`${applications.name} LIKE ${pattern} ESCAPE '\\'`, sql`${applications.uid} LIKE ${pattern} ESCAPE '\\'`));
+    const pattern = likePattern(term);
+    conds.push(or(ilike(applications.name, pattern), ilike(applications.uid, pattern)));
   }
   if (query.cursor) {
     const c = decodeCursor(query.cursor, "next");
@@ -175,11 +174,11 @@ export async function updateApplication(deps: Deps, scope: Scope, appId: string,
  */
 export async function deleteApplication(deps: Deps, scope: Scope, appId: string) {
   const row = await findApplication(deps, scope, appId);
-  writeTransaction(deps.db, (tx) => {
+  await transaction(deps.db, async (tx) => {
     const ownEvents = tx.select({ id: messages.eventId }).from(messages).where(eq(messages.applicationId, row.id));
-    tx.delete(events).where(inArray(events.id, ownEvents)).run();
-    tx.delete(destinations).where(eq(destinations.applicationId, row.id)).run();
-    tx.delete(applications).where(eq(applications.id, row.id)).run();
+    await tx.delete(events).where(inArray(events.id, ownEvents));
+    await tx.delete(destinations).where(eq(destinations.applicationId, row.id));
+    await tx.delete(applications).where(eq(applications.id, row.id));
   });
   return { success: true as const };
 }

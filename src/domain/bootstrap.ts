@@ -3,7 +3,7 @@ import { randomBytes } from "node:crypto";
 import { environments, organizations, users } from "../db/schema";
 import { hex32 } from "../contracts/ids";
 import type { Db } from "../db/open";
-import { writeTransaction } from "../db/transaction";
+import { transaction } from "../db/transaction";
 import { iso, type Clock } from "./clock";
 
 export interface BootstrapResult {
@@ -26,10 +26,10 @@ export async function bootstrap(db: Db, clock: Clock, admin: { email: string; pa
   const now = iso(clock.now());
   const orgId = hex32();
   const envId = hex32();
-  writeTransaction(db, (tx) => {
-    tx.insert(organizations).values({ id: orgId, name: "default", slug: "default", createdAt: now }).run();
-    tx.insert(environments).values({ id: envId, orgId, name: "production", createdAt: now }).run();
-    tx.insert(users).values({ id: hex32(), email: admin.email.toLowerCase(), passwordHash, orgId, envId, createdAt: now }).run();
+  await transaction(db, async (tx) => {
+    await tx.insert(organizations).values({ id: orgId, name: "default", slug: "default", createdAt: now });
+    await tx.insert(environments).values({ id: envId, orgId, name: "production", createdAt: now });
+    await tx.insert(users).values({ id: hex32(), email: admin.email.toLowerCase(), passwordHash, orgId, envId, createdAt: now });
   });
   return { created: true, email: admin.email.toLowerCase(), generatedPassword };
 }

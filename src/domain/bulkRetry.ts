@@ -1,7 +1,7 @@
 import { eq, sql } from "drizzle-orm";
 import { EVENT_STATUSES, type ListEventsQuery } from "../contracts/events";
 import { jobs } from "../db/schema";
-import { writeTransaction } from "../db/transaction";
+import { transaction } from "../db/transaction";
 import { iso } from "./clock";
 import { connectionsBySource, FilterRuleCache } from "./deliveries";
 import type { Deps, Scope } from "./deps";
@@ -60,22 +60,22 @@ export async function bulkRetryStep(deps: Deps, job: JobRow): Promise<boolean> {
   const now = deps.clock.now();
   let succeeded = 0;
   let queued = 0;
-  writeTransaction(deps.db, (tx) => {
+  await transaction(deps.db, async (tx) => {
     for (const event of rows) {
-      const r = queueEventRetries(tx, { event, connections: bySource.get(event.sourceId) ?? [], trigger: "bulk_retry", now, jobId: job.id, rules });
+      const r = await queueEventRetries(tx, { event, connections: bySource.get(event.sourceId) ?? [], trigger: "bulk_retry", now, jobId: job.id, rules });
       if (r.retried.length > 0) succeeded++;
       queued += r.retried.length;
     }
     // Progress and cursor move with the retries they describe: a restart neither repeats nor skips a page.
-    tx.update(jobs)
+    await tx
+      .update(jobs)
       .set({
         processed: sql`${jobs.processed} + ${page.events.length}`,
         succeeded: sql`${jobs.succeeded} + ${succeeded}`,
         failed: sql`${jobs.failed} + ${page.events.length - succeeded}`,
         cursor: page.pagination.next_cursor,
       })
-      .where(eq(jobs.id, job.id))
-      .run();
+      .where(eq(jobs.id, job.id));
   });
   if (queued > 0) deps.bus.publish({ type: "delivery.queued" });
   job.cursor = page.pagination.next_cursor;

@@ -1,6 +1,7 @@
+import { ilike, likePattern } from "../db/portableSql";
 import { and, asc, count, desc, eq, gt, gte, lt, lte, ne, or, sql, type SQL } from "drizzle-orm";
 import { collectionRecords, collections, events, recordChangelog, sources } from "../db/schema";
-import { writeTransaction } from "../db/transaction";
+import { transaction } from "../db/transaction";
 import type {
   ChangelogEntryDto,
   CollectionDto,
@@ -19,7 +20,7 @@ import { compileTransform } from "../delivery/transform";
 import { iso } from "./clock";
 import type { Deps, Scope } from "./deps";
 import { parseOrThrow } from "./eventTypes";
-import { createScope } from "./scope";
+import { createScope, inScope } from "./scope";
 
 export type CollectionRow = typeof collections.$inferSelect;
 type RecordRow = typeof collectionRecords.$inferSelect;
@@ -134,7 +135,6 @@ async function withProgress(deps: Deps, rows: { collection: CollectionRow; sourc
 
 // ---------------------------------------------------------------- lookups
 
-const inScope = (scope: Scope, ...more: (SQL | undefined)[]) => and(eq(collections.orgId, scope.orgId), eq(collections.envId, scope.envId), ...more);
 
 function joined({ db }: Deps, where: SQL | undefined) {
   return db
@@ -147,7 +147,7 @@ function joined({ db }: Deps, where: SQL | undefined) {
 
 async function findCollection(deps: Deps, scope: Scope, rawId: string) {
   const id = normalizeId(rawId, undefined, "Collection");
-  const [row] = await joined(deps, inScope(scope, eq(collections.id, id))).limit(1);
+  const [row] = await joined(deps, inScope(collections, scope, eq(collections.id, id))).limit(1);
   if (!row) throw notFound("Collection");
   return row;
 }
@@ -157,7 +157,7 @@ async function findSource({ db }: Deps, scope: Scope, rawId: string) {
   const [row] = await db
     .select({ id: sources.id, name: sources.name })
     .from(sources)
-    .where(and(eq(sources.id, id), eq(sources.orgId, scope.orgId), eq(sources.envId, scope.envId)))
+    .where(and(eq(sources.id, id), inScope(sources, scope)))
     .limit(1);
   if (!row) throw notFound("Source");
   return row;
@@ -250,7 +250,7 @@ export async function listCollections(deps: Deps, scope: Scope, query: ListColle
     if (id === null) return { collections: [] };
     bySource = eq(collections.sourceId, id);
   }
-  return { collections: await withProgress(deps, await joined(deps, inScope(scope, bySource))) };
+  return { collections: await withProgress(deps, await joined(deps, inScope(collections, scope, bySource))) };
 }
 
 export async function getCollection(deps: Deps, scope: Scope, rawId: string) {
@@ -292,14 +292,14 @@ export async function updateCollection(deps: Deps, scope: Scope, rawId: string, 
     Object.assign(row, freshBuild(await backlog(deps, row.sourceId), now), { generation: before.generation + 1 });
   }
   const { id, orgId, envId, createdAt, ...changes } = row;
-  writeTransaction(deps.db, (tx) => {
+  await transaction(deps.db, async (tx) => {
     if (rebuild) {
-      tx.delete(collectionRecords).where(eq(collectionRecords.collectionId, id)).run();
-      tx.delete(recordChangelog).where(eq(recordChangelog.collectionId, id)).run();
-      tx.update(collections).set(changes).where(eq(collections.id, id)).run();
+      await tx.delete(collectionRecords).where(eq(collectionRecords.collectionId, id));
+      await tx.delete(recordChangelog).where(eq(recordChangelog.collectionId, id));
+      await tx.update(collections).set(changes).where(eq(collections.id, id));
     } else {
       // Only what this request changed: the builder may be moving its own columns meanwhile.
-      tx.update(collections).set({ name: row.name, description: row.description, updatedAt: now }).where(eq(collections.id, id)).run();
+      await tx.update(collections).set({ name: row.name, description: row.description, updatedAt: now }).where(eq(collections.id, id));
     }
   });
   if (rebuild) announceCollection(deps, id);
@@ -311,7 +311,7 @@ export async function deleteCollection(deps: Deps, scope: Scope, rawId: string) 
   const id = normalizeId(rawId, undefined, "Collection");
   const deleted = await deps.db
     .delete(collections)
-    .where(inScope(scope, eq(collections.id, id)))
+    .where(inScope(collections, scope, eq(collections.id, id)))
     .returning({ id: collections.id });
   if (deleted.length === 0) throw notFound("Collection");
   announceCollection(deps, id);
@@ -320,8 +320,6 @@ export async function deleteCollection(deps: Deps, scope: Scope, rawId: string) 
 
 // ---------------------------------------------------------------- records and changelog
 
-/** LIKE pattern for text containing `term` literally. */
-const containing = (term: string) => `%${term.replace(/[\\%_]/g, (c) => `\\${c}`)}%`;
 
 /**
  * Records newest first (by when each record was created, which never
@@ -333,8 +331,8 @@ export async function listRecords(deps: Deps, scope: Scope, rawId: string, query
   const { collection } = await findCollection(deps, scope, rawId);
   const conds: (SQL | undefined)[] = [eq(collectionRecords.collectionId, collection.id)];
   if (query.search && query.search.trim() !== "") {
-    const pattern = containing(query.search.trim());
-    conds.push(or(sql`${collectionRecords.recordKey} LIKE ${pattern} ESCAPE '\\'`, sql`${collectionRecords.data} LIKE ${pattern} ESCAPE '\\'`));
+    const pattern = likePattern(query.search.trim());
+    conds.push(or(ilike(collectionRecords.recordKey, pattern), ilike(collectionRecords.data, pattern)));
   }
   if (query.event_type) conds.push(eq(collectionRecords.eventType, query.event_type));
   if (query.cursor) {

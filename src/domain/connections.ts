@@ -10,7 +10,7 @@ import { applyTransform, compileTransform, DEFAULT_TRANSFORM_TIMEOUT_MS, Transfo
 import { iso } from "./clock";
 import type { Deps, Scope } from "./deps";
 import { findDestinationRow } from "./destinations";
-import { createScope } from "./scope";
+import { createScope, inScope } from "./scope";
 
 type ConnectionRow = typeof connections.$inferSelect;
 type JoinedRow = { connection: ConnectionRow; sourceName: string | null; destinationName: string | null };
@@ -46,7 +46,7 @@ async function findSource({ db }: Deps, scope: Scope, rawId: string) {
   const [row] = await db
     .select({ id: sources.id, name: sources.name })
     .from(sources)
-    .where(and(eq(sources.id, id), eq(sources.orgId, scope.orgId), eq(sources.envId, scope.envId)))
+    .where(and(eq(sources.id, id), inScope(sources, scope)))
     .limit(1);
   if (!row) throw notFound("Source");
   return row;
@@ -92,7 +92,6 @@ function joinedQuery({ db }: Deps, where: SQL | undefined) {
     .orderBy(desc(connections.createdAt), desc(connections.id));
 }
 
-const inScope = (scope: Scope) => and(eq(connections.orgId, scope.orgId), eq(connections.envId, scope.envId));
 
 export async function createConnection(deps: Deps, scope: Scope, input: CreateConnectionInput) {
   const { orgId, envId } = createScope(scope, input);
@@ -124,7 +123,7 @@ export async function createConnection(deps: Deps, scope: Scope, input: CreateCo
 
 /** The caller's connections, newest first; filters by source, destination and enabled. */
 export async function listConnections(deps: Deps, scope: Scope, query: ListConnectionsQuery = {}) {
-  const filters: (SQL | undefined)[] = [inScope(scope)];
+  const filters: (SQL | undefined)[] = [inScope(connections, scope)];
   for (const [raw, kind, column] of [
     [query.source_id, "source", connections.sourceId],
     [query.destination_id, "destination", connections.destinationId],
@@ -142,7 +141,7 @@ export async function listConnections(deps: Deps, scope: Scope, query: ListConne
 
 async function findConnection(deps: Deps, scope: Scope, rawId: string): Promise<JoinedRow> {
   const id = normalizeId(rawId, undefined, "Connection");
-  const [row] = await joinedQuery(deps, and(eq(connections.id, id), inScope(scope))).limit(1);
+  const [row] = await joinedQuery(deps, and(eq(connections.id, id), inScope(connections, scope))).limit(1);
   if (!row) throw notFound("Connection");
   return row;
 }
@@ -188,7 +187,7 @@ export async function deleteConnection(deps: Deps, scope: Scope, rawId: string) 
   const id = normalizeId(rawId, undefined, "Connection");
   const deleted = await deps.db
     .delete(connections)
-    .where(and(eq(connections.id, id), inScope(scope)))
+    .where(and(eq(connections.id, id), inScope(connections, scope)))
     .returning({ id: connections.id });
   if (deleted.length === 0) throw notFound("Connection");
   return { success: true as const };
@@ -207,7 +206,7 @@ export async function testTransform(deps: Deps, scope: Scope, input: TestTransfo
     const [event] = await deps.db
       .select({ body: events.body, headers: events.headers, query: events.query, method: events.method, path: events.path, contentType: events.contentType })
       .from(events)
-      .where(and(eq(events.id, id), eq(events.orgId, scope.orgId), eq(events.envId, scope.envId)))
+      .where(and(eq(events.id, id), inScope(events, scope)))
       .limit(1);
     if (!event) throw notFound("Event");
     view = eventView(event);

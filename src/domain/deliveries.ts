@@ -73,16 +73,17 @@ export function newQueuedAttemptThrough(
 }
 
 /**
+/**
  * Inserts a queued row (in the caller's transaction). On SQLite the row is
- * written before this returns, so a caller not yet moved off the
- * synchronous writeTransaction still writes inside it.
+ * written before this returns (the one connection; a statement prepared
+ * once).
  */
 export function insertQueuedAttempt(db: Db, row: AttemptInsert): Promise<void> {
   return routingSql(db).insertAttempts([row]);
 }
 
-/** Inserts queued rows: one statement on PostgreSQL, the prepared insert per row on SQLite. */
-export function insertQueuedAttempts(db: Db, rows: AttemptInsert[]): Promise<void> {
+/** Inserts queued rows: one multi-row INSERT on PostgreSQL, the prepared insert per row on SQLite. */
+export function insertQueuedAttempts(db: Db, rows: readonly AttemptInsert[]): Promise<void> {
   return routingSql(db).insertAttempts(rows);
 }
 

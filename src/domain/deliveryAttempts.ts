@@ -1,3 +1,5 @@
+import { inScope } from "./scope";
+import { never } from "../db/portableSql";
 import { and, count, eq, sql, type SQL } from "drizzle-orm";
 import type { SQLiteColumn } from "drizzle-orm/sqlite-core";
 import type { DeliveryAttempt, ListAttemptsQuery } from "../contracts/deliveryAttempts";
@@ -43,10 +45,10 @@ export function serializeAttempt({ attempt: a, connectionName, destinationName }
   };
 }
 
-const NOTHING = sql`0`;
+const NOTHING = never();
 
 function filtersFor(scope: Scope, q: ListAttemptsQuery): SQL | undefined {
-  const conds: (SQL | undefined)[] = [eq(deliveryAttempts.orgId, scope.orgId), eq(deliveryAttempts.envId, scope.envId)];
+  const conds: (SQL | undefined)[] = [inScope(deliveryAttempts, scope)];
   // An id that cannot exist filters to nothing rather than failing the list.
   const byId = (raw: string | undefined, col: SQLiteColumn, kind?: "event" | "destination") => {
     if (raw === undefined) return;

@@ -18,7 +18,7 @@ import { AppError, notFound } from "../contracts/errors";
 import { newId, normalizeId } from "../contracts/ids";
 import { iso } from "./clock";
 import type { Deps, Scope } from "./deps";
-import { createScope } from "./scope";
+import { createScope, inScope } from "./scope";
 import type { SecretBox } from "./secrets";
 
 type DestinationRow = typeof destinations.$inferSelect;
@@ -128,7 +128,7 @@ export async function createDestination({ db, clock, secrets }: Deps, scope: Sco
  * The operator's own destinations: those an application endpoint delivers
  * through (application_id set) belong to the outbound API and are absent here.
  */
-const operatorOwned = (scope: Pick<Scope, "orgId" | "envId">) => and(eq(destinations.orgId, scope.orgId), eq(destinations.envId, scope.envId), isNull(destinations.applicationId));
+const operatorOwned = (scope: Pick<Scope, "orgId" | "envId">) => and(inScope(destinations, scope), isNull(destinations.applicationId));
 
 /** The caller's destinations, newest first. */
 export async function listDestinations({ db, secrets }: Deps, scope: Scope, filters: { status?: DestinationStatus } = {}) {

@@ -17,7 +17,7 @@ import { listEndpointAttemptsQuery, type ListEndpointAttemptsQuery } from "../co
 import type { Db } from "../db/open";
 import { preparedFor } from "../db/prepared";
 import { applicationEndpoints, applications, connections, deliveryAttempts, destinations, issues } from "../db/schema";
-import { writeTransaction } from "../db/transaction";
+import { transaction } from "../db/transaction";
 import { findApplication, parseQueryOrThrow } from "./applications";
 import { iso } from "./clock";
 import type { Deps, Scope } from "./deps";
@@ -128,9 +128,9 @@ export async function createEndpoint(deps: Deps, scope: Scope, appId: string, ra
     createdAt: now,
     updatedAt: now,
   };
-  writeTransaction(deps.db, (tx) => {
-    tx.insert(destinations).values(destination).run();
-    tx.insert(applicationEndpoints).values(endpoint).run();
+  await transaction(deps.db, async (tx) => {
+    await tx.insert(destinations).values(destination);
+    await tx.insert(applicationEndpoints).values(endpoint);
   });
   return { endpoint: serializeEndpoint({ endpoint, destination }) };
 }
@@ -174,11 +174,11 @@ export async function updateEndpoint(deps: Deps, scope: Scope, appId: string, en
     if (input.status === "active" && destination.status !== "active") endpoint.failingSince = null;
     destination.status = input.status;
   }
-  writeTransaction(deps.db, (tx) => {
+  await transaction(deps.db, async (tx) => {
     const { id: _e, ...endpointChanges } = endpoint;
     const { id: _d, ...destinationChanges } = destination;
-    tx.update(applicationEndpoints).set(endpointChanges).where(eq(applicationEndpoints.id, endpoint.id)).run();
-    tx.update(destinations).set(destinationChanges).where(eq(destinations.id, destination.id)).run();
+    await tx.update(applicationEndpoints).set(endpointChanges).where(eq(applicationEndpoints.id, endpoint.id));
+    await tx.update(destinations).set(destinationChanges).where(eq(destinations.id, destination.id));
   });
   return { endpoint: serializeEndpoint({ endpoint, destination }) };
 }
@@ -191,21 +191,19 @@ export async function updateEndpoint(deps: Deps, scope: Scope, appId: string, en
 export async function deleteEndpoint(deps: Deps, scope: Scope, appId: string, endpointId: string) {
   const { destination } = await findEndpoint(deps, scope, appId, endpointId);
   const now = deps.clock.now();
-  const changed = writeTransaction(deps.db, (tx) => {
-    const dropped = tx
+  const changed = await transaction(deps.db, async (tx) => {
+    const dropped = await tx
       .delete(deliveryAttempts)
       .where(and(eq(deliveryAttempts.destinationId, destination.id), eq(deliveryAttempts.status, "queued")))
-      .returning({ eventId: deliveryAttempts.eventId })
-      .all();
+      .returning({ eventId: deliveryAttempts.eventId });
     const settlements = new Map<string, MessageSettlement>();
     for (const d of dropped) {
       const s = settlements.get(d.eventId) ?? { settled: 0, dlq: 0 };
       s.settled++;
       settlements.set(d.eventId, s);
     }
-    // Prepared on deps.db: bun:sqlite has one connection, so they run inside this transaction.
-    const settled = settleMessages(deps.db, settlements, now);
-    tx.delete(destinations).where(eq(destinations.id, destination.id)).run();
+    const settled = await settleMessages(tx, settlements, now);
+    await tx.delete(destinations).where(eq(destinations.id, destination.id));
     return settled.changed;
   });
   for (const e of changed) deps.bus.publish({ type: "event.updated", orgId: e.orgId, envId: e.envId, eventId: e.id, sourceId: e.sourceId });
@@ -230,15 +228,15 @@ export async function rotateEndpointSecret(deps: Deps, scope: Scope, appId: stri
   const { endpoint, destination } = await findEndpoint(deps, scope, appId, endpointId);
   const secret = input.secret ?? generateSigningSecret();
   const now = deps.clock.now();
-  writeTransaction(deps.db, (tx) => {
-    tx.update(destinations)
+  await transaction(deps.db, async (tx) => {
+    await tx
+      .update(destinations)
       .set({ signingSecret: deps.secrets.seal(secret), updatedAt: iso(now) })
-      .where(eq(destinations.id, destination.id))
-      .run();
-    tx.update(applicationEndpoints)
+      .where(eq(destinations.id, destination.id));
+    await tx
+      .update(applicationEndpoints)
       .set({ previousSecret: destination.signingSecret, previousSecretExpiresAt: iso(new Date(now.getTime() + SECRET_ROTATION_OVERLAP_MS)), updatedAt: iso(now) })
-      .where(eq(applicationEndpoints.id, endpoint.id))
-      .run();
+      .where(eq(applicationEndpoints.id, endpoint.id));
   });
   return { secret };
 }
@@ -379,9 +377,9 @@ const healthStatements = preparedFor((db: Db) => ({
  * `<dst id>:endpoint_disabled` opens (or reopens) for it, which fires
  * issue_opened alert rules like any other issue. Only message deliveries
  * (no connection) concern endpoints; the rest are skipped without a query.
- * Synchronous: inside the caller's write transaction.
+ * Inside the caller's write transaction.
  */
-export function recordEndpointHealth(db: Db, outcomes: readonly EndpointOutcome[], now: Date, disableAfterMs: number | undefined): { opened: OpenedIssue[]; disabled: string[] } {
+export async function recordEndpointHealth(db: Db, outcomes: readonly EndpointOutcome[], now: Date, disableAfterMs: number | undefined): Promise<{ opened: OpenedIssue[]; disabled: string[] }> {
   const last = new Map<string, EndpointOutcome & { anySuccess: boolean }>();
   for (const o of outcomes) {
     if (o.attempt.connectionId !== null) continue;
@@ -395,16 +393,16 @@ export function recordEndpointHealth(db: Db, outcomes: readonly EndpointOutcome[
   const s = healthStatements(db);
   const at = iso(now);
   for (const [destinationId, o] of last) {
-    if (o.anySuccess) s.healthy.run({ destinationId });
+    if (o.anySuccess) await s.healthy.execute({ destinationId });
     if (o.status === "success") continue;
-    const [clock] = s.failing.all({ destinationId, now: at });
+    const [clock] = await s.failing.execute({ destinationId, now: at });
     if (!clock?.failingSince || disableAfterMs === undefined) continue;
     if (now.getTime() - Date.parse(clock.failingSince) < disableAfterMs) continue;
-    if (s.disable.all({ destinationId, now: at }).length === 0) continue;
+    if ((await s.disable.execute({ destinationId, now: at })).length === 0) continue;
     disabled.push(destinationId);
-    s.touch.run({ id: clock.id, now: at });
+    await s.touch.execute({ id: clock.id, now: at });
     const days = Math.round((disableAfterMs / 86_400_000) * 10) / 10;
-    const [issue] = s.openIssue.all({
+    const [issue] = await s.openIssue.execute({
       id: hex32(),
       orgId: o.attempt.orgId,
       envId: o.attempt.envId,

@@ -1,5 +1,5 @@
 import type { Db } from "../db/open";
-import { deliverySql } from "../db/deliverySql";
+import { queueStoreOf } from "../db/queueStore";
 
 export interface ChangedEvent {
   id: string;
@@ -18,13 +18,11 @@ export interface ChangedEvent {
  * deliveries to a chosen destination and never change it, and a `rejected`
  * event stays rejected even when an operator forced a delivery of it.
  *
- * Synchronous: runs inside the caller's writeTransaction (bun:sqlite has one
- * connection, so `db` is the transaction's).
+ * One statement for the whole batch, in the caller's transaction (the
+ * recording one): per dialect in src/db (queueStore.ts).
  */
-export function refreshEventStatuses(db: Db, eventIds: Iterable<string>): ChangedEvent[] {
+export async function refreshEventStatuses(db: Db, eventIds: Iterable<string>): Promise<ChangedEvent[]> {
   const ids = [...eventIds];
   if (ids.length === 0) return [];
-  return deliverySql(db)
-    .refreshEventStatuses.all(JSON.stringify(ids))
-    .map((r) => ({ id: r.id, orgId: r.org_id, envId: r.env_id, sourceId: r.source_id, status: r.status }));
+  return queueStoreOf(db).refreshEventStatuses(ids);
 }

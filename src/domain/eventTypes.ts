@@ -1,3 +1,4 @@
+import { isUniqueViolation } from "../db/errors";
 import { and, desc, eq, or, type SQL } from "drizzle-orm";
 import type { z } from "zod";
 import { eventTypes } from "../db/schema";
@@ -9,7 +10,7 @@ import { hex32 } from "../contracts/ids";
 import { compileSchema, InvalidSchemaError, type SchemaError } from "../ingest/schemaCheck";
 import { iso } from "./clock";
 import type { Deps, Scope } from "./deps";
-import { createScope } from "./scope";
+import { createScope, inScope } from "./scope";
 
 type EventTypeRow = typeof eventTypes.$inferSelect;
 type Issue = { field: string; message: string };
@@ -55,12 +56,7 @@ export function payloadErrors(schema: string, payload: unknown): SchemaError[] |
   }));
 }
 
-export function isUniqueViolation(err: unknown): boolean {
-  for (let e: unknown = err; e; e = (e as { cause?: unknown }).cause) {
-    if (e instanceof Error && /UNIQUE constraint failed/i.test(e.message)) return true;
-  }
-  return false;
-}
+export { isUniqueViolation };
 
 /** Input from the CLI's local mode has not been through the route's validation yet. */
 export function parseOrThrow<T extends z.ZodType>(schema: T, raw: unknown, what: string): z.output<T> {
@@ -87,7 +83,6 @@ export function serializeEventType(row: EventTypeRow): EventTypeDto {
   };
 }
 
-const inScope = (scope: Scope, ...more: (SQL | undefined)[]) => and(eq(eventTypes.orgId, scope.orgId), eq(eventTypes.envId, scope.envId), ...more);
 
 /** `{id}` is the id or the name (names are what clients know; ids what lists return). */
 async function findRow({ db }: Deps, scope: Scope, idOrName: string): Promise<EventTypeRow> {
@@ -95,7 +90,7 @@ async function findRow({ db }: Deps, scope: Scope, idOrName: string): Promise<Ev
   const rows = await db
     .select()
     .from(eventTypes)
-    .where(inScope(scope, byId ? or(byId, eq(eventTypes.name, idOrName)) : eq(eventTypes.name, idOrName)))
+    .where(inScope(eventTypes, scope, byId ? or(byId, eq(eventTypes.name, idOrName)) : eq(eventTypes.name, idOrName)))
     .limit(2);
   const row = rows.find((r) => r.id === idOrName) ?? rows[0];
   if (!row) throw notFound("Event type");
@@ -136,7 +131,7 @@ export async function listEventTypes(deps: Deps, scope: Scope, query: ListEventT
   const rows = await deps.db
     .select()
     .from(eventTypes)
-    .where(inScope(scope, query.status ? eq(eventTypes.status, query.status) : undefined))
+    .where(inScope(eventTypes, scope, query.status ? eq(eventTypes.status, query.status) : undefined))
     .orderBy(desc(eventTypes.createdAt), desc(eventTypes.id));
   return { event_types: rows.map(serializeEventType) };
 }
@@ -156,7 +151,7 @@ export async function updateEventType(deps: Deps, scope: Scope, idOrName: string
   patch.updatedAt = iso(deps.clock.now());
   let updated: EventTypeRow | undefined;
   try {
-    [updated] = await deps.db.update(eventTypes).set(patch).where(inScope(scope, eq(eventTypes.id, current.id))).returning();
+    [updated] = await deps.db.update(eventTypes).set(patch).where(inScope(eventTypes, scope, eq(eventTypes.id, current.id))).returning();
   } catch (err) {
     if (isUniqueViolation(err)) throw conflict(patch.name ?? current.name);
     throw err;
@@ -167,7 +162,7 @@ export async function updateEventType(deps: Deps, scope: Scope, idOrName: string
 
 export async function deleteEventType(deps: Deps, scope: Scope, idOrName: string) {
   const row = await findRow(deps, scope, idOrName);
-  await deps.db.delete(eventTypes).where(inScope(scope, eq(eventTypes.id, row.id)));
+  await deps.db.delete(eventTypes).where(inScope(eventTypes, scope, eq(eventTypes.id, row.id)));
   return { success: true as const };
 }
 
@@ -181,7 +176,7 @@ export async function validatePayloadForEventType(deps: Pick<Deps, "db">, scope:
   const [row] = await deps.db
     .select({ jsonSchema: eventTypes.jsonSchema })
     .from(eventTypes)
-    .where(and(eq(eventTypes.orgId, scope.orgId), eq(eventTypes.envId, scope.envId), eq(eventTypes.name, name)))
+    .where(and(inScope(eventTypes, scope), eq(eventTypes.name, name)))
     .limit(1);
   if (!row?.jsonSchema) return;
   const errors = payloadErrors(row.jsonSchema, payload);

@@ -1,3 +1,6 @@
+import { inScope } from "./scope";
+import type { Db } from "../db/open";
+import { bodyText, ilike, likePattern, never } from "../db/portableSql";
 import { and, asc, count, eq, gte, inArray, lt, or, sql, type SQL } from "drizzle-orm";
 import { deliveryAttempts, events, sources } from "../db/schema";
 import { notFound } from "../contracts/errors";
@@ -64,13 +67,10 @@ export function serializeEventListItem(r: ListRow): EventListItem {
   };
 }
 
-const scoped = (scope: Scope) => [eq(events.orgId, scope.orgId), eq(events.envId, scope.envId)];
-const NOTHING = sql`0`;
+const scoped = (scope: Scope) => [inScope(events, scope)];
+const NOTHING = never();
 
-/** LIKE pattern for text containing `term` literally. */
-const containing = (term: string) => `%${term.replace(/[\\%_]/g, (c) => `\\${c}`)}%`;
-
-function filtersFor(scope: Scope, q: ListEventsQuery): SQL | undefined {
+function filtersFor(db: Db, scope: Scope, q: ListEventsQuery): SQL | undefined {
   const conds: SQL[] = scoped(scope);
   // Another organization's or environment's events are absent, not forbidden.
   if ((q.org_id && q.org_id !== scope.orgId) || (q.env_id && q.env_id !== scope.envId)) conds.push(NOTHING);
@@ -86,7 +86,8 @@ function filtersFor(scope: Scope, q: ListEventsQuery): SQL | undefined {
   if (q.before) conds.push(lt(events.receivedAt, new Date(q.before).toISOString()));
   if (q.search) {
     const term = q.search.trim();
-    const inBody = sql`CAST(${events.body} AS TEXT) LIKE ${containing(term)} ESCAPE '\\'`;
+    // Case-insensitive on both stores (PostgreSQL's LIKE is not).
+    const inBody = ilike(bodyText(db, events.body), likePattern(term));
     const idPrefix = /^(?:evt_)?([0-9a-f]{1,32})$/i.exec(term);
     conds.push(idPrefix ? or(sql`${events.id} LIKE ${`evt_${idPrefix[1]!.toLowerCase()}%`}`, inBody)! : inBody);
   }
@@ -98,7 +99,7 @@ export async function listEvents({ db }: Deps, scope: Scope, query: ListEventsQu
   const { rows, pagination } = await paginate({
     page: query,
     cols: { time: events.receivedAt, id: events.id },
-    filters: filtersFor(scope, query),
+    filters: filtersFor(db, scope, query),
     select: (where, order, limit, offset) =>
       db
         .select(listColumns)

@@ -1,3 +1,4 @@
+import { inScope } from "./scope";
 import { and, count, eq, inArray, sql, type SQL } from "drizzle-orm";
 // A pure leaf shared with the recording transaction: which outcomes open, count and resolve which issues.
 import { issueSteps, issueTitle, type IssueOutcome } from "../alerts/issueGrouping";
@@ -5,6 +6,7 @@ import { notFound } from "../contracts/errors";
 import { hex32, normalizeId, normalizeIdOrNull } from "../contracts/ids";
 import type { Issue, ListIssuesQuery, UpdateIssueInput } from "../contracts/issues";
 import type { Db } from "../db/open";
+import { never } from "../db/portableSql";
 import { preparedFor } from "../db/prepared";
 import { connections, deliveryAttempts, destinations, issues } from "../db/schema";
 import { iso } from "./clock";
@@ -50,9 +52,10 @@ export interface OpenedIssue {
 const ph = (name: string) => sql.placeholder(name);
 
 /**
- * Prepared once per database (src/db/prepared.ts): they run in the
- * delivery pump's write transaction. Drizzle's builders keep them
- * dialect-neutral (ON CONFLICT … DO UPDATE and RETURNING exist in both).
+ * Prepared once per SQLite database, built per call on PostgreSQL
+ * (src/db/prepared.ts): they run in the delivery pump's write transaction.
+ * Drizzle's builders keep them dialect-neutral (ON CONFLICT … DO UPDATE and
+ * RETURNING exist in both); `.execute()` runs them on either.
  */
 const statements = preparedFor((db: Db) => ({
   resolve: db
@@ -105,23 +108,23 @@ const statements = preparedFor((db: Db) => ({
 /**
  * Keeps issues current for a batch of recorded outcomes, in the caller's
  * write transaction (the one that records them): no second pass over
- * attempts. Synchronous, as everything in that transaction is.
+ * attempts.
  */
-export function recordIssueOutcomes(db: Db, outcomes: readonly IssueOutcome[], now: Date): OpenedIssue[] {
+export async function recordIssueOutcomes(db: Db, outcomes: readonly IssueOutcome[], now: Date): Promise<OpenedIssue[]> {
   if (outcomes.length === 0) return [];
   const s = statements(db);
   const at = iso(now);
   const opened: OpenedIssue[] = [];
   for (const step of issueSteps(outcomes)) {
     if (step.kind === "resolve") {
-      s.resolve.run({ destinationId: step.destinationId, now: at });
+      await s.resolve.execute({ destinationId: step.destinationId, now: at });
       continue;
     }
     const o = step.last;
     const a = o.attempt;
-    const reopened = s.reopen.all({ fingerprint: step.fingerprint }).length > 0;
+    const reopened = (await s.reopen.execute({ fingerprint: step.fingerprint })).length > 0;
     const id = hex32();
-    const [row] = s.upsert.all({
+    const [row] = await s.upsert.execute({
       id,
       orgId: a.orgId,
       envId: a.envId,
@@ -142,15 +145,13 @@ export function recordIssueOutcomes(db: Db, outcomes: readonly IssueOutcome[], n
 
 // ---------------------------------------------------------------- the API's use-cases
 
-const NOTHING = sql`0`;
-
 function filtersFor(scope: Scope, q: Pick<ListIssuesQuery, "status" | "destination_id">): SQL | undefined {
-  const conds: SQL[] = [eq(issues.orgId, scope.orgId), eq(issues.envId, scope.envId)];
+  const conds: SQL[] = [inScope(issues, scope)];
   if (q.status) conds.push(eq(issues.status, q.status));
   if (q.destination_id !== undefined) {
     // An id that cannot exist filters to nothing rather than failing the list.
     const id = normalizeIdOrNull(q.destination_id, "destination");
-    conds.push(id ? eq(issues.destinationId, id) : NOTHING);
+    conds.push(id ? eq(issues.destinationId, id) : never());
   }
   return and(...conds);
 }
@@ -182,7 +183,7 @@ async function findIssue({ db }: Deps, scope: Scope, rawId: string) {
     .select({ issue: issues, destinationName: destinations.name })
     .from(issues)
     .leftJoin(destinations, eq(destinations.id, issues.destinationId))
-    .where(and(eq(issues.id, id), eq(issues.orgId, scope.orgId), eq(issues.envId, scope.envId)))
+    .where(and(eq(issues.id, id), inScope(issues, scope)))
     .limit(1);
   if (!row) throw notFound("Issue");
   return row;
@@ -198,7 +199,7 @@ export async function getIssue(deps: Deps, scope: Scope, rawId: string) {
       .from(deliveryAttempts)
       .leftJoin(connections, eq(connections.id, deliveryAttempts.connectionId))
       .leftJoin(destinations, eq(destinations.id, deliveryAttempts.destinationId))
-      .where(and(eq(deliveryAttempts.id, issue.lastAttemptId), eq(deliveryAttempts.orgId, scope.orgId), eq(deliveryAttempts.envId, scope.envId)))
+      .where(and(eq(deliveryAttempts.id, issue.lastAttemptId), inScope(deliveryAttempts, scope)))
       .limit(1);
     if (a) lastAttempt = serializeAttempt(a);
   }
@@ -240,7 +241,7 @@ export async function loadIssues({ db }: Deps, ids: string[]): Promise<Issue[]> 
 
 /** Open issues of one environment (the dashboard's card), or of every environment (the metrics gauge). */
 export async function countOpenIssues({ db }: Deps, scope?: Pick<Scope, "orgId" | "envId">): Promise<number> {
-  const where = scope ? and(eq(issues.orgId, scope.orgId), eq(issues.envId, scope.envId), eq(issues.status, "open")) : eq(issues.status, "open");
+  const where = scope ? and(inScope(issues, scope), eq(issues.status, "open")) : eq(issues.status, "open");
   const [row] = await db.select({ n: count() }).from(issues).where(where);
   return row?.n ?? 0;
 }

@@ -1,3 +1,4 @@
+import { inScope } from "./scope";
 import { and, eq, lt, sql } from "drizzle-orm";
 import { notFound } from "../contracts/errors";
 import { hex32 } from "../contracts/ids";
@@ -65,7 +66,7 @@ export async function getJob(deps: Deps, scope: Scope, rawId: string, kind?: Job
   const [row] = await deps.db
     .select()
     .from(jobs)
-    .where(and(eq(jobs.id, id), eq(jobs.orgId, scope.orgId), eq(jobs.envId, scope.envId), kind ? eq(jobs.kind, kind) : undefined))
+    .where(and(eq(jobs.id, id), inScope(jobs, scope), kind ? eq(jobs.kind, kind) : undefined))
     .limit(1);
   if (!row || (row.status === "completed" && row.expiresAt < iso(deps.clock.now()))) throw notFound(kind === "replay" ? "Replay job" : "Job");
   return serializeJob(row);

@@ -1,3 +1,4 @@
+import { never } from "../db/portableSql";
 import { and, asc, desc, eq, inArray, lt, lte, or, sql, type SQL } from "drizzle-orm";
 import { AppError, notFound } from "../contracts/errors";
 import { hex32, idPrefix } from "../contracts/ids";
@@ -161,17 +162,18 @@ export async function createMessage(deps: Deps, scope: Scope, appId: string, raw
   const { db } = deps;
   // The turn's write transaction (shared with ingest and the delivery pump): the message, its event
   // and its deliveries commit together, and the idempotency check cannot be raced inside it.
-  const stored = await inWriteTurn(db, () => {
+  const stored = await inWriteTurn(db, async () => {
     if (key) {
-      const existing = db
+      const [existing] = await db
         .select({ row: messages, body: events.body })
         .from(messages)
         .innerJoin(events, eq(events.id, messages.eventId))
         .where(and(eq(messages.applicationId, app.id), eq(messages.idempotencyKey, key)))
-        .get();
+        .limit(1);
       if (existing) return existing;
     }
-    db.insert(events)
+    await db
+      .insert(events)
       .values({
         id: row.eventId,
         orgId: row.orgId,
@@ -195,19 +197,18 @@ export async function createMessage(deps: Deps, scope: Scope, appId: string, raw
         eventType: row.eventType,
         receivedAt: at,
         routedAt: at,
-      })
-      .run();
-    db.insert(messages).values(row).run();
+      });
+    await db.insert(messages).values(row);
     for (const t of targets) {
-      insertQueuedAttempt(
+      await insertQueuedAttempt(
         db,
         newQueuedAttempt({ orgId: row.orgId, envId: row.envId, eventId: row.eventId, connectionId: null, destinationId: t.destinationId, requestUrl: t.url, requestMethod: t.method, triggerType: "initial", now }),
       );
     }
-    db.update(sources)
+    await db
+      .update(sources)
       .set({ eventCount: sql`${sources.eventCount} + 1`, lastEventAt: at })
-      .where(eq(sources.id, sourceId))
-      .run();
+      .where(eq(sources.id, sourceId));
     return null;
   });
   if (stored) return { message: serializeMessage(stored.row, stored.body), created: false };
@@ -268,7 +269,7 @@ export async function listMessageAttempts(deps: Deps, scope: Scope, appId: strin
   const conds: (SQL | undefined)[] = [eq(deliveryAttempts.eventId, row.eventId)];
   if (query.endpoint_id !== undefined) {
     // An endpoint that cannot exist filters to nothing rather than failing the list.
-    conds.push(/^[0-9a-f]{32}$/.test(query.endpoint_id) ? eq(deliveryAttempts.destinationId, idPrefix.destination + query.endpoint_id) : sql`0`);
+    conds.push(/^[0-9a-f]{32}$/.test(query.endpoint_id) ? eq(deliveryAttempts.destinationId, idPrefix.destination + query.endpoint_id) : never());
   }
   const rows = await deps.db
     .select(attemptColumns)
@@ -310,23 +311,23 @@ export async function resendMessage(deps: Deps, scope: Scope, appId: string, idO
   const { db } = deps;
   const at = iso(now);
   const chain = and(eq(deliveryAttempts.eventId, row.eventId), eq(deliveryAttempts.destinationId, target.destination.id));
-  const result = await inWriteTurn(db, () => {
-    const outstanding = db
+  const result = await inWriteTurn(db, async () => {
+    const [outstanding] = await db
       .select({ id: deliveryAttempts.id, status: deliveryAttempts.status, scheduledAt: deliveryAttempts.scheduledAt })
       .from(deliveryAttempts)
       .where(and(chain, inArray(deliveryAttempts.status, ["queued", "delivering"])))
-      .limit(1)
-      .get();
+      .limit(1);
     if (outstanding) {
-      if (outstanding.status === "queued" && outstanding.scheduledAt > at) db.update(deliveryAttempts).set({ scheduledAt: at }).where(eq(deliveryAttempts.id, outstanding.id)).run();
+      if (outstanding.status === "queued" && outstanding.scheduledAt > at) await db.update(deliveryAttempts).set({ scheduledAt: at }).where(eq(deliveryAttempts.id, outstanding.id));
       return { attemptId: outstanding.id, changed: null };
     }
-    const leftDlq = db
-      .update(deliveryAttempts)
-      .set({ isDlq: 0 })
-      .where(and(chain, eq(deliveryAttempts.isDlq, 1)))
-      .returning({ id: deliveryAttempts.id })
-      .all().length;
+    const leftDlq = (
+      await db
+        .update(deliveryAttempts)
+        .set({ isDlq: 0 })
+        .where(and(chain, eq(deliveryAttempts.isDlq, 1)))
+        .returning({ id: deliveryAttempts.id })
+    ).length;
     const attempt = newQueuedAttempt({
       orgId: row.orgId,
       envId: row.envId,
@@ -338,17 +339,17 @@ export async function resendMessage(deps: Deps, scope: Scope, appId: string, idO
       triggerType: "manual",
       now,
     });
-    insertQueuedAttempt(db, attempt);
-    db.update(messages)
+    await insertQueuedAttempt(db, attempt);
+    await db
+      .update(messages)
       .set({
         outstanding: sql`${messages.outstanding} + 1`,
         failed: sql`CASE WHEN ${messages.failed} > ${leftDlq} THEN ${messages.failed} - ${leftDlq} ELSE 0 END`,
         status: "pending",
         updatedAt: at,
       })
-      .where(eq(messages.id, row.id))
-      .run();
-    const [changed] = db.update(events).set({ status: "pending" }).where(eq(events.id, row.eventId)).returning({ sourceId: events.sourceId }).all();
+      .where(eq(messages.id, row.id));
+    const [changed] = await db.update(events).set({ status: "pending" }).where(eq(events.id, row.eventId)).returning({ sourceId: events.sourceId });
     return { attemptId: attempt.id!, changed: changed ?? null };
   });
   deps.bus.publish({ type: "delivery.queued" });
@@ -374,7 +375,7 @@ export interface MessageSettlement {
 
 const ph = (name: string) => sql`${sql.placeholder(name)}`;
 
-/** Prepared once per database: they run in the delivery pump's write transaction. */
+/** Prepared once per SQLite database, built per call on PostgreSQL (src/db/prepared.ts): they run in the delivery pump's write transaction. */
 const settleStatements = preparedFor((db: Db) => {
   const m = messages;
   const stillOutstanding = sql`${m.outstanding} > ${ph("settled")}`;
@@ -401,20 +402,20 @@ const settleStatements = preparedFor((db: Db) => {
  * `delivered`, and its event takes the same status. Events that are no
  * message's come back in `unknown`: their status is the engine's to refresh.
  */
-export function settleMessages(db: Db, settlements: ReadonlyMap<string, MessageSettlement>, now: Date): { changed: ChangedEvent[]; unknown: string[] } {
+export async function settleMessages(db: Db, settlements: ReadonlyMap<string, MessageSettlement>, now: Date): Promise<{ changed: ChangedEvent[]; unknown: string[] }> {
   const changed: ChangedEvent[] = [];
   const unknown: string[] = [];
   if (settlements.size === 0) return { changed, unknown };
   const s = settleStatements(db);
   const at = iso(now);
   for (const [eventId, { settled, dlq }] of settlements) {
-    const [m] = s.settle.all({ eventId, settled, dlq, now: at });
+    const [m] = await s.settle.execute({ eventId, settled, dlq, now: at });
     if (!m) {
       unknown.push(eventId);
       continue;
     }
     if (m.outstanding > 0) continue;
-    const [e] = s.eventStatus.all({ id: eventId, status: m.status });
+    const [e] = await s.eventStatus.execute({ id: eventId, status: m.status });
     if (e) changed.push({ id: eventId, orgId: m.orgId, envId: m.envId, sourceId: e.sourceId, status: m.status as MessageStatus });
   }
   return { changed, unknown };

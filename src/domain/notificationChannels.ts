@@ -7,7 +7,7 @@ import type { ChannelConfig, ChannelDetail, ChannelListItem, ChannelType, Create
 import { alertRules, notificationChannels } from "../db/schema";
 import { iso } from "./clock";
 import type { Deps, DomainSettings, Scope } from "./deps";
-import { createScope } from "./scope";
+import { createScope, inScope } from "./scope";
 import type { SecretBox } from "./secrets";
 
 type ChannelRow = typeof notificationChannels.$inferSelect;
@@ -81,7 +81,7 @@ export async function listChannels({ db, secrets }: Deps, scope: Scope) {
   const rows = await db
     .select()
     .from(notificationChannels)
-    .where(and(eq(notificationChannels.orgId, scope.orgId), eq(notificationChannels.envId, scope.envId)))
+    .where(and(inScope(notificationChannels, scope)))
     .orderBy(desc(notificationChannels.createdAt), desc(notificationChannels.id));
   return { channels: rows.map((r) => serializeChannelListItem(r, secrets)) };
 }
@@ -91,7 +91,7 @@ async function findChannel({ db }: Deps, scope: Scope, rawId: string): Promise<C
   const [row] = await db
     .select()
     .from(notificationChannels)
-    .where(and(eq(notificationChannels.id, id), eq(notificationChannels.orgId, scope.orgId), eq(notificationChannels.envId, scope.envId)))
+    .where(and(eq(notificationChannels.id, id), inScope(notificationChannels, scope)))
     .limit(1);
   if (!row) throw notFound("Notification channel");
   return row;
@@ -135,7 +135,7 @@ async function rulesUsing({ db }: Deps, scope: Scope, channelId: string) {
   const rules = await db
     .select({ id: alertRules.id, name: alertRules.name, channelIds: alertRules.channelIds })
     .from(alertRules)
-    .where(and(eq(alertRules.orgId, scope.orgId), eq(alertRules.envId, scope.envId)));
+    .where(and(inScope(alertRules, scope)));
   return rules.filter((r) => parseIds(r.channelIds).includes(channelId));
 }
 
@@ -209,7 +209,7 @@ export async function checkedChannelIds({ db }: Deps, scope: Scope, raw: string[
           await db
             .select({ id: notificationChannels.id })
             .from(notificationChannels)
-            .where(and(inArray(notificationChannels.id, wanted), eq(notificationChannels.orgId, scope.orgId), eq(notificationChannels.envId, scope.envId)))
+            .where(and(inArray(notificationChannels.id, wanted), inScope(notificationChannels, scope)))
         ).map((r) => r.id),
       )
     : new Set<string>();

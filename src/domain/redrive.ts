@@ -1,10 +1,11 @@
+import { inScope } from "./scope";
 import { and, asc, count, eq, exists, gt, inArray, isNull, lte, notExists, or, sql, type SQL } from "drizzle-orm";
 import type { RedriveInput } from "../contracts/deliveryAttempts";
 import { notFound } from "../contracts/errors";
 import { normalizeId } from "../contracts/ids";
 import { connections, deliveryAttempts, destinations, events, jobs } from "../db/schema";
 import type { Db } from "../db/open";
-import { writeTransaction } from "../db/transaction";
+import { transaction } from "../db/transaction";
 import { iso } from "./clock";
 import { newQueuedAttempt, type AttemptInsert } from "./deliveries";
 import type { Deps, Scope } from "./deps";
@@ -57,7 +58,7 @@ export async function startRedrive(deps: Deps, scope: Scope, input: RedriveInput
     const [conn] = await deps.db
       .select({ id: connections.id })
       .from(connections)
-      .where(and(eq(connections.id, id), eq(connections.orgId, scope.orgId), eq(connections.envId, scope.envId)))
+      .where(and(eq(connections.id, id), inScope(connections, scope)))
       .limit(1);
     if (!conn) throw notFound("Connection");
     connectionId = conn.id;
@@ -99,7 +100,7 @@ export async function redriveStep(deps: Deps, job: JobRow): Promise<boolean> {
   const now = deps.clock.now();
   const last = batch[batch.length - 1]!;
   let queued = 0;
-  writeTransaction(deps.db, (tx) => {
+  await transaction(deps.db, async (tx) => {
     for (const row of batch) {
       const target = targets.get(row.destinationId);
       if (!target || target.status === "disabled") continue;
@@ -108,13 +109,12 @@ export async function redriveStep(deps: Deps, job: JobRow): Promise<boolean> {
         eq(deliveryAttempts.destinationId, row.destinationId),
         row.connectionId ? eq(deliveryAttempts.connectionId, row.connectionId) : isNull(deliveryAttempts.connectionId),
       );
-      tx.update(deliveryAttempts).set({ isDlq: 0 }).where(and(chain, eq(deliveryAttempts.isDlq, 1))).run();
-      const outstanding = tx
+      await tx.update(deliveryAttempts).set({ isDlq: 0 }).where(and(chain, eq(deliveryAttempts.isDlq, 1)));
+      const [outstanding] = await tx
         .select({ id: deliveryAttempts.id })
         .from(deliveryAttempts)
         .where(and(chain, inArray(deliveryAttempts.status, ["queued", "delivering"])))
-        .limit(1)
-        .get();
+        .limit(1);
       if (!outstanding) {
         const next: AttemptInsert = newQueuedAttempt({
           orgId: row.orgId,
@@ -128,19 +128,19 @@ export async function redriveStep(deps: Deps, job: JobRow): Promise<boolean> {
           now,
           jobId: job.id,
         });
-        tx.insert(deliveryAttempts).values(next).run();
+        await tx.insert(deliveryAttempts).values(next);
       }
       queued++;
     }
-    tx.update(jobs)
+    await tx
+      .update(jobs)
       .set({
         processed: sql`${jobs.processed} + ${batch.length}`,
         succeeded: sql`${jobs.succeeded} + ${queued}`,
         failed: sql`${jobs.failed} + ${batch.length - queued}`,
         cursor: JSON.stringify({ t: last.createdAt, id: last.id }),
       })
-      .where(eq(jobs.id, job.id))
-      .run();
+      .where(eq(jobs.id, job.id));
   });
   if (queued > 0) deps.bus.publish({ type: "delivery.queued" });
   job.cursor = JSON.stringify({ t: last.createdAt, id: last.id });

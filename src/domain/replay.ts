@@ -1,9 +1,10 @@
+import { inScope } from "./scope";
 import { and, asc, count, eq, gt, gte, inArray, lte, ne, or, sql, type SQL } from "drizzle-orm";
 import { notFound } from "../contracts/errors";
 import type { JobProgress, ReplayInput } from "../contracts/jobs";
 import { normalizeId } from "../contracts/ids";
 import { connections, deliveryAttempts, destinations, events, jobs, sources } from "../db/schema";
-import { writeTransaction } from "../db/transaction";
+import { transaction } from "../db/transaction";
 import { newQueuedAttempt } from "./deliveries";
 import type { Deps, Scope } from "./deps";
 import { findDestinationRow } from "./destinations";
@@ -43,8 +44,7 @@ interface Cursor {
 
 function inWindow(scope: Pick<JobRow, "orgId" | "envId">, p: ReplayParams): SQL {
   return and(
-    eq(events.orgId, scope.orgId),
-    eq(events.envId, scope.envId),
+    inScope(events, scope),
     gte(events.receivedAt, p.from),
     lte(events.receivedAt, p.to),
     p.source_id ? eq(events.sourceId, p.source_id) : undefined,
@@ -63,7 +63,7 @@ export async function startReplay(deps: Deps, scope: Scope, input: ReplayInput):
     const [source] = await deps.db
       .select({ id: sources.id })
       .from(sources)
-      .where(and(eq(sources.id, id), eq(sources.orgId, scope.orgId), eq(sources.envId, scope.envId)))
+      .where(and(eq(sources.id, id), inScope(sources, scope)))
       .limit(1);
     if (!source) throw notFound("Source");
     sourceId = source.id;
@@ -145,7 +145,7 @@ export async function replayStep(deps: Deps, job: JobRow, limit?: number): Promi
   const now = deps.clock.now();
   const last = batch[batch.length - 1]!;
   const cursor = JSON.stringify({ t: last.receivedAt, id: last.id } satisfies Cursor);
-  writeTransaction(deps.db, (tx) => {
+  await transaction(deps.db, async (tx) => {
     const rows = batch.map((e) =>
       newQueuedAttempt({
         orgId: e.orgId,
@@ -160,11 +160,11 @@ export async function replayStep(deps: Deps, job: JobRow, limit?: number): Promi
         jobId: job.id,
       }),
     );
-    tx.insert(deliveryAttempts).values(rows).run();
-    tx.update(jobs)
+    await tx.insert(deliveryAttempts).values(rows);
+    await tx
+      .update(jobs)
       .set({ processed: sql`${jobs.processed} + ${batch.length}`, cursor })
-      .where(eq(jobs.id, job.id))
-      .run();
+      .where(eq(jobs.id, job.id));
   });
   job.processed += batch.length;
   job.cursor = cursor;

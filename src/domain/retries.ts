@@ -1,8 +1,9 @@
+import { inScope } from "./scope";
 import { and, eq, inArray, isNull, ne, or } from "drizzle-orm";
 import { AppError, notFound } from "../contracts/errors";
 import { normalizeId } from "../contracts/ids";
 import { deliveryAttempts, events } from "../db/schema";
-import { writeTransaction, type Tx } from "../db/transaction";
+import { transaction, type Tx } from "../db/transaction";
 import { eventView } from "../delivery/eventView";
 import { iso } from "./clock";
 import { connectionsBySource, FilterRuleCache, newQueuedAttemptThrough, type SourceConnection } from "./deliveries";
@@ -55,10 +56,10 @@ export type RetryEventRow = Pick<
 const notReplay = or(isNull(deliveryAttempts.triggerType), ne(deliveryAttempts.triggerType, "replay"));
 
 /** Queues the retries of one event inside the caller's write transaction. */
-export function queueEventRetries(
+export async function queueEventRetries(
   tx: Tx,
   args: { event: RetryEventRow; connections: SourceConnection[]; trigger: RetryTrigger; now: Date; jobId?: string; rules: FilterRuleCache; force?: boolean },
-): RetryResult {
+): Promise<RetryResult> {
   const { event, now } = args;
   if (event.status === "rejected" && !args.force) throw rejectedConflict(event);
   const forced = event.status === "rejected";
@@ -80,30 +81,29 @@ export function queueEventRetries(
       continue;
     }
     const chain = and(eq(deliveryAttempts.eventId, event.id), eq(deliveryAttempts.connectionId, c.id), notReplay);
-    const outstanding = tx
+    const [outstanding] = await tx
       .select({ id: deliveryAttempts.id, status: deliveryAttempts.status, scheduledAt: deliveryAttempts.scheduledAt })
       .from(deliveryAttempts)
       .where(and(chain, inArray(deliveryAttempts.status, ["queued", "delivering"])))
-      .limit(1)
-      .get();
+      .limit(1);
     if (outstanding) {
       if (outstanding.status === "queued" && outstanding.scheduledAt > nowIso) {
-        tx.update(deliveryAttempts).set({ scheduledAt: nowIso }).where(eq(deliveryAttempts.id, outstanding.id)).run();
+        await tx.update(deliveryAttempts).set({ scheduledAt: nowIso }).where(eq(deliveryAttempts.id, outstanding.id));
       }
       result.retried.push({ ...ids, attempt_id: outstanding.id, status: "queued" });
       continue;
     }
-    tx.update(deliveryAttempts)
+    await tx
+      .update(deliveryAttempts)
       .set({ isDlq: 0 })
-      .where(and(chain, eq(deliveryAttempts.isDlq, 1)))
-      .run();
+      .where(and(chain, eq(deliveryAttempts.isDlq, 1)));
     const row = newQueuedAttemptThrough(event, c, { triggerType: args.trigger, now, jobId: args.jobId, forced });
-    tx.insert(deliveryAttempts).values(row).run();
+    await tx.insert(deliveryAttempts).values(row);
     result.retried.push({ ...ids, attempt_id: row.id!, status: "queued" });
   }
   // Routed now: the router must not fan out a still-pending event a second time.
   if (result.retried.length > 0 && event.routedAt === null) {
-    tx.update(events).set({ routedAt: nowIso }).where(and(eq(events.id, event.id), isNull(events.routedAt))).run();
+    await tx.update(events).set({ routedAt: nowIso }).where(and(eq(events.id, event.id), isNull(events.routedAt)));
   }
   return result;
 }
@@ -128,7 +128,7 @@ export async function loadRetryEvents(deps: Deps, scope: Pick<Scope, "orgId" | "
       contentType: events.contentType,
     })
     .from(events)
-    .where(and(eq(events.orgId, scope.orgId), eq(events.envId, scope.envId), inArray(events.id, ids)));
+    .where(and(inScope(events, scope), inArray(events.id, ids)));
 }
 
 /** Why a rejected event is not delivered, for people. */
@@ -150,7 +150,7 @@ export async function retryEvent(deps: Deps, scope: Scope, rawId: string, opts: 
   if (!event) throw notFound("Event");
   if (event.status === "rejected" && !opts.force) throw rejectedConflict(event);
   const bySource = await connectionsBySource(deps.db, [event.sourceId]);
-  const result = writeTransaction(deps.db, (tx) =>
+  const result = await transaction(deps.db, (tx) =>
     queueEventRetries(tx, {
       event,
       connections: bySource.get(event.sourceId) ?? [],

@@ -1,3 +1,4 @@
+import { and, eq, type AnyColumn, type SQL } from "drizzle-orm";
 import { notFound } from "../contracts/errors";
 import type { Scope } from "./deps";
 
@@ -11,4 +12,13 @@ export function createScope(scope: Scope, input: { org_id?: string; env_id?: str
     throw notFound("Environment");
   }
   return { orgId: scope.orgId, envId: scope.envId };
+}
+
+/**
+ * The one tenant condition: a row of `table` belongs to the caller's
+ * organization and environment (contract §2). Every scoped query goes
+ * through it, with any further conditions.
+ */
+export function inScope(table: { orgId: AnyColumn; envId: AnyColumn }, scope: Pick<Scope, "orgId" | "envId">, ...more: (SQL | undefined)[]): SQL {
+  return and(eq(table.orgId, scope.orgId), eq(table.envId, scope.envId), ...more)!;
 }

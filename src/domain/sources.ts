@@ -1,3 +1,5 @@
+import { inScope } from "./scope";
+import { isUniqueViolation } from "../db/errors";
 import { and, desc, eq, like, or } from "drizzle-orm";
 import type { z } from "zod";
 import { events, sources } from "../db/schema";
@@ -194,12 +196,6 @@ function throwIfIssues(issues: Issue[]) {
   if (issues.length > 0) throw new AppError("validation_error", "Invalid source settings", issues);
 }
 
-function isUniqueViolation(err: unknown): boolean {
-  for (let e: unknown = err; e; e = (e as { cause?: unknown }).cause) {
-    if (e instanceof Error && /UNIQUE constraint failed/i.test(e.message)) return true;
-  }
-  return false;
-}
 
 // ---------------------------------------------------------------- scope
 
@@ -217,7 +213,7 @@ async function findRow({ db }: Deps, scope: Scope, rawId: string): Promise<Sourc
   const [row] = await db
     .select()
     .from(sources)
-    .where(and(eq(sources.id, id), eq(sources.orgId, scope.orgId), eq(sources.envId, scope.envId)))
+    .where(and(eq(sources.id, id), inScope(sources, scope)))
     .limit(1);
   if (!row) throw notFound("Source");
   return row;

@@ -1,3 +1,4 @@
+import { inScope } from "./scope";
 import { and, count, eq, gte, inArray, isNull, lt, sql, type AnyColumn, type SQL } from "drizzle-orm";
 import { STATS_WINDOW_HOURS, type StatsBody, type StatsBucket } from "../contracts/stats";
 import { connections, deliveryAttempts as a, destinations, events as e, issues, sources } from "../db/schema";
@@ -30,13 +31,13 @@ const countWhere = (cond: SQL) => sql<number>`coalesce(sum(case when ${cond} the
 export async function getStats({ db, clock }: Deps, scope: Scope): Promise<StatsBody> {
   const now = clock.now();
   const { starts, since, until } = statsWindow(now);
-  const eventScope = and(eq(e.orgId, scope.orgId), eq(e.envId, scope.envId));
-  const attemptScope = and(eq(a.orgId, scope.orgId), eq(a.envId, scope.envId));
+  const eventScope = and(inScope(e, scope));
+  const attemptScope = and(inScope(a, scope));
   const attemptWindow = and(attemptScope, gte(a.createdAt, since), lt(a.createdAt, until));
   // Literal conditions, written as the partial indexes attempts_due, attempts_leased and attempts_dlq_scope
   // are, so the planner can see they apply (it does not look inside bound values).
   const inDlq = sql`${a.isDlq} = 1`;
-  const scopeDestinations = db.select({ id: destinations.id }).from(destinations).where(and(eq(destinations.orgId, scope.orgId), eq(destinations.envId, scope.envId)));
+  const scopeDestinations = db.select({ id: destinations.id }).from(destinations).where(and(inScope(destinations, scope)));
   // Only rows already due are waiting: a retry scheduled for later is not late.
   const pendingQueue = (where: SQL | undefined) =>
     db
@@ -70,11 +71,11 @@ export async function getStats({ db, clock }: Deps, scope: Scope): Promise<Stats
     // Queued rows per destination of the scope (attempts_due); rows in flight are few (attempts_leased).
     pendingQueue(and(sql`${a.status} = 'queued'`, inArray(a.destinationId, scopeDestinations))),
     pendingQueue(and(sql`${a.status} = 'delivering'`, attemptScope)),
-    db.$count(sources, and(eq(sources.orgId, scope.orgId), eq(sources.envId, scope.envId))),
+    db.$count(sources, and(inScope(sources, scope))),
     // The operator's destinations: application endpoints deliver through hidden ones (docs/outbound.md).
-    db.$count(destinations, and(eq(destinations.orgId, scope.orgId), eq(destinations.envId, scope.envId), isNull(destinations.applicationId))),
-    db.$count(connections, and(eq(connections.orgId, scope.orgId), eq(connections.envId, scope.envId))),
-    db.$count(issues, and(eq(issues.orgId, scope.orgId), eq(issues.envId, scope.envId), eq(issues.status, "open"))),
+    db.$count(destinations, and(inScope(destinations, scope), isNull(destinations.applicationId))),
+    db.$count(connections, and(inScope(connections, scope))),
+    db.$count(issues, and(inScope(issues, scope), eq(issues.status, "open"))),
   ]);
 
   const slowest = byDestination

@@ -1,7 +1,7 @@
 import { and, desc, eq, like, or, type SQL } from "drizzle-orm";
 import { sources, topics } from "../db/schema";
 import { writeEvent, type EventWrite } from "../db/ingestStore";
-import { writeTransaction } from "../db/transaction";
+import { transaction } from "../db/transaction";
 import { AppError, notFound } from "../contracts/errors";
 import { hex32, newId } from "../contracts/ids";
 import type { CreateTopicInput, ListTopicsQuery, PublishInput, TopicDto, UpdateTopicInput } from "../contracts/topics";
@@ -9,7 +9,7 @@ import { createTopicInput, publishInput, updateTopicInput } from "../contracts/t
 import { iso } from "./clock";
 import type { Deps, Scope } from "./deps";
 import { isUniqueViolation, parseOrThrow, payloadErrors, schemaText, validatePayloadForEventType } from "./eventTypes";
-import { createScope } from "./scope";
+import { createScope, inScope } from "./scope";
 
 type TopicRow = typeof topics.$inferSelect;
 
@@ -32,7 +32,6 @@ export function serializeTopic(row: TopicRow): TopicDto {
   };
 }
 
-const inScope = (scope: Scope, ...more: (SQL | undefined)[]) => and(eq(topics.orgId, scope.orgId), eq(topics.envId, scope.envId), ...more);
 
 function slugify(name: string) {
   const s = name
@@ -50,7 +49,7 @@ async function findRow({ db }: Deps, scope: Scope, idOrSlug: string): Promise<To
   const rows = await db
     .select()
     .from(topics)
-    .where(inScope(scope, id ? or(eq(topics.id, id), eq(topics.slug, idOrSlug)) : eq(topics.slug, idOrSlug.toLowerCase())))
+    .where(inScope(topics, scope, id ? or(eq(topics.id, id), eq(topics.slug, idOrSlug)) : eq(topics.slug, idOrSlug.toLowerCase())))
     .limit(2);
   const row = rows.find((r) => r.id === idOrSlug) ?? rows[0];
   if (!row) throw notFound("Topic");
@@ -100,11 +99,11 @@ export async function createTopic(deps: Deps, scope: Scope, raw: CreateTopicInpu
     updatedAt: now,
   };
   try {
-    writeTransaction(deps.db, (tx) => {
-      tx.insert(sources)
-        .values({ id: row.sourceId, orgId, envId, slug: sourceSlug, name: row.name, description: sourceDescription(row.name), type: TOPIC_SOURCE_TYPE, createdAt: now, updatedAt: now })
-        .run();
-      tx.insert(topics).values(row).run();
+    await transaction(deps.db, async (tx) => {
+      await tx
+        .insert(sources)
+        .values({ id: row.sourceId, orgId, envId, slug: sourceSlug, name: row.name, description: sourceDescription(row.name), type: TOPIC_SOURCE_TYPE, createdAt: now, updatedAt: now });
+      await tx.insert(topics).values(row);
     });
   } catch (err) {
     if (isUniqueViolation(err)) throw slugConflict(slug);
@@ -119,7 +118,7 @@ export async function listTopics(deps: Deps, scope: Scope, query: ListTopicsQuer
   const rows = await deps.db
     .select()
     .from(topics)
-    .where(inScope(scope, query.status ? eq(topics.status, query.status) : undefined))
+    .where(inScope(topics, scope, query.status ? eq(topics.status, query.status) : undefined))
     .orderBy(desc(topics.createdAt), desc(topics.id));
   return { topics: rows.map(serializeTopic) };
 }
@@ -142,9 +141,9 @@ export async function updateTopic(deps: Deps, scope: Scope, idOrSlug: string, ra
   patch.updatedAt = now;
   const updated = { ...current, ...patch };
   try {
-    writeTransaction(deps.db, (tx) => {
-      tx.update(topics).set(patch).where(eq(topics.id, current.id)).run();
-      if (patch.name !== undefined) tx.update(sources).set({ name: updated.name, description: sourceDescription(updated.name), updatedAt: now }).where(eq(sources.id, current.sourceId)).run();
+    await transaction(deps.db, async (tx) => {
+      await tx.update(topics).set(patch).where(eq(topics.id, current.id));
+      if (patch.name !== undefined) await tx.update(sources).set({ name: updated.name, description: sourceDescription(updated.name), updatedAt: now }).where(eq(sources.id, current.sourceId));
     });
   } catch (err) {
     if (isUniqueViolation(err)) throw slugConflict(updated.slug);
@@ -157,7 +156,7 @@ export async function updateTopic(deps: Deps, scope: Scope, idOrSlug: string, ra
 export async function deleteTopic(deps: Deps, scope: Scope, idOrSlug: string) {
   const row = await findRow(deps, scope, idOrSlug);
   // The topic row goes with its source (the foreign key cascades).
-  await deps.db.delete(sources).where(and(eq(sources.id, row.sourceId), eq(sources.orgId, scope.orgId), eq(sources.envId, scope.envId)));
+  await deps.db.delete(sources).where(and(eq(sources.id, row.sourceId), inScope(sources, scope)));
   deps.bus.publish({ type: "source.updated", sourceId: row.sourceId });
   return { success: true as const };
 }

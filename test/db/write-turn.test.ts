@@ -80,19 +80,18 @@ describe("inWriteTurn", () => {
     expect(committed()).toEqual(["next"]);
   });
 
-  it("gives a unit that asks for a write while it runs the next turn", async () => {
+  it("runs a write a unit asks for while it runs inside the unit's own transaction, committed with it", async () => {
     clear();
-    let inner: Promise<unknown> | null = null;
-    let committedWhenInnerRan: string[] = [];
-    await inWriteTurn(store.db, () => {
+    let committedWhenInnerRan: string[] = ["not run"];
+    await inWriteTurn(store.db, async () => {
       log("outer");
-      inner = inWriteTurn(store.db, () => {
+      // Awaited inside the turn: a later turn would wait for this one to end, so it joins it instead.
+      await inWriteTurn(store.db, () => {
         committedWhenInnerRan = committed();
         log("inner");
       });
     });
-    await inner;
-    expect(committedWhenInnerRan).toEqual(["outer"]);
+    expect(committedWhenInnerRan).toEqual([]);
     expect(committed()).toEqual(["outer", "inner"]);
   });
 
@@ -116,14 +115,21 @@ describe("inWriteTurn", () => {
     expect(committed()).toEqual(["after the lock"]);
   });
 
-  it("refuses asynchronous work, rolling back what it wrote", async () => {
+  it("takes asynchronous work: what it awaits runs in the turn's transaction, rolled back when it throws", async () => {
     clear();
     await expect(
-      inWriteTurn(store.db, () => {
-        log("async");
-        return Promise.resolve();
+      inWriteTurn(store.db, async () => {
+        log("before the await");
+        await Promise.resolve();
+        log("after the await");
+        throw new Error("bad row");
       }),
-    ).rejects.toThrow(/synchronous/);
+    ).rejects.toThrow("bad row");
     expect(committed()).toEqual([]);
+    await inWriteTurn(store.db, async () => {
+      await Promise.resolve();
+      log("async");
+    });
+    expect(committed()).toEqual(["async"]);
   });
 });

@@ -2,6 +2,7 @@ import { inArray } from "drizzle-orm";
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest";
 import { newId } from "../../src/contracts/ids";
 import { deliveryAttempts, destinations } from "../../src/db/schema";
+import { transaction } from "../../src/db/transaction";
 import { claimBatch, type ClaimResult } from "../../src/delivery/queue";
 import { insertQueuedAttempt } from "../../src/domain/deliveries";
 import { createSource, insertEvent, scopeOf, type TestScope } from "../helpers/rows";
@@ -12,8 +13,8 @@ import { startTestServer, type TestServer } from "../helpers/server";
  * thousands of destinations with rows waiting, one destination's backlog,
  * paused destinations. Destinations are written straight to the table,
  * paused, so the server's own worker leaves their rows alone; each claim
- * makes this test's destinations claimable inside one synchronous block,
- * where the worker cannot run.
+ * makes this test's destinations claimable inside one write transaction,
+ * which the worker's cannot interleave with.
  */
 let server: TestServer;
 let scope: TestScope;
@@ -32,7 +33,7 @@ beforeEach(async () => {
   await db().delete(deliveryAttempts);
   mine = [];
   // A claim over an empty queue ends any round an earlier test's claims left part done.
-  claimBatch(db(), { now: new Date(), limit: 1, exclude: [] });
+  await claimBatch(db(), { now: new Date(), limit: 1, exclude: [] });
 });
 
 const db = () => server.deps.db;
@@ -58,9 +59,9 @@ async function makeDestinations(n: number): Promise<string[]> {
   return ids;
 }
 
-function queue(destinationId: string, scheduledAt: string): string {
+async function queue(destinationId: string, scheduledAt: string): Promise<string> {
   const id = newId("attempt");
-  insertQueuedAttempt(db(), {
+  await insertQueuedAttempt(db(), {
     id,
     orgId: scope.orgId,
     envId: scope.envId,
@@ -78,26 +79,28 @@ function queue(destinationId: string, scheduledAt: string): string {
 }
 
 /** One claim with this test's destinations active except `stayPaused`. */
-function claim(limit: number, stayPaused: string[] = []): ClaimResult {
+function claim(limit: number, stayPaused: string[] = []): Promise<ClaimResult> {
   const active = mine.filter((d) => !stayPaused.includes(d));
-  const setStatus = (ids: string[], status: string) => {
-    for (let i = 0; i < ids.length; i += 500) db().update(destinations).set({ status }).where(inArray(destinations.id, ids.slice(i, i + 500))).run();
+  const setStatus = async (ids: string[], status: string) => {
+    for (let i = 0; i < ids.length; i += 500) await db().update(destinations).set({ status }).where(inArray(destinations.id, ids.slice(i, i + 500)));
   };
-  setStatus(active, "active");
-  try {
-    return claimBatch(db(), { now: new Date(), limit, exclude: [] });
-  } finally {
-    setStatus(active, "paused");
-  }
+  return transaction(db(), async () => {
+    await setStatus(active, "active");
+    try {
+      return await claimBatch(db(), { now: new Date(), limit, exclude: [] });
+    } finally {
+      await setStatus(active, "paused");
+    }
+  });
 }
 
 describe("claiming across many destinations", () => {
   it("goes round every destination, one row each, before any gives a second, claim after claim", async () => {
     const ids = await makeDestinations(300);
-    for (const d of ids) for (let i = 0; i < 3; i++) queue(d, past(10_000 - i));
+    for (const d of ids) for (let i = 0; i < 3; i++) await queue(d, past(10_000 - i));
     const seen: string[] = [];
     for (let c = 0; c < 6; c++) {
-      const { rows } = claim(50);
+      const { rows } = await claim(50);
       expect(rows).toHaveLength(50);
       seen.push(...rows.map((r) => r.destinationId));
     }
@@ -106,9 +109,9 @@ describe("claiming across many destinations", () => {
 
   it("lets the others through although one destination's backlog holds every one of the oldest due rows", async () => {
     const [backlog, ...others] = await makeDestinations(21);
-    for (let i = 0; i < 500; i++) queue(backlog!, past(60_000 - i));
-    for (const d of others) queue(d, past(1000));
-    const { rows } = claim(30);
+    for (let i = 0; i < 500; i++) await queue(backlog!, past(60_000 - i));
+    for (const d of others) await queue(d, past(1000));
+    const { rows } = await claim(30);
     expect(rows).toHaveLength(30);
     const got = new Set(rows.map((r) => r.destinationId));
     for (const d of others) expect(got.has(d)).toBe(true);
@@ -117,21 +120,22 @@ describe("claiming across many destinations", () => {
 
   it("leaves a paused destination's backlog alone and still finds the others' rows behind it", async () => {
     const [paused, ...others] = await makeDestinations(6);
-    for (let i = 0; i < 500; i++) queue(paused!, past(60_000 - i));
-    const theirs = others.map((d) => queue(d, past(1000)));
-    const result = claim(10, [paused!]);
+    for (let i = 0; i < 500; i++) await queue(paused!, past(60_000 - i));
+    const theirs = await Promise.all(others.map((d) => queue(d, past(1000))));
+    const result = await claim(10, [paused!]);
     expect(result.rows.map((r) => r.id).sort()).toEqual([...theirs].sort());
     expect(result.complete).toBe(true);
   });
 
   it("stops part way round when most destinations have nothing due, takes the oldest due rows, and goes on with the next claim", async () => {
     const ids = await makeDestinations(2000);
-    for (const d of ids.slice(0, -1)) queue(d, new Date(Date.now() + 3600_000).toISOString());
+    for (const d of ids.slice(0, -1)) await queue(d, new Date(Date.now() + 3600_000).toISOString());
     const last = ids[ids.length - 1]!;
-    const due = Array.from({ length: 500 }, (_, i) => queue(last, past(50_000 - i)));
+    const due: string[] = [];
+    for (let i = 0; i < 500; i++) due.push(await queue(last, past(50_000 - i)));
 
     // A claim of 5 visits at most 64 destinations (WALK_MIN_VISITS): the due rows come from the oldest.
-    const first = claim(5);
+    const first = await claim(5);
     expect(first.complete).toBe(false);
     expect(first.rows.map((r) => r.id)).toEqual(due.slice(0, 5));
 
@@ -140,7 +144,7 @@ describe("claiming across many destinations", () => {
     let result: ClaimResult;
     const taken = first.rows.map((r) => r.id);
     do {
-      result = claim(5);
+      result = await claim(5);
       expect(result.rows).toHaveLength(5);
       taken.push(...result.rows.map((r) => r.id));
       claims++;
@@ -153,8 +157,9 @@ describe("claiming across many destinations", () => {
 
   it("takes every due row at once when there are no more than the batch, across destinations, in turns", async () => {
     const ids = await makeDestinations(4);
-    const rows = ids.flatMap((d, n) => Array.from({ length: n + 1 }, (_, i) => queue(d, past(9000 - i))));
-    const result = claim(20);
+    const rows: string[] = [];
+    for (const [n, d] of ids.entries()) for (let i = 0; i <= n; i++) rows.push(await queue(d, past(9000 - i)));
+    const result = await claim(20);
     expect(result.complete).toBe(true);
     expect(result.rows.map((r) => r.id).sort()).toEqual([...rows].sort());
     // The first four are one of each destination.

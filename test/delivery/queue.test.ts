@@ -2,7 +2,7 @@ import { eq } from "drizzle-orm";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { newId } from "../../src/contracts/ids";
 import { deliveryAttempts, destinations, events } from "../../src/db/schema";
-import { writeTransaction } from "../../src/db/transaction";
+import { transaction } from "../../src/db/transaction";
 import { claimDue, LEASE_MS, recordOutcomes, type AttemptOutcome, type AttemptRow } from "../../src/delivery/queue";
 import { insertQueuedAttempt } from "../../src/domain/deliveries";
 import { createDestination } from "../helpers/delivery";
@@ -13,8 +13,8 @@ import { startTestServer, type TestServer } from "../helpers/server";
  * The queue's batch statements on a real database file: one statement
  * claims a batch, one records its outcomes, one settles its events.
  * The destination stays paused so the server's own worker leaves these rows
- * alone; each test makes it claimable only inside one synchronous block,
- * where the worker cannot run.
+ * alone; each test makes it claimable only inside one write transaction,
+ * which the worker's cannot interleave with.
  */
 let server: TestServer;
 let scope: TestScope;
@@ -38,9 +38,9 @@ async function pendingEvent(): Promise<string> {
   return id;
 }
 
-function queue(eventId: string, scheduledAt = new Date(Date.now() - 1000)): string {
+async function queue(eventId: string, scheduledAt = new Date(Date.now() - 1000)): Promise<string> {
   const id = newId("attempt");
-  insertQueuedAttempt(db(), {
+  await insertQueuedAttempt(db(), {
     id,
     orgId: scope.orgId,
     envId: scope.envId,
@@ -57,14 +57,16 @@ function queue(eventId: string, scheduledAt = new Date(Date.now() - 1000)): stri
   return id;
 }
 
-/** Claims what is due of the test destination, in one synchronous block. */
-function claim(limit: number, now = new Date(), oneEach?: ReadonlySet<string>): AttemptRow[] {
-  db().update(destinations).set({ status: "active" }).where(eq(destinations.id, destinationId)).run();
-  try {
-    return claimDue(db(), { now, limit, exclude: [], oneEach });
-  } finally {
-    db().update(destinations).set({ status: "paused" }).where(eq(destinations.id, destinationId)).run();
-  }
+/** Claims what is due of the test destination, in one write transaction. */
+function claim(limit: number, now = new Date(), oneEach?: ReadonlySet<string>): Promise<AttemptRow[]> {
+  return transaction(db(), async () => {
+    await db().update(destinations).set({ status: "active" }).where(eq(destinations.id, destinationId));
+    try {
+      return await claimDue(db(), { now, limit, exclude: [], oneEach });
+    } finally {
+      await db().update(destinations).set({ status: "paused" }).where(eq(destinations.id, destinationId));
+    }
+  });
 }
 
 function outcome(attempt: AttemptRow, status: "success" | "failed", extra: Partial<AttemptOutcome> = {}): AttemptOutcome {
@@ -94,26 +96,26 @@ const eventStatus = async (id: string) => (await db().select({ status: events.st
 describe("claiming a batch", () => {
   it("takes due rows oldest first up to the limit, marks them delivering with one lease, and leaves rows not yet due", async () => {
     const eventId = await pendingEvent();
-    const ids = [0, 1, 2].map((i) => queue(eventId, new Date(Date.now() - 3000 + i * 1000)));
-    const later = queue(eventId, new Date(Date.now() + 60_000));
+    const ids = await Promise.all([0, 1, 2].map((i) => queue(eventId, new Date(Date.now() - 3000 + i * 1000))));
+    const later = await queue(eventId, new Date(Date.now() + 60_000));
     const now = new Date();
 
-    const first = claim(2, now);
+    const first = await claim(2, now);
     expect(first.map((r) => r.id)).toEqual(ids.slice(0, 2));
     const lease = new Date(now.getTime() + LEASE_MS).toISOString();
     for (const r of first) {
       expect(r.leaseUntil).toBe(lease);
       expect(await attemptRow(r.id)).toMatchObject({ status: "delivering", leaseUntil: lease });
     }
-    expect(claim(10, now).map((r) => r.id)).toEqual([ids[2]]);
+    expect((await claim(10, now)).map((r) => r.id)).toEqual([ids[2]]);
     expect((await attemptRow(later)).status).toBe("queued");
   });
 
   it("takes one row at most of a rate-limited destination", async () => {
     const eventId = await pendingEvent();
-    const ids = [0, 1, 2].map((i) => queue(eventId, new Date(Date.now() - 3000 + i * 1000)));
-    expect(claim(10, new Date(), new Set([destinationId])).map((r) => r.id)).toEqual([ids[0]]);
-    expect(claim(10).map((r) => r.id)).toEqual(ids.slice(1));
+    const ids = await Promise.all([0, 1, 2].map((i) => queue(eventId, new Date(Date.now() - 3000 + i * 1000))));
+    expect((await claim(10, new Date(), new Set([destinationId]))).map((r) => r.id)).toEqual([ids[0]]);
+    expect((await claim(10)).map((r) => r.id)).toEqual(ids.slice(1));
   });
 });
 
@@ -122,16 +124,16 @@ describe("recording a batch of outcomes", () => {
     const delivered = await pendingEvent();
     const failed = await pendingEvent();
     const waiting = await pendingEvent();
-    const d1 = queue(delivered);
-    const f1 = queue(failed);
-    const f2 = queue(failed);
-    const w1 = queue(waiting);
-    queue(waiting, new Date(Date.now() + 60_000)); // still outstanding afterwards
-    const rows = claim(10);
+    const d1 = await queue(delivered);
+    const f1 = await queue(failed);
+    const f2 = await queue(failed);
+    const w1 = await queue(waiting);
+    await queue(waiting, new Date(Date.now() + 60_000)); // still outstanding afterwards
+    const rows = await claim(10);
     expect(rows.map((r) => r.id).sort()).toEqual([d1, f1, f2, w1].sort());
     const byId = new Map(rows.map((r) => [r.id, r]));
 
-    const recorded = writeTransaction(db(), () =>
+    const recorded = await transaction(db(), () =>
       recordOutcomes(db(), [outcome(byId.get(d1)!, "success"), outcome(byId.get(f1)!, "success"), outcome(byId.get(f2)!, "failed"), outcome(byId.get(w1)!, "success")], new Date()),
     );
 
@@ -152,10 +154,10 @@ describe("recording a batch of outcomes", () => {
 
   it("queues the next try of a failure that will be retried, and leaves the event's status alone", async () => {
     const eventId = await pendingEvent();
-    const first = queue(eventId);
-    const [row] = claim(1);
+    const first = await queue(eventId);
+    const [row] = await claim(1);
     const retryAt = new Date(Date.now() + 30_000);
-    writeTransaction(db(), () => recordOutcomes(db(), [outcome(row!, "failed", { dlq: false, retryAt })], new Date()));
+    await transaction(db(), () => recordOutcomes(db(), [outcome(row!, "failed", { dlq: false, retryAt })], new Date()));
 
     const chain = await db().select().from(deliveryAttempts).where(eq(deliveryAttempts.eventId, eventId));
     expect(chain).toHaveLength(2);
@@ -166,11 +168,11 @@ describe("recording a batch of outcomes", () => {
 
   it("carries a forced delivery's flag on to its next try", async () => {
     const eventId = await pendingEvent();
-    const first = queue(eventId);
-    db().update(deliveryAttempts).set({ forced: 1 }).where(eq(deliveryAttempts.id, first)).run();
-    const [row] = claim(1);
+    const first = await queue(eventId);
+    await db().update(deliveryAttempts).set({ forced: 1 }).where(eq(deliveryAttempts.id, first));
+    const [row] = await claim(1);
     expect(row!.forced).toBe(1);
-    writeTransaction(db(), () => recordOutcomes(db(), [outcome(row!, "failed", { dlq: false, retryAt: new Date(Date.now() + 30_000) })], new Date()));
+    await transaction(db(), () => recordOutcomes(db(), [outcome(row!, "failed", { dlq: false, retryAt: new Date(Date.now() + 30_000) })], new Date()));
     const chain = await db().select().from(deliveryAttempts).where(eq(deliveryAttempts.eventId, eventId));
     expect(chain.map((a) => [a.attemptNumber, a.forced])).toEqual([
       [1, 1],
@@ -180,14 +182,14 @@ describe("recording a batch of outcomes", () => {
 
   it("writes nothing for an outcome whose lease was taken over by a later claim", async () => {
     const eventId = await pendingEvent();
-    queue(eventId);
-    const [old] = claim(1);
+    await queue(eventId);
+    const [old] = await claim(1);
     // The lease runs out (a worker that hung): the row is claimed again, with a new lease.
-    const again = claim(100, new Date(Date.now() + LEASE_MS + 1000)).find((r) => r.id === old!.id);
+    const again = (await claim(100, new Date(Date.now() + LEASE_MS + 1000))).find((r) => r.id === old!.id);
     expect(again).toBeDefined();
     expect(again!.leaseUntil).not.toBe(old!.leaseUntil);
 
-    const recorded = writeTransaction(db(), () => recordOutcomes(db(), [outcome(old!, "success")], new Date()));
+    const recorded = await transaction(db(), () => recordOutcomes(db(), [outcome(old!, "success")], new Date()));
     expect(recorded.stale).toBe(1);
     expect(recorded.changedEvents).toEqual([]);
     expect(await attemptRow(old!.id)).toMatchObject({ status: "delivering", leaseUntil: again!.leaseUntil, responseStatus: null });

@@ -1,7 +1,7 @@
 import type { MiddlewareHandler } from "hono";
 import { backupBody, backupListBody, backupNameParam } from "../../contracts/backups";
 import { AppError } from "../../contracts/errors";
-import { createBackup, findBackup, listBackups } from "../../domain/backups";
+import { createBackup, findBackup, listBackups, refuseOnPostgres } from "../../domain/backups";
 import { dataDirOf } from "../../db/backup";
 import { operation, responses, type Api, type ApiEnv } from "../openapi";
 
@@ -35,7 +35,10 @@ export function registerBackupRoutes(api: Api) {
       summary: "Backups in <data-dir>/backups, newest first",
       responses: responses({ status: 200, schema: backupListBody }, [401, 403]),
     },
-    async (c) => c.json(listBackups(dataDirOf(c.get("deps").db)), 200),
+    async (c) => {
+      refuseOnPostgres(c.get("deps").db);
+      return c.json(listBackups(dataDirOf(c.get("deps").db)), 200);
+    },
   );
 
   api.openAPIRegistry.registerPath({
@@ -47,6 +50,7 @@ export function registerBackupRoutes(api: Api) {
     responses: { 200: { description: "The backup file", content: { "application/vnd.sqlite3": { schema: { type: "string", format: "binary" } } } } },
   });
   api.get("/backups/:name", fullScopeOnly, (c) => {
+    refuseOnPostgres(c.get("deps").db);
     const backup = findBackup(dataDirOf(c.get("deps").db), c.req.param("name"));
     return c.body(Bun.file(backup.path).stream(), 200, {
       "content-type": "application/vnd.sqlite3",

@@ -3,6 +3,7 @@ import { sql } from "drizzle-orm";
 import { drizzle } from "drizzle-orm/bun-sql";
 import { SQLiteInteger } from "drizzle-orm/sqlite-core";
 import { registerHandle, type StoreHandle } from "../dialect";
+import { DatabaseUnavailable } from "../store";
 import type { Db } from "../open";
 import { currentTx } from "../transaction";
 import { pgMigrations } from "../../generated/migrations.gen";
@@ -11,7 +12,7 @@ import { pgMigrations } from "../../generated/migrations.gen";
 const MIGRATION_LOCK = 0x686f6f6b; // "hook"
 export const MIN_SERVER_VERSION = 150000;
 
-export class DatabaseUnavailable extends Error {}
+export { DatabaseUnavailable };
 
 export interface OpenPostgres {
   db: Db;
@@ -109,11 +110,17 @@ export function describePostgresError(error: unknown, url: string): string {
   } catch {}
   const state = sqlState(error);
   const message = error instanceof Error ? error.message.split("\n")[0]! : String(error);
-  if (state === "28P01" || state === "28000") return `${where} refused the credentials${user ? ` of user "${user}"` : ""}: ${message}`;
-  if (state === "3D000") return `${where} does not exist: ${message}`;
+  // Checked against Bun 1.4's PostgresError: a server's refusal has the SQLSTATE in errno and code
+  // ERR_POSTGRES_SERVER_ERROR; a refused or unresolvable connection has code
+  // ERR_POSTGRES_CONNECTION_REFUSED and the message "Failed to connect", without errno.
+  if (state === "28P01") return `${where} refused the password of ${user ? `user "${user}"` : "the default user"}: ${message}`;
+  if (state === "28000") return `${where} refused ${user ? `user "${user}"` : "the default user"}: ${message}`;
+  if (state === "3D000") return `${where}: ${message}`;
   const code = (error as { code?: unknown } | null)?.code;
-  if (typeof code === "string" && /ECONNREFUSED|CONNECTION_CLOSED|CONNECTION_TIMEOUT|ENOTFOUND|EAI_AGAIN|ECONNRESET|ETIMEDOUT/.test(code)) return `cannot reach ${where}: ${message}`;
-  return `${where}: ${message}`;
+  if (typeof code === "string" && /CONNECTION_REFUSED|CONNECTION_CLOSED|CONNECTION_TIMEOUT|ECONNREFUSED|ENOTFOUND|EAI_AGAIN|ECONNRESET|ETIMEDOUT/.test(code)) {
+    return `cannot reach ${where} (${code === "ERR_POSTGRES_CONNECTION_REFUSED" ? "connection refused, or the host name does not resolve" : message}): is the server running and the URL right?`;
+  }
+  return `${where}: ${message}${state ? ` (SQLSTATE ${state})` : ""}`;
 }
 
 export const pingSql = sql`SELECT 1`;

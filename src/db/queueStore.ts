@@ -1,0 +1,83 @@
+import { dialectOf } from "./dialect";
+import type { AttemptRow, ClaimedEvent, DestinationForDelivery } from "./deliverySql";
+import type { Db } from "./open";
+import { pgQueue } from "./pg/queueSql";
+import { sqliteQueue } from "./sqliteQueue";
+
+/**
+ * The delivery queue's storage (DESIGN.md, "The queue is a table"), one
+ * implementation per dialect: SQLite's tuned prepared statements and its
+ * claim walk (src/db/sqliteQueue.ts), PostgreSQL's set-at-a-time SQL with
+ * FOR UPDATE SKIP LOCKED (src/db/pg/queueSql.ts). src/delivery/queue.ts is
+ * the one caller; it picks the implementation with `queueStoreOf(db)`.
+ * Every method runs on `db` as given: inside a transaction() it is part of it.
+ */
+export interface QueueStore {
+  /** Claims up to `limit` due rows fairly across destinations, marking them `delivering` until `lease`. */
+  claim(request: ClaimRequest): Promise<ClaimedBatch>;
+  /** Hands claimed rows back to the queue, each only while its claim still holds it. */
+  release(rows: readonly Pick<AttemptRow, "id" | "leaseUntil">[]): Promise<void>;
+  /** Every `delivering` row back to `queued` (start-up of the one node: claims of a previous run are orphans). */
+  releaseOrphaned(): Promise<number>;
+  /** The events of a claimed batch (ids distinct). */
+  loadEvents(eventIds: readonly string[]): Promise<ClaimedEvent[]>;
+  destinationForDelivery(destinationId: string): Promise<DestinationForDelivery | undefined>;
+  /** Writes the outcomes whose claim still holds its lease; answers the ids written (the others are stale). */
+  recordOutcomes(outcomes: readonly OutcomeRecord[]): Promise<Set<string>>;
+  /** Settles these events by all their non-replay deliveries; answers the events whose status changed. */
+  refreshEventStatuses(eventIds: readonly string[]): Promise<EventStatusChange[]>;
+  /** The earliest scheduled_at of a queued row later than `now` (ISO), or null. */
+  nextScheduledAfter(now: string): Promise<string | null>;
+  /** The earliest scheduled_at of any queued row (paused destinations' included), or null. */
+  oldestQueued(): Promise<string | null>;
+}
+
+export interface ClaimRequest {
+  /** ISO time: rows scheduled at or before it are due, leases that ran out before it are expired. */
+  now: string;
+  /** ISO time the claim's lease runs out. */
+  lease: string;
+  limit: number;
+  /** Destinations to leave alone this time (out of rate-limit slots). */
+  exclude: ReadonlySet<string>;
+  /** One row at most of each of these destinations. */
+  oneEach?: ReadonlySet<string>;
+}
+
+export interface ClaimedBatch {
+  rows: AttemptRow[];
+  /** Whether the claim saw every claimable due row (see ClaimResult in src/delivery/queue.ts). */
+  complete: boolean;
+}
+
+/** One outcome as stored on its row. */
+export interface OutcomeRecord {
+  attempt: Pick<AttemptRow, "id" | "leaseUntil" | "rowId">;
+  status: "success" | "failed";
+  requestUrl: string;
+  requestMethod: string;
+  requestHeaders: string | null;
+  requestBodySize: number;
+  responseStatus: number | null;
+  responseHeaders: string | null;
+  responseBody: string | null;
+  durationMs: number | null;
+  error: string | null;
+  errorDetail: string | null;
+  nextRetryAt: string | null;
+  isDlq: 0 | 1;
+  dlqAt: string | null;
+  sentAt: string;
+}
+
+export interface EventStatusChange {
+  id: string;
+  orgId: string;
+  envId: string;
+  sourceId: string;
+  status: string;
+}
+
+export function queueStoreOf(db: Db): QueueStore {
+  return dialectOf(db) === "postgres" ? pgQueue(db) : sqliteQueue(db);
+}

@@ -1,0 +1,49 @@
+import { readdirSync, readFileSync, statSync } from "node:fs";
+import { join, relative } from "node:path";
+import { describe, expect, it } from "vitest";
+
+/**
+ * Issue 19's seam: outside src/db, code reads the same on SQLite and
+ * PostgreSQL. What would tie it to one dialect (drizzle's synchronous forms,
+ * raw bun:sqlite statements, SQLite's own SQL) is looked for in the source.
+ */
+const root = join(import.meta.dirname, "../..");
+const areas = ["src/domain", "src/delivery", "src/catalog", "src/alerts", "src/ingest", "src/api", "src/outbound", "src/live", "src/runtime", "src/observability"];
+/** serve.lock is an OS lock taken through a small SQLite file of its own, not the store. */
+const allowed = new Set(["src/runtime/serverLock.ts"]);
+
+function files(dir: string): string[] {
+  return readdirSync(dir).flatMap((name) => {
+    const path = join(dir, name);
+    return statSync(path).isDirectory() ? files(path) : path.endsWith(".ts") || path.endsWith(".tsx") ? [path] : [];
+  });
+}
+
+const rules: { what: string; pattern: RegExp }[] = [
+  { what: "drizzle's synchronous forms (.run() / .all() / .get())", pattern: /\.(run|all|get)\(\s*(\)|\{)/ },
+  { what: "the SQLite delivery statements", pattern: /\bdeliverySql\(/ },
+  { what: "the synchronous SQLite transaction", pattern: /\bwriteTransaction\b/ },
+  { what: "bun:sqlite handles", pattern: /from "bun:sqlite"|\bsqliteOf\(/ },
+  { what: "rowid", pattern: /\browid\b/i },
+  { what: "SQLite's own SQL", pattern: /json_each|INDEXED BY|CAST\(.*AS TEXT\)|strftime\(|julianday\(/i },
+  { what: "a bare 0 as a condition", pattern: /sql`0`/ },
+];
+
+describe("domain code is dialect-neutral (issue 19, item 3)", () => {
+  const sources = areas.flatMap((a) => files(join(root, a))).filter((f) => !allowed.has(relative(root, f)));
+
+  it("finds the source files it checks", () => {
+    expect(sources.length).toBeGreaterThan(50);
+  });
+
+  for (const rule of rules) {
+    it(`uses no ${rule.what} outside src/db`, () => {
+      const found = sources.flatMap((file) =>
+        readFileSync(file, "utf8")
+          .split("\n")
+          .flatMap((line, i) => (rule.pattern.test(line) && !/^\s*(\*|\/\/)/.test(line) ? [`${relative(root, file)}:${i + 1}: ${line.trim()}`] : [])),
+      );
+      expect(found).toEqual([]);
+    });
+  }
+});

@@ -1,0 +1,117 @@
+import { mkdtempSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { eq } from "drizzle-orm";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { organizations } from "../../src/db/schema";
+import { openStore, type Store } from "../../src/db/store";
+import { transaction } from "../../src/db/transaction";
+import { pgUnavailable, startPgCluster, type PgCluster } from "../helpers/postgres";
+
+/**
+ * transaction() on both stores: committed when the work resolves, rolled
+ * back when it throws, a nested call a savepoint of its own. Observed from
+ * a second store handle on the same database, which sees only commits.
+ */
+const dir = mkdtempSync(join(tmpdir(), "hookrelay-tx-"));
+let cluster: PgCluster | null = null;
+const stores: Store[] = [];
+afterAll(async () => {
+  for (const s of stores) await s.close();
+  cluster?.stop();
+  rmSync(dir, { recursive: true, force: true });
+});
+
+const org = (id: string) => ({ id, name: id, slug: id, createdAt: new Date().toISOString() });
+
+function behavesAsATransaction(name: string, open: () => Promise<{ store: Store; observer: Store }>) {
+  describe(`transaction() on ${name}`, () => {
+    let store: Store;
+    let observer: Store;
+    beforeAll(async () => {
+      ({ store, observer } = await open());
+    });
+    const seen = async (id: string) => (await observer.db.select().from(organizations).where(eq(organizations.id, id))).length === 1;
+
+    it("commits when the work resolves, and nobody else sees its writes before", async () => {
+      let seenInside = true;
+      await transaction(store.db, async (tx) => {
+        await tx.insert(organizations).values(org("committed"));
+        seenInside = await seen("committed");
+      });
+      expect(seenInside).toBe(false);
+      expect(await seen("committed")).toBe(true);
+    });
+
+    it("rolls back everything when the work throws", async () => {
+      await expect(
+        transaction(store.db, async (tx) => {
+          await tx.insert(organizations).values(org("rolled-back"));
+          throw new Error("no");
+        }),
+      ).rejects.toThrow("no");
+      expect(await seen("rolled-back")).toBe(false);
+    });
+
+    it("runs the root handle's statements inside the transaction while it is open", async () => {
+      let visibleThroughRoot = false;
+      await expect(
+        transaction(store.db, async () => {
+          await store.db.insert(organizations).values(org("through-root"));
+          visibleThroughRoot = (await store.db.select().from(organizations).where(eq(organizations.id, "through-root"))).length === 1;
+          throw new Error("undo");
+        }),
+      ).rejects.toThrow("undo");
+      expect(visibleThroughRoot).toBe(true);
+      expect(await seen("through-root")).toBe(false);
+    });
+
+    it("makes a nested call a savepoint: its failure is rolled back alone", async () => {
+      await transaction(store.db, async (tx) => {
+        await tx.insert(organizations).values(org("outer"));
+        await expect(
+          transaction(tx, async (inner) => {
+            await inner.insert(organizations).values(org("inner"));
+            throw new Error("inner fails");
+          }),
+        ).rejects.toThrow("inner fails");
+      });
+      expect(await seen("outer")).toBe(true);
+      expect(await seen("inner")).toBe(false);
+    });
+
+    it("keeps concurrent transactions apart: a unique violation in one does not undo the other", async () => {
+      const results = await Promise.allSettled([
+        transaction(store.db, async (tx) => {
+          await tx.insert(organizations).values(org("a-first"));
+          await tx.insert(organizations).values(org("a-second"));
+        }),
+        transaction(store.db, async (tx) => {
+          await tx.insert(organizations).values(org("b-first"));
+          await tx.insert(organizations).values(org("a-first"));
+        }),
+      ]);
+      expect(results.map((r) => r.status).sort()).toEqual(["fulfilled", "rejected"]);
+      expect(await seen("a-second")).toBe(true);
+      expect(await seen("b-first")).toBe(false);
+    });
+  });
+}
+
+behavesAsATransaction("SQLite", async () => {
+  const store = await openStore({ dataDir: dir });
+  const observer = await openStore({ dataDir: dir });
+  stores.push(store, observer);
+  return { store, observer };
+});
+
+const noPg = pgUnavailable();
+describe.skipIf(noPg !== null)(`on PostgreSQL${noPg ? ` (skipped: ${noPg})` : ""}`, () => {
+  behavesAsATransaction("PostgreSQL", async () => {
+    cluster = await startPgCluster();
+    const store = await openStore({ dataDir: dir, databaseUrl: cluster.url });
+    const observer = await openStore({ dataDir: dir, databaseUrl: cluster.url });
+    stores.push(store, observer);
+    return { store, observer };
+  });
+});
