@@ -21,6 +21,8 @@ export interface TestServer extends RunningServer {
    * HOOKRELAY_DATABASE_URL and HOOKRELAY_SECRET_KEY.
    */
   storeEnv: Record<string, string>;
+  /** The same as CLI flags: `--data-dir DIR`, and on PostgreSQL runs `--database-url URL`. */
+  storeArgs: string[];
   /** fetch against the server: path relative to its root. */
   request(path: string, init?: RequestInit): Promise<Response>;
   /** Logs in as the admin; returns headers (cookie + same-origin Origin) for session requests. */
@@ -59,6 +61,7 @@ export async function startTestServer(env: Record<string, string> = {}, dataDir 
     ...server,
     dataDir,
     storeEnv: store,
+    storeArgs: store.HOOKRELAY_DATABASE_URL ? ["--data-dir", dataDir, "--database-url", store.HOOKRELAY_DATABASE_URL] : ["--data-dir", dataDir],
     request,
     session,
     async apiKey(scopes = "*") {
