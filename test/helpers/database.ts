@@ -1,6 +1,7 @@
 import { randomBytes } from "node:crypto";
 import { SQL } from "bun";
-import { describe, inject } from "vitest";
+import { describe, inject, it } from "vitest";
+import { openStore, type Store } from "../../src/db/store";
 import { storeName, TEMPLATE_DATABASE, testStoreFromEnv, type TestStore } from "./testStore";
 
 export { storeName, testStoreFromEnv, type TestStore } from "./testStore";
@@ -86,4 +87,21 @@ export function describeOnly(store: TestStore, title: string, why: string, fn: (
   const full = `${title} (${storeName(store)} only: ${why})`;
   if (store === TEST_STORE) describe(full, fn);
   else describe.skip(full, fn);
+}
+
+/**
+ * The data dir's store opened apart from any server: a second reader that
+ * still answers once the server under test has stopped (the SQLite file, or
+ * the dir's PostgreSQL database). Close it when done.
+ */
+export async function openStoreOf(dataDir: string): Promise<Store> {
+  const env = await storeEnv(dataDir);
+  return openStore({ dataDir, databaseUrl: env.HOOKRELAY_DATABASE_URL });
+}
+
+/** One test that only makes sense on one store: its title says so and why; the other store skips it. */
+export function itOnly(store: TestStore, title: string, why: string, fn: () => unknown, timeout?: number) {
+  const full = `${title} (${storeName(store)} only: ${why})`;
+  if (store === TEST_STORE) it(full, fn, timeout);
+  else it.skip(full, fn, timeout);
 }
