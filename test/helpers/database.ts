@@ -69,6 +69,18 @@ export async function storeArgs(dataDir: string): Promise<string[]> {
   return env.HOOKRELAY_DATABASE_URL ? ["--data-dir", dataDir, "--database-url", env.HOOKRELAY_DATABASE_URL] : ["--data-dir", dataDir];
 }
 
+/**
+ * PostgreSQL runs only: the URL of a new, empty database on the run's
+ * cluster (no tables: for tests of migrating, e.g. several start-ups at
+ * once). Dropped with the cluster at the end of the run.
+ */
+export async function emptyDatabaseUrl(): Promise<string> {
+  if (!onPostgres) throw new Error("emptyDatabaseUrl() needs HOOKRELAY_TEST_DATABASE=postgres: mark the test (PostgreSQL only) with describeOnly");
+  const name = `e_${randomBytes(6).toString("hex")}`;
+  await adminClient().unsafe(`CREATE DATABASE ${name} TEMPLATE template0`);
+  return urlOf(name);
+}
+
 /** Drops the data dir's database (PostgreSQL), whoever is still connected to it. */
 export async function dropStore(dataDir: string): Promise<void> {
   const made = byDataDir.get(dataDir);
