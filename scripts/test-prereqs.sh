@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # What the tests need that npm cannot install: Debian's chromium (browser
 # tests), tmux (terminal UI tests), qemu-user and the arm64 C library (the
-# arm64 release binary is run under emulation), PostgreSQL 15 (the Postgres
-# schema is applied to a throwaway cluster). Installs the missing ones
+# arm64 release binary is run under emulation), PostgreSQL 15 (npm test's second
+# run of the suite, on a throwaway cluster). Installs the missing ones
 # when it may (root, with apt-get); otherwise stops at once with one line
 # saying the exact command. `npm test` and .ci/run go through here.
 set -euo pipefail

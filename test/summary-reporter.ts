@@ -1,11 +1,14 @@
 import { relative } from "node:path";
 import type { Reporter, SerializedError, TestModule } from "vitest/node";
+import { storeName, testStoreFromEnv } from "./helpers/testStore";
 
 /**
  * Ends the run with one plain `tests: N passed, N failed, N skipped` line
  * that CI can read. A test file that failed without a failed test (it could
  * not be loaded, or a beforeAll threw and its tests never ran) counts as one
  * failure, and so does an unhandled error: a failed run never reads `0 failed`.
+ * The line ends with the store the run was on (`npm test` runs the suite on
+ * SQLite, then on PostgreSQL: HOOKRELAY_TEST_DATABASE).
  */
 export default class SummaryReporter implements Reporter {
   onTestRunEnd(testModules: ReadonlyArray<TestModule>, unhandledErrors: ReadonlyArray<SerializedError> = []) {
@@ -29,7 +32,7 @@ export default class SummaryReporter implements Reporter {
       }
     }
     failed += unhandledErrors.length;
-    process.stdout.write(`\ntests: ${passed} passed, ${failed} failed, ${skipped} skipped\n`);
+    process.stdout.write(`\ntests: ${passed} passed, ${failed} failed, ${skipped} skipped (on ${storeName(testStoreFromEnv(process.env))})\n`);
     if (brokenFiles.length > 0) process.stdout.write(`files that failed before their tests could run: ${brokenFiles.join(", ")}\n`);
     if (unhandledErrors.length > 0) process.stdout.write(`unhandled errors: ${unhandledErrors.length}\n`);
   }

@@ -2,6 +2,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { SSE_PING_MS } from "../../src/api/v1/events";
 import { ACCEPTED_STATUS, createSource, ingest, waitForRouting } from "../helpers/ingest";
 import { call, startTestServer, type TestServer } from "../helpers/server";
+import { deliveryAttempts } from "../../src/db/schema";
 
 let server: TestServer;
 let key: string;
@@ -157,14 +158,13 @@ describe("GET /v1/events/{id}", () => {
     expect(typeof detail.received_at).toBe("string");
 
     // Attempts recorded by the delivery engine show up, oldest first.
-    const sqlite = (server.deps.db as any).$client;
-    const insert = sqlite.prepare(
-      `insert into delivery_attempts (id, org_id, env_id, event_id, destination_id, request_url, request_method, status, response_status, duration_ms, attempt_number, scheduled_at, sent_at, created_at)
-       values (?, ?, ?, ?, ?, 'http://x', 'POST', ?, ?, ?, ?, ?, ?, ?)`,
-    );
-    insert.run("da_" + "1".repeat(32), detail.org_id, detail.env_id, id, "dst_" + "2".repeat(32), "failed", 503, 120, 1, "2026-01-01T00:00:00.000Z", "2026-01-01T00:00:02.000Z", "2026-01-01T00:00:00.000Z");
-    insert.run("da_" + "3".repeat(32), detail.org_id, detail.env_id, id, "dst_" + "2".repeat(32), "success", 200, 45, 2, "2026-01-01T00:01:00.000Z", "2026-01-01T00:01:00.000Z", "2026-01-01T00:00:00.000Z");
-    insert.run("da_" + "4".repeat(32), detail.org_id, detail.env_id, id, "dst_" + "2".repeat(32), "queued", null, null, 3, "2026-01-01T00:05:00.000Z", null, "2026-01-01T00:01:00.000Z");
+    const attempt = (id_: string, status: string, responseStatus: number | null, durationMs: number | null, attemptNumber: number, scheduledAt: string, sentAt: string | null, createdAt: string) =>
+      ({ id: id_, orgId: detail.org_id, envId: detail.env_id, eventId: id, destinationId: "dst_" + "2".repeat(32), requestUrl: "http://x", requestMethod: "POST", status, responseStatus, durationMs, attemptNumber, scheduledAt, sentAt, createdAt });
+    await server.deps.db.insert(deliveryAttempts).values([
+      attempt("da_" + "1".repeat(32), "failed", 503, 120, 1, "2026-01-01T00:00:00.000Z", "2026-01-01T00:00:02.000Z", "2026-01-01T00:00:00.000Z"),
+      attempt("da_" + "3".repeat(32), "success", 200, 45, 2, "2026-01-01T00:01:00.000Z", "2026-01-01T00:01:00.000Z", "2026-01-01T00:00:00.000Z"),
+      attempt("da_" + "4".repeat(32), "queued", null, null, 3, "2026-01-01T00:05:00.000Z", null, "2026-01-01T00:01:00.000Z"),
+    ]);
     const withAttempts = (await call(server, "GET", `/v1/events/${id.slice(4)}`, { key })).body;
     // attempted_at is when an attempt was sent (null while queued); scheduled_at when it is or was due.
     expect(withAttempts.delivery_attempts).toEqual([

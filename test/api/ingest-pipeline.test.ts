@@ -1,6 +1,8 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { ACCEPTED_STATUS, createSource, getEvent, hmacHex, ingest } from "../helpers/ingest";
 import { call, startTestServer, type TestServer } from "../helpers/server";
+import { eq } from "drizzle-orm";
+import { events } from "../../src/db/schema";
 
 const MAX_BODY = 64 * 1024;
 let server: TestServer;
@@ -12,7 +14,7 @@ beforeAll(async () => {
 afterAll(() => server.close());
 
 const getSource = async (id: string) => (await call(server, "GET", `/v1/sources/${id}`, { key })).body.source;
-const eventCount = (sourceId: string) => ((server.deps.db as any).$client.query("select count(*) as n from events where source_id = ?").get(sourceId) as { n: number }).n;
+const eventCount = (sourceId: string) => server.deps.db.$count(events, eq(events.sourceId, sourceId));
 
 describe("ingest: success", () => {
   it("answers 200 {success, event_id} without authentication and stores the request as received", async () => {
@@ -62,7 +64,7 @@ describe("ingest: success", () => {
     const s = await createSource(server, key, { name: "probe" });
     const head = await server.request(`/v1/ingest/${s.id}`, { method: "HEAD" });
     expect(head.status).toBe(200);
-    expect(eventCount(s.id)).toBe(0);
+    expect(await eventCount(s.id)).toBe(0);
     expect(await getSource(s.id)).toMatchObject({ event_count: 0, request_count: 0 });
     expect((await server.request(`/v1/ingest/src_${"0".repeat(32)}`, { method: "HEAD" })).status).toBe(404);
   });
@@ -75,7 +77,7 @@ describe("ingest: success", () => {
     const event = await getEvent(server, key, res.body.event_id);
     expect(event.body_encoding).toBe("base64");
     expect(new Uint8Array(Buffer.from(event.body, "base64"))).toEqual(bytes);
-    const stored = (server.deps.db as any).$client.query("select body from events where id = ?").get(res.body.event_id).body as Uint8Array;
+    const [{ body: stored }] = (await server.deps.db.select({ body: events.body }).from(events).where(eq(events.id, res.body.event_id))) as [{ body: Buffer }];
     expect(new Uint8Array(stored)).toEqual(bytes);
 
     const bom = "\uFEFF{\"é\":\"ü€😀\"}";
@@ -103,7 +105,7 @@ describe("ingest: success", () => {
     const res = await ingest(server, s.id, { body: chunked });
     expect(res.status).toBe(413);
     expect(res.body.error.code).toBe("payload_too_large");
-    expect(eventCount(s.id)).toBe(1);
+    expect(await eventCount(s.id)).toBe(1);
   });
 });
 
@@ -121,7 +123,7 @@ describe("ingest: order of checks and statuses (contract §4)", () => {
     const res = await ingest(server, s.id, { body: "{}" });
     expect(res.status).toBe(403);
     expect(res.body.error.code).toBe("source_disabled");
-    expect(eventCount(s.id)).toBe(0);
+    expect(await eventCount(s.id)).toBe(0);
   });
 
   it("410 source_expired after expires_at, before the IP filter", async () => {
@@ -145,7 +147,7 @@ describe("ingest: order of checks and statuses (contract §4)", () => {
     const res = await ingest(server, s.id, { body: "{}", headers: { "x-signature": "bad" } });
     expect(res.status).toBe(403);
     expect(res.body.error.code).toBe("ip_denied");
-    expect(eventCount(s.id)).toBe(0);
+    expect(await eventCount(s.id)).toBe(0);
     expect((await getSource(s.id)).request_count).toBe(0);
   });
 
@@ -317,7 +319,7 @@ describe("ingest: concurrency", () => {
     expect(results.filter((r) => r.status === 200)).toHaveLength(1000);
     const ids = new Set(results.map((r) => r.body.event_id));
     expect(ids.size).toBe(1000);
-    expect(eventCount(s.id)).toBe(1000);
+    expect(await eventCount(s.id)).toBe(1000);
     expect(await getSource(s.id)).toMatchObject({ event_count: 1000, request_count: 1000 });
     const verified = await call(server, "GET", `/v1/events?source_id=${s.id}&verification_status=verified&limit=1`, { key });
     expect(verified.body.pagination.total).toBe(1000);

@@ -6,6 +6,8 @@ import { Webhook as SvixWebhook } from "svix";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { ACCEPTED_STATUS, createSource, getEvent, hmacB64, hmacHex, ingest, nowSeconds } from "../helpers/ingest";
 import { call, startTestServer, type TestServer } from "../helpers/server";
+import { eq } from "drizzle-orm";
+import { sources } from "../../src/db/schema";
 
 let server: TestServer;
 let key: string;
@@ -314,7 +316,7 @@ describe("hmac-sha256 / hmac-sha1 as the spec describes them", () => {
 
   it("fails verification (not a 500) when the stored secret cannot be decrypted", async () => {
     const { id } = await createSource(server, key, { name: "undecryptable", template: "generic-hmac-sha256", verification_secret: "x" });
-    (server.deps.db as any).$client.query("update sources set verification_secret = 'enc:v1:AAAA' where id = ?").run(id);
+    await server.deps.db.update(sources).set({ verificationSecret: "enc:v1:AAAA" }).where(eq(sources.id, id));
     await expectRejected(await ingest(server, id, { body: "{}", headers: { "x-signature": hmacHex("sha256", "x", "{}") } }), /decrypt/);
   });
 });

@@ -1,4 +1,6 @@
+import { eq, inArray } from "drizzle-orm";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { deliveryAttempts, events, sources } from "../../src/db/schema";
 import { deleteExpiredEphemeralSources, pruneOldEvents } from "../../src/domain/retention";
 import { createSource, ingest } from "../helpers/ingest";
 import { call, startTestServer, type TestServer } from "../helpers/server";
@@ -11,7 +13,6 @@ beforeAll(async () => {
 });
 afterAll(() => server.close());
 
-const sqlite = () => (server.deps.db as any).$client;
 const daysAgo = (d: number) => new Date(Date.now() - d * 24 * 3600 * 1000).toISOString();
 
 describe("retention pruning (HOOKRELAY_RETENTION_DAYS)", () => {
@@ -20,19 +21,14 @@ describe("retention pruning (HOOKRELAY_RETENTION_DAYS)", () => {
     const ids: string[] = [];
     for (let i = 0; i < 5; i++) ids.push((await ingest(server, s.id, { body: `{"i":${i}}` })).body.event_id);
     const [old1, old2] = ids;
-    sqlite().query("update events set received_at = ? where id in (?, ?)").run(daysAgo(8), old1, old2);
+    await server.deps.db.update(events).set({ receivedAt: daysAgo(8) }).where(inArray(events.id, [old1!, old2!]));
     const me = (await call(server, "GET", "/v1/auth/me", { key })).body;
-    sqlite()
-      .query(
-        `insert into delivery_attempts (id, org_id, env_id, event_id, destination_id, request_url, request_method, status, scheduled_at, created_at)
-         values (?, ?, ?, ?, 'dst_x', 'http://x', 'POST', 'failed', ?, ?)`,
-      )
-      .run("da_" + "7".repeat(32), me.org_id, me.env_id, old1, daysAgo(8), daysAgo(8));
+    await server.deps.db.insert(deliveryAttempts).values({ id: "da_" + "7".repeat(32), orgId: me.org_id, envId: me.env_id, eventId: old1!, destinationId: "dst_x", requestUrl: "http://x", requestMethod: "POST", status: "failed", scheduledAt: daysAgo(8), createdAt: daysAgo(8) });
 
     const deleted = await pruneOldEvents(server.deps, { batch: 1 });
     expect(deleted).toBe(2);
     for (const id of [old1, old2]) expect((await call(server, "GET", `/v1/events/${id}`, { key })).status).toBe(404);
-    expect(sqlite().query("select count(*) as n from delivery_attempts where event_id = ?").get(old1).n).toBe(0);
+    expect(await server.deps.db.$count(deliveryAttempts, eq(deliveryAttempts.eventId, old1!))).toBe(0);
     expect((await call(server, "GET", `/v1/events?source_id=${s.id}`, { key })).body.pagination.total).toBe(3);
     expect((await call(server, "GET", `/v1/sources/${s.id}`, { key })).body.source.event_count).toBe(5);
     expect(await pruneOldEvents(server.deps)).toBe(0);
@@ -49,7 +45,7 @@ describe("expired ephemeral sources", () => {
     expect((await ingest(server, used.id, { body: "{}" })).status).toBe(200);
     expect((await ingest(server, used.id, { body: "{}" })).status).toBe(410);
     expect((await ingest(server, fresh.id, { body: "{}" })).status).toBe(200);
-    sqlite().query("update sources set expires_at = ? where id in (?, ?)").run(new Date(Date.now() - 30 * 60_000).toISOString(), expired.id, permanent.id);
+    await server.deps.db.update(sources).set({ expiresAt: new Date(Date.now() - 30 * 60_000).toISOString() }).where(inArray(sources.id, [expired.id, permanent.id]));
     expect((await ingest(server, expired.id, { body: "{}" })).status).toBe(410);
 
     // Within the grace period nothing goes; after it, the expired and used-up ephemeral sources do.

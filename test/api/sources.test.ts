@@ -1,6 +1,8 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { createSource, ingest } from "../helpers/ingest";
 import { call, startTestServer, type TestServer } from "../helpers/server";
+import { eq } from "drizzle-orm";
+import { sources } from "../../src/db/schema";
 
 let server: TestServer;
 let key: string;
@@ -17,7 +19,6 @@ const SPEC_FIELDS = [
   "is_ephemeral", "expires_at", "request_limit", "type", "source_config", "schema_validation_enabled", "json_schema", "schema_action",
 ];
 
-const sqlite = () => (server.deps.db as any).$client;
 
 describe("POST /v1/sources", () => {
   it("creates a source with every spec field, defaults and an ingest_url", async () => {
@@ -71,9 +72,9 @@ describe("POST /v1/sources", () => {
     expect(JSON.parse(s.verification_config)).toMatchObject({ encoding: "hex", prefix: "sha256=" });
     // Masked in every response; the stored value is encrypted, never the plaintext.
     expect(s.verification_secret).toBe("********cdef");
-    const stored = sqlite().query("select verification_secret from sources where id = ?").get(s.id);
-    expect(stored.verification_secret).toMatch(/^enc:v2:/);
-    expect(stored.verification_secret).not.toContain(secret);
+    const [stored] = await server.deps.db.select({ secret: sources.verificationSecret }).from(sources).where(eq(sources.id, s.id));
+    expect(stored!.secret).toMatch(/^enc:v2:/);
+    expect(stored!.secret).not.toContain(secret);
     const full = await call(server, "GET", `/v1/sources/${s.id}/secret`, { key });
     expect(full).toMatchObject({ status: 200, body: { secret } });
   });

@@ -4,6 +4,7 @@ import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { waitFor } from "../helpers/delivery";
 import { ADMIN, tempDir } from "../helpers/server";
+import { dropStore, storeEnv } from "../helpers/database";
 
 /**
  * Issue 16, item 4: `hookrelay serve` is killed with SIGKILL while events
@@ -24,6 +25,7 @@ beforeAll(() => {
 afterAll(() => {
   child?.kill("SIGKILL");
   rmSync(dataDir, { recursive: true, force: true });
+  return dropStore(dataDir);
 });
 
 async function serve(): Promise<{ url: string; proc: ChildProcess }> {
@@ -33,7 +35,8 @@ async function serve(): Promise<{ url: string; proc: ChildProcess }> {
       ...process.env,
       HOOKRELAY_PORT: "0",
       HOOKRELAY_HOST: "127.0.0.1",
-      HOOKRELAY_DATA_DIR: dataDir,
+      // The data dir's store: on PostgreSQL runs, the same database across the restart.
+      ...(await storeEnv(dataDir)),
       HOOKRELAY_ADMIN_EMAIL: ADMIN.email,
       HOOKRELAY_ADMIN_PASSWORD: ADMIN.password,
       HOOKRELAY_LOG_LEVEL: "warn",

@@ -35,7 +35,7 @@ beforeAll(async () => {
   key = await server.apiKey();
   const base = cliEnv();
   remoteEnv = { ...base, HOOKRELAY_URL: server.url, HOOKRELAY_API_KEY: key };
-  localEnv = { ...base, HOOKRELAY_DATA_DIR: server.dataDir, HOOKRELAY_BASE_URL: server.deps.settings.baseUrl };
+  localEnv = { ...base, ...server.storeEnv, HOOKRELAY_BASE_URL: server.deps.settings.baseUrl };
   p = await pipeline(server, key, { url: `${sink.url}/orders`, source: { name: "Shop", slug: "shop" }, destination: { name: "Orders API", max_retries: 0 } });
   const eventId = await sendEvent(server, p.sourceId, { order: 1 });
   await waitForEventStatus(server, key, eventId, ["failed"]);

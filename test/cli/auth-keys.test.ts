@@ -2,6 +2,7 @@ import { existsSync, readFileSync, statSync } from "node:fs";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { ADMIN, call, startTestServer, tempDir, type TestServer } from "../helpers/server";
+import { onPostgres, storeArgs } from "../helpers/database";
 import { cli, cliEnv, ensureBinary } from "./helpers";
 
 /**
@@ -16,11 +17,11 @@ beforeAll(async () => {
 });
 afterAll(() => server.close());
 
-const local = () => ["--data-dir", server.dataDir];
+const local = () => server.storeArgs;
 
 describe("local mode", () => {
   it("keys create --name NAME --data-dir DIR --json prints exactly the created key, which the running server accepts", async () => {
-    const r = await cli(["keys", "create", "--name", "local-ci", "--data-dir", server.dataDir, "--json"], { env });
+    const r = await cli(["keys", "create", "--name", "local-ci", ...server.storeArgs, "--json"], { env });
     expect(r.code).toBe(0);
     const body = r.json();
     expect(Object.keys(body).sort()).toEqual(["created_at", "id", "key", "key_prefix", "name", "scopes"]);
@@ -41,10 +42,11 @@ describe("local mode", () => {
 
   it("creates and migrates a fresh data dir on first use, like serve", async () => {
     const dir = join(tempDir(), "fresh");
-    const r = await cli(["keys", "create", "--name", "first", "--data-dir", dir, "--json"], { env: { ...env, HOOKRELAY_ADMIN_PASSWORD: "x-password-x" } });
+    const r = await cli(["keys", "create", "--name", "first", ...(await storeArgs(dir)), "--json"], { env: { ...env, HOOKRELAY_ADMIN_PASSWORD: "x-password-x" } });
     expect(r.code).toBe(0);
     expect(r.json().name).toBe("first");
-    expect(existsSync(join(dir, "hookrelay.db"))).toBe(true);
+    // On PostgreSQL the fresh store is the dir's own empty database (test/helpers/database.ts).
+    if (!onPostgres) expect(existsSync(join(dir, "hookrelay.db"))).toBe(true);
   });
 });
 
@@ -84,7 +86,7 @@ describe("remote mode", () => {
     expect(human.stderr.trim().split("\n")).toHaveLength(1);
     expect(human.stderr).toContain("session_required");
 
-    const missing = await cli(["keys", "revoke", "ak_" + "0".repeat(32), "--data-dir", server.dataDir], { env });
+    const missing = await cli(["keys", "revoke", "ak_" + "0".repeat(32), ...server.storeArgs], { env });
     expect(missing.code).toBe(1);
     expect(missing.stderr).toMatch(/^error \(not_found\): /);
   });
@@ -121,7 +123,7 @@ describe("whoami", () => {
     const key = await server.apiKey();
     const [remote, local] = await Promise.all([
       cli(["whoami", "--url", server.url, "--api-key", key], { env, binary: true }),
-      cli(["whoami", "--data-dir", server.dataDir], { env, binary: true }),
+      cli(["whoami", ...server.storeArgs], { env, binary: true }),
     ]);
     const me = (await call(server, "GET", "/v1/auth/me", { key })).body;
     for (const r of [remote, local]) {

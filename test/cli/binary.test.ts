@@ -13,14 +13,14 @@ afterAll(() => server.close());
 describe("dist/hookrelay", () => {
   it("creates a key in local mode, logs in, and lists keys remotely with the same JSON", async () => {
     const env = cliEnv({ HOOKRELAY_EMAIL: ADMIN.email, HOOKRELAY_PASSWORD: ADMIN.password });
-    const created = await cli(["keys", "create", "--name", "from-binary", "--data-dir", server.dataDir, "--json"], { env, binary: true });
+    const created = await cli(["keys", "create", "--name", "from-binary", ...server.storeArgs, "--json"], { env, binary: true });
     expect(created.code).toBe(0);
     expect(Object.keys(created.json()).sort()).toEqual(["created_at", "id", "key", "key_prefix", "name", "scopes"]);
 
     expect((await cli(["login", "--url", server.url, "--json"], { env, binary: true })).code).toBe(0);
     const [remote, local] = await Promise.all([
       cli(["keys", "list", "--json"], { env, binary: true }),
-      cli(["keys", "list", "--json", "--data-dir", server.dataDir], { env, binary: true }),
+      cli(["keys", "list", "--json", ...server.storeArgs], { env, binary: true }),
     ]);
     expect(remote.code).toBe(0);
     expect(remote.json()).toEqual(local.json());

@@ -19,7 +19,7 @@ beforeAll(async () => {
   server = await startTestServer();
   const base = cliEnv();
   remoteEnv = { ...base, HOOKRELAY_URL: server.url, HOOKRELAY_API_KEY: await server.apiKey() };
-  localEnv = { ...base, HOOKRELAY_DATA_DIR: server.dataDir, HOOKRELAY_BASE_URL: server.deps.settings.baseUrl };
+  localEnv = { ...base, ...server.storeEnv, HOOKRELAY_BASE_URL: server.deps.settings.baseUrl };
 });
 afterAll(() => server.close());
 

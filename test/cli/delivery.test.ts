@@ -20,7 +20,7 @@ beforeAll(async () => {
   sink.respond = (req) => new Response(req.path.startsWith("/broken") ? "down" : "ok", { status: req.path.startsWith("/broken") ? 500 : 200 });
   const base = cliEnv();
   remoteEnv = { ...base, HOOKRELAY_URL: server.url, HOOKRELAY_API_KEY: await server.apiKey() };
-  localEnv = { ...base, HOOKRELAY_DATA_DIR: server.dataDir, HOOKRELAY_BASE_URL: server.deps.settings.baseUrl };
+  localEnv = { ...base, ...server.storeEnv, HOOKRELAY_BASE_URL: server.deps.settings.baseUrl };
 });
 afterAll(async () => {
   sink.close();

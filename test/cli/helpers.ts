@@ -2,6 +2,7 @@ import { existsSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { tempDir } from "../helpers/server";
+import { onPostgres, TEST_SECRET_KEY } from "../helpers/database";
 
 const root = join(import.meta.dirname, "../..");
 export const BINARY = join(root, "dist/hookrelay");
@@ -16,13 +17,18 @@ export interface CliResult {
   errorJson(): any;
 }
 
-/** A clean environment: no HOOKRELAY_* or colour variables from the caller, its own config dir. */
+/**
+ * A clean environment: no HOOKRELAY_* or colour variables from the caller, its
+ * own config dir. On PostgreSQL runs, the suite's HOOKRELAY_SECRET_KEY, as an
+ * operator sets it beside --database-url for local mode.
+ */
 export function cliEnv(extra: Record<string, string> = {}) {
   const env: Record<string, string> = {};
   for (const [k, v] of Object.entries(process.env)) {
     if (v === undefined || k.startsWith("HOOKRELAY_") || k === "NO_COLOR" || k === "FORCE_COLOR") continue;
     env[k] = v;
   }
+  if (onPostgres) env.HOOKRELAY_SECRET_KEY = TEST_SECRET_KEY;
   return { ...env, XDG_CONFIG_HOME: tempDir("hookrelay-cli-config-"), ...extra };
 }
 

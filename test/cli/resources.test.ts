@@ -22,7 +22,7 @@ beforeAll(async () => {
   const base = cliEnv();
   remoteEnv = { ...base, HOOKRELAY_URL: server.url, HOOKRELAY_API_KEY: key };
   // Same base URL as the server, so ingest_url matches in both modes.
-  localEnv = { ...base, HOOKRELAY_DATA_DIR: server.dataDir, HOOKRELAY_BASE_URL: server.deps.settings.baseUrl };
+  localEnv = { ...base, ...server.storeEnv, HOOKRELAY_BASE_URL: server.deps.settings.baseUrl };
   readOnlyEnv = { ...remoteEnv, HOOKRELAY_API_KEY: await server.apiKey("read") };
 });
 afterAll(() => server.close());

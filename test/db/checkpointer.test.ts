@@ -6,6 +6,7 @@ import { createSource, ingest } from "../helpers/ingest";
 import { waitFor } from "../helpers/delivery";
 import { startTestServer, tempDir, type TestServer } from "../helpers/server";
 import { BACKSTOP_PAGES, startCheckpointer } from "../../src/db/checkpointer";
+import { describeOnly } from "../helpers/database";
 
 /**
  * `serve` checkpoints the WAL from a thread of its own (src/db/checkpointer.ts):
@@ -18,7 +19,7 @@ beforeAll(async () => {
 });
 afterAll(() => server.close());
 
-describe("WAL checkpoints in the background", () => {
+describeOnly("sqlite", "WAL checkpoints in the background", "SQLite's WAL file and checkpoints", () => {
   it("writes committed pages into the database file while the WAL is far below SQLite's own threshold", async () => {
     const key = await server.apiKey();
     const source = await createSource(server, key, { name: "checkpointed" });
@@ -36,7 +37,7 @@ describe("WAL checkpoints in the background", () => {
   });
 });
 
-describe("when the checkpoint thread cannot work", () => {
+describeOnly("sqlite", "when the checkpoint thread cannot work", "SQLite's WAL file and checkpoints", () => {
   it("hands checkpoints back to SQLite at its own 1000-page threshold, and says so", async () => {
     const sqlite = new Database(join(tempDir(), "own.db"), { create: true });
     sqlite.exec("PRAGMA journal_mode = WAL");

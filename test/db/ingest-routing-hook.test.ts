@@ -4,6 +4,7 @@ import { openDatabase, type OpenDb } from "../../src/db/open";
 import { createSource } from "../helpers/ingest";
 import { scopeOf, type TestScope } from "../helpers/rows";
 import { startTestServer, type TestServer } from "../helpers/server";
+import { describeOnly } from "../helpers/database";
 
 /**
  * The hook every ingest group commit runs (serve routes events there)
@@ -55,7 +56,7 @@ const write = (): EventWrite => ({
 const routedAt = (id: string) => store.sqlite.query("SELECT status, routed_at AS routedAt FROM events WHERE id = ?1").get(id) as { status: string; routedAt: string | null };
 const idOf = (r: Awaited<ReturnType<typeof writeEvent>>) => (r.kind === "stored" ? r.id : "");
 
-describe("the group commit's stored-events hook", () => {
+describeOnly("sqlite", "the group commit's stored-events hook", "drives the SQLite ingest store over the stopped server's file", () => {
   it("decides each pending event before its insert, so it is stored routed (or ignored), and runs the follow-up after the commit", async () => {
     let seen: string[] = [];
     let followedUp = false;

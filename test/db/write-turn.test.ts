@@ -5,6 +5,7 @@ import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { openDatabase, type OpenDb } from "../../src/db/open";
 import { inWriteTurn } from "../../src/db/writeTurn";
+import { describeOnly } from "../helpers/database";
 
 /**
  * Ingest's group commit and the delivery pump write in the turn's one
@@ -32,7 +33,7 @@ const log = (unit: string) => store.sqlite.query("INSERT INTO turn_log (unit) VA
 const committed = () => (observer.query("SELECT unit FROM turn_log ORDER BY rowid").all() as { unit: string }[]).map((r) => r.unit);
 const clear = () => store.sqlite.exec("DELETE FROM turn_log");
 
-describe("inWriteTurn", () => {
+describeOnly("sqlite", "inWriteTurn", "drives the write turn over a bun:sqlite handle of its own", () => {
   it("runs the units asked for in one turn in one transaction, committed before any promise resolves", async () => {
     clear();
     let seenByOtherConnection: string[] = [];

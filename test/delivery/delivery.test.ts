@@ -1,10 +1,10 @@
-import { Database } from "bun:sqlite";
-import { join } from "node:path";
+import { eq } from "drizzle-orm";
 import { Webhook } from "standardwebhooks";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { call, startTestServer, type TestServer } from "../helpers/server";
 import { startSink, type Sink } from "../helpers/sink";
 import { listAttempts, pipeline, sendEvent, waitFor, waitForEventStatus } from "../helpers/delivery";
+import { deliveryAttempts, events } from "../../src/db/schema";
 
 let server: TestServer;
 let key: string;
@@ -142,15 +142,16 @@ describe("routing", () => {
       destination: { status: "paused" },
       connection: { filter_rules: [{ field: "body.kind", operator: "eq", value: "routed" }] },
     });
-    const db = new Database(join(server.dataDir, "hookrelay.db"), { readonly: true });
-    const routedNow = (eventId: string) =>
-      db.query("SELECT e.status, e.routed_at IS NOT NULL AS routed, count(a.id) AS attempts FROM events e LEFT JOIN delivery_attempts a ON a.event_id = e.id WHERE e.id = ?1").get(eventId);
+    const db = server.deps.db;
+    const routedNow = async (eventId: string) => {
+      const [event] = await db.select({ status: events.status, routedAt: events.routedAt }).from(events).where(eq(events.id, eventId));
+      return { status: event!.status, routed: event!.routedAt !== null, attempts: await db.$count(deliveryAttempts, eq(deliveryAttempts.eventId, eventId)) };
+    };
     try {
       // Read at once, with no wait: nothing else could have routed them in between.
-      expect(routedNow(await sendEvent(server, sourceId, { kind: "routed" }))).toEqual({ status: "pending", routed: 1, attempts: 1 });
-      expect(routedNow(await sendEvent(server, sourceId, { kind: "other" }))).toEqual({ status: "ignored", routed: 1, attempts: 0 });
+      expect(await routedNow(await sendEvent(server, sourceId, { kind: "routed" }))).toEqual({ status: "pending", routed: true, attempts: 1 });
+      expect(await routedNow(await sendEvent(server, sourceId, { kind: "other" }))).toEqual({ status: "ignored", routed: true, attempts: 0 });
     } finally {
-      db.close();
       await call(server, "DELETE", `/v1/destinations/${destinationId}`, { key });
     }
   });

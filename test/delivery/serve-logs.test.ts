@@ -4,6 +4,7 @@ import { join, resolve } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { waitFor } from "../helpers/delivery";
 import { tempDir } from "../helpers/server";
+import { dropStore, storeEnv } from "../helpers/database";
 
 /**
  * `serve` as an operator runs it under a supervisor: stdout is a pipe, so
@@ -33,7 +34,7 @@ beforeAll(async () => {
   proc = spawn(process.execPath, [join(ROOT, "cli/main.ts"), "serve", "--host", "127.0.0.1", "--port", String(port), "--data-dir", dataDir], {
     cwd: ROOT,
     // The default log format (auto): what an operator gets.
-    env: { ...withoutHookrelayEnv(), HOOKRELAY_ADMIN_EMAIL: ADMIN.email, HOOKRELAY_ADMIN_PASSWORD: ADMIN.password },
+    env: { ...withoutHookrelayEnv(), ...(await storeEnv(dataDir)), HOOKRELAY_ADMIN_EMAIL: ADMIN.email, HOOKRELAY_ADMIN_PASSWORD: ADMIN.password },
     stdio: ["ignore", "pipe", "pipe"],
   });
   proc.stdout!.on("data", (d) => (stdout += d));
@@ -46,6 +47,7 @@ afterAll(async () => {
     await exited;
   }
   rmSync(dataDir, { recursive: true, force: true });
+  await dropStore(dataDir);
 });
 
 async function api(method: string, path: string, headers: Record<string, string>, body?: unknown) {

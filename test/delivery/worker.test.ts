@@ -1,11 +1,12 @@
-import { Database } from "bun:sqlite";
+import { count, isNotNull } from "drizzle-orm";
 import { rmSync } from "node:fs";
-import { join } from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
 import { listAttempts, pipeline, sendEvent, waitFor } from "../helpers/delivery";
 import { call, startTestServer } from "../helpers/server";
 import { startSink } from "../helpers/sink";
 import { HELD_PER_SLOT } from "../../src/delivery/worker";
+import { deliveryAttempts } from "../../src/db/schema";
+import { dropStore, openStoreOf } from "../helpers/database";
 
 /**
  * The worker claims ahead: rows it holds in its ready list are `delivering`
@@ -30,13 +31,14 @@ describe("a graceful stop with rows claimed ahead", () => {
     for (let i = 0; i < events; i++) await sendEvent(server, sourceId, { n: i });
     await sink.waitFor(1);
 
-    const db = new Database(join(server.dataDir, "hookrelay.db"), { readonly: true });
-    const statuses = () => Object.fromEntries((db.query("SELECT status, count(*) AS n FROM delivery_attempts GROUP BY status").all() as { status: string; n: number }[]).map((r) => [r.status, r.n]));
+    // A reader of its own: it still answers once the server has stopped.
+    const reader = await openStoreOf(server.dataDir);
+    const statuses = async () => Object.fromEntries((await reader.db.select({ status: deliveryAttempts.status, n: count() }).from(deliveryAttempts).groupBy(deliveryAttempts.status)).map((r) => [r.status, r.n]));
     // Once all are routed (one attempt each): one in flight and at least one claimed ahead (how many a
     // claim found queued depends on timing, up to what a slot holds), while the others wait queued.
     await waitFor(
       async () => {
-        const { queued = 0, delivering = 0 } = statuses();
+        const { queued = 0, delivering = 0 } = await statuses();
         return queued + delivering === events && delivering >= 2 && delivering <= HELD_PER_SLOT;
       },
       { what: "one row in flight, more claimed ahead" },
@@ -45,11 +47,12 @@ describe("a graceful stop with rows claimed ahead", () => {
     const stopping = server.stop();
     release();
     await stopping;
-    expect(statuses()).toEqual({ success: 1, queued: events - 1 });
-    expect(db.query("SELECT count(*) AS n FROM delivery_attempts WHERE lease_until IS NOT NULL").get()).toEqual({ n: 0 });
+    expect(await statuses()).toEqual({ success: 1, queued: events - 1 });
+    expect(await reader.db.$count(deliveryAttempts, isNotNull(deliveryAttempts.leaseUntil))).toBe(0);
     expect(sink.requests).toHaveLength(1);
-    db.close();
+    await reader.close();
     rmSync(server.dataDir, { recursive: true, force: true });
+    await dropStore(server.dataDir);
   });
 });
 

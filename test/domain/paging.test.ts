@@ -5,6 +5,7 @@ import { sqliteTable, text } from "drizzle-orm/sqlite-core";
 import { beforeEach, describe, expect, it } from "vitest";
 import { pageQuery, type PageQuery } from "../../src/contracts/pagination";
 import { paginate } from "../../src/domain/paging";
+import { describeOnly } from "../helpers/database";
 
 const items = sqliteTable("items", { id: text("id").primaryKey(), t: text("t").notNull() });
 let db: ReturnType<typeof drizzle>;
@@ -35,7 +36,7 @@ beforeEach(() => {
   db = drizzle(sqlite);
 });
 
-describe("limit and offset", () => {
+describeOnly("sqlite", "limit and offset", "a unit test over an in-memory table; the API's list tests page on both stores", () => {
   it("defaults to 50 newest first and reports total and has_more", async () => {
     insert(120);
     const { rows, pagination } = await page({});
@@ -67,7 +68,7 @@ describe("limit and offset", () => {
   });
 });
 
-describe("cursors", () => {
+describeOnly("sqlite", "cursors", "a unit test over an in-memory table; the API's list tests page on both stores", () => {
   it("walks every row exactly once while new rows arrive at the head", async () => {
     insert(25);
     const seen: string[] = [];

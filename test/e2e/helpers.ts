@@ -10,6 +10,7 @@ import { createServer } from "node:net";
 import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
 import { chromium, type BrowserContext, type Page } from "playwright-core";
+import { dropStore, storeEnv } from "../helpers/database";
 
 export const ROOT = resolve(import.meta.dirname, "../..");
 export const BIN = join(ROOT, "dist/hookrelay");
@@ -105,6 +106,7 @@ export async function startBinary(env: Record<string, string> = {}): Promise<Hoo
       HOOKRELAY_BASE_URL: url,
       HOOKRELAY_LOG_FORMAT: "json",
       HOOKRELAY_SHUTDOWN_TIMEOUT_MS: "2000",
+      ...(await storeEnv(dataDir)),
       ...env,
     },
   });
@@ -145,6 +147,7 @@ export async function startBinary(env: Record<string, string> = {}): Promise<Hoo
         clearTimeout(timer);
       }
       rmSync(dataDir, { recursive: true, force: true });
+      await dropStore(dataDir);
     },
   };
 }

@@ -3,6 +3,7 @@ import { existsSync, readdirSync, rmSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { tempDir } from "../helpers/server";
+import { itOnly } from "../helpers/database";
 
 const root = join(import.meta.dirname, "../..");
 const binary = join(root, "dist/hookrelay");
@@ -45,7 +46,7 @@ async function waitForUrl(get: () => string, timeoutMs = 10_000) {
 }
 
 describe("the compiled binary", () => {
-  it("starts in an empty directory, migrates a fresh database and answers /healthz", async () => {
+  itOnly("sqlite", "starts in an empty directory, migrates a fresh database and answers /healthz", "without a database URL the store is the data dir's SQLite file", async () => {
     const cwd = emptyDir();
     const proc = startBinary(cwd, ["serve", "--port", "0", "--host", "127.0.0.1"]);
     const url = await waitForUrl(() => proc.output().stderr);

@@ -13,6 +13,7 @@ import { INFO_FILE, LOCK_FILE } from "../../src/runtime/serverLock";
 import { cli, cliEnv } from "../cli/helpers";
 import { tempDir } from "../helpers/server";
 import { ADMIN, BIN, ensureBinary, freePort } from "./helpers";
+import { describeOnly, storeArgs, storeEnv } from "../helpers/database";
 
 beforeAll(() => ensureBinary(), 120_000);
 
@@ -42,7 +43,7 @@ async function serve(dir: string, env: Record<string, string> = {}): Promise<Ser
   const child = spawn(BIN, ["serve", "--port", String(port), "--host", "127.0.0.1", "--data-dir", dir], {
     cwd: dir,
     stdio: ["ignore", "pipe", "pipe"],
-    env: cliEnv({ HOOKRELAY_ADMIN_EMAIL: ADMIN.email, HOOKRELAY_ADMIN_PASSWORD: ADMIN.password, HOOKRELAY_SHUTDOWN_TIMEOUT_MS: "2000", ...env }),
+    env: cliEnv({ HOOKRELAY_ADMIN_EMAIL: ADMIN.email, HOOKRELAY_ADMIN_PASSWORD: ADMIN.password, HOOKRELAY_SHUTDOWN_TIMEOUT_MS: "2000", ...(await storeEnv(dir)), ...env }),
   });
   children.push(child);
   let stderr = "";
@@ -59,7 +60,7 @@ async function serve(dir: string, env: Record<string, string> = {}): Promise<Ser
   return { child, url: `http://127.0.0.1:${port}`, stderr: () => stderr, exited };
 }
 
-describe("serve holds a lock on its data dir", () => {
+describeOnly("sqlite", "serve holds a lock on its data dir", "serve.lock guards the data dir's SQLite file", () => {
   it("refuses a second server on the same dir with one line naming the first one's PID, and exits 1", async () => {
     const dir = dataDir();
     const first = await serve(dir);
@@ -109,18 +110,18 @@ describe("local mode prints ingest URLs from the server's base URL", () => {
     const info = JSON.parse(readFileSync(join(dir, INFO_FILE), "utf8"));
     expect(info).toEqual({ pid: server.child.pid, base_url: "https://hooks.example.test", started_at: expect.stringMatching(/^\d{4}-\d\d-\d\dT/) });
 
-    const created = await cli(["sources", "create", "--name", "shop", "--json", "--data-dir", dir], { env: cliEnv(), binary: true });
+    const created = await cli(["sources", "create", "--name", "shop", "--json", ...(await storeArgs(dir))], { env: cliEnv(), binary: true });
     expect(created.code, created.stderr).toBe(0);
     const id = created.json().source.id;
-    const listed = await cli(["sources", "list", "--json", "--data-dir", dir], { env: cliEnv(), binary: true });
+    const listed = await cli(["sources", "list", "--json", ...(await storeArgs(dir))], { env: cliEnv(), binary: true });
     expect(listed.json().sources.map((s: { ingest_url: string }) => s.ingest_url)).toEqual([`https://hooks.example.test/v1/ingest/${id}`]);
 
     server.child.kill("SIGTERM");
     expect(await server.exited).toBe(0);
-    const after = await cli(["sources", "list", "--json", "--data-dir", dir], { env: cliEnv(), binary: true });
+    const after = await cli(["sources", "list", "--json", ...(await storeArgs(dir))], { env: cliEnv(), binary: true });
     expect(after.json().sources[0].ingest_url).toBe(`https://hooks.example.test/v1/ingest/${id}`);
     // HOOKRELAY_BASE_URL in the CLI's own environment still wins.
-    const own = await cli(["sources", "list", "--json", "--data-dir", dir], { env: cliEnv({ HOOKRELAY_BASE_URL: "https://other.example.test" }), binary: true });
+    const own = await cli(["sources", "list", "--json", ...(await storeArgs(dir))], { env: cliEnv({ HOOKRELAY_BASE_URL: "https://other.example.test" }), binary: true });
     expect(own.json().sources[0].ingest_url).toBe(`https://other.example.test/v1/ingest/${id}`);
   }, 60_000);
 
@@ -129,7 +130,7 @@ describe("local mode prints ingest URLs from the server's base URL", () => {
     const server = await serve(dir);
     const port = new URL(server.url).port;
     expect(JSON.parse(readFileSync(join(dir, INFO_FILE), "utf8")).base_url).toBe(`http://localhost:${port}`);
-    const created = await cli(["sources", "create", "--name", "s", "--json", "--data-dir", dir], { env: cliEnv(), binary: true });
+    const created = await cli(["sources", "create", "--name", "s", "--json", ...(await storeArgs(dir))], { env: cliEnv(), binary: true });
     expect(created.json().source.ingest_url).toMatch(new RegExp(`^http://localhost:${port}/v1/ingest/src_`));
     server.child.kill("SIGTERM");
     await server.exited;

@@ -32,7 +32,15 @@ function run(argv: string[]) {
   if (result.exitCode !== 0) throw new Error(`${argv.join(" ")} failed:\n${result.stdout}${result.stderr}`);
 }
 
-export async function startPgCluster(): Promise<PgCluster> {
+/**
+ * Settings for a cluster that lives for one test run: enough connections for
+ * many servers at once (each pools up to 10), and no fsync (a crash of the
+ * machine loses nothing a throwaway cluster must keep; a SIGKILL of hookrelay
+ * does not touch PostgreSQL's durability).
+ */
+export const TEST_RUN_SETTINGS = ["-c max_connections=400", "-c fsync=off", "-c synchronous_commit=off", "-c full_page_writes=off", "-c shared_buffers=64MB"];
+
+export async function startPgCluster(opts: { settings?: string[] } = {}): Promise<PgCluster> {
   const dir = mkdtempSync(join(tmpdir(), "hookrelay-pg-"));
   if (process.getuid?.() === 0) {
     const uid = Number(Bun.spawnSync(["id", "-u", "postgres"]).stdout.toString());
@@ -42,7 +50,7 @@ export async function startPgCluster(): Promise<PgCluster> {
   const data = join(dir, "data");
   const port = await freePort();
   run([join(bin, "initdb"), "-D", data, "-U", "hookrelay", "-A", "trust", "-E", "UTF8", "--no-locale"]);
-  run([join(bin, "pg_ctl"), "-D", data, "-l", join(dir, "log"), "-w", "-o", `-c listen_addresses=127.0.0.1 -p ${port} -k ${dir}`, "start"]);
+  run([join(bin, "pg_ctl"), "-D", data, "-l", join(dir, "log"), "-w", "-o", [`-c listen_addresses=127.0.0.1 -p ${port} -k ${dir}`, ...(opts.settings ?? [])].join(" "), "start"]);
   let stopped = false;
   const stop = () => {
     if (stopped) return;

@@ -5,6 +5,7 @@ import { loadConfig } from "../../src/config/config";
 import type { Clock } from "../../src/domain/clock";
 import { silentLogger } from "../../src/observability/logger";
 import { startServer, type RunningServer } from "../../src/server";
+import { dropStore, storeEnv } from "./database";
 
 export const ADMIN = { email: "admin@test.local", password: "correct horse battery staple" };
 
@@ -14,6 +15,14 @@ export function tempDir(prefix = "hookrelay-test-") {
 
 export interface TestServer extends RunningServer {
   dataDir: string;
+  /**
+   * What points another process (a CLI in local mode, a second serve) at
+   * this server's store: HOOKRELAY_DATA_DIR, and on PostgreSQL runs also
+   * HOOKRELAY_DATABASE_URL and HOOKRELAY_SECRET_KEY.
+   */
+  storeEnv: Record<string, string>;
+  /** The same as CLI flags: `--data-dir DIR`, and on PostgreSQL runs `--database-url URL`. */
+  storeArgs: string[];
   /** fetch against the server: path relative to its root. */
   request(path: string, init?: RequestInit): Promise<Response>;
   /** Logs in as the admin; returns headers (cookie + same-origin Origin) for session requests. */
@@ -24,14 +33,17 @@ export interface TestServer extends RunningServer {
 }
 
 /**
- * A real server on a free port over a real SQLite file in a temp dir. With a
- * clock, time is the test's to move (DESIGN.md, "Time is injected").
+ * A real server on a free port over the run's store (test/helpers/database.ts):
+ * a real SQLite file in a temp dir, or on PostgreSQL runs that dir's own
+ * database (the same one again when a test restarts on the same dir). With
+ * a clock, time is the test's to move (DESIGN.md, "Time is injected").
  */
 export async function startTestServer(env: Record<string, string> = {}, dataDir = tempDir(), clock?: Clock): Promise<TestServer> {
+  const store = await storeEnv(dataDir);
   const config = loadConfig({}, {
     HOOKRELAY_PORT: "0",
     HOOKRELAY_HOST: "127.0.0.1",
-    HOOKRELAY_DATA_DIR: dataDir,
+    ...store,
     HOOKRELAY_ADMIN_EMAIL: ADMIN.email,
     HOOKRELAY_ADMIN_PASSWORD: ADMIN.password,
     HOOKRELAY_SHUTDOWN_TIMEOUT_MS: "2000",
@@ -48,6 +60,8 @@ export async function startTestServer(env: Record<string, string> = {}, dataDir 
   return {
     ...server,
     dataDir,
+    storeEnv: store,
+    storeArgs: store.HOOKRELAY_DATABASE_URL ? ["--data-dir", dataDir, "--database-url", store.HOOKRELAY_DATABASE_URL] : ["--data-dir", dataDir],
     request,
     session,
     async apiKey(scopes = "*") {
@@ -58,6 +72,7 @@ export async function startTestServer(env: Record<string, string> = {}, dataDir 
     },
     async close() {
       await server.stop();
+      await dropStore(dataDir);
       rmSync(dataDir, { recursive: true, force: true });
     },
   };

@@ -6,6 +6,7 @@ import { openDatabase, type OpenDb } from "../../src/db/open";
 import { bootstrap } from "../../src/domain/bootstrap";
 import { manualClock } from "../../src/domain/clock";
 import { tempDir } from "../helpers/server";
+import { describeOnly } from "../helpers/database";
 
 let store: OpenDb;
 let dir: string;
@@ -53,7 +54,7 @@ afterEach(() => {
 
 const counters = (id: string) => store.sqlite.query("select event_count, request_count, last_event_at from sources where id = ?").get(id);
 
-describe("group commit writer", () => {
+describeOnly("sqlite", "group commit writer", "the bun:sqlite group-commit writer itself, over its own file", () => {
   it("writes one turn's events in one batch: statuses, budgets and counters per source", async () => {
     const now = () => clock.now();
     const results = await Promise.all([

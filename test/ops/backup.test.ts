@@ -10,6 +10,7 @@ import { waitFor } from "../helpers/delivery";
 import { createSource, ingest } from "../helpers/ingest";
 import { call, startTestServer, tempDir, type TestServer } from "../helpers/server";
 import { adminKey, api, spawnServe } from "./helpers";
+import { describeOnly } from "../helpers/database";
 
 const dirs: string[] = [];
 afterAll(() => dirs.forEach((d) => rmSync(d, { recursive: true, force: true })));
@@ -23,7 +24,7 @@ function openCopy(file: string) {
   return new Database(file, { readonly: true });
 }
 
-describe("POST /v1/backups while ingest runs", () => {
+describeOnly("sqlite", "POST /v1/backups while ingest runs", "a PostgreSQL database is backed up with pg_dump, not VACUUM INTO a file", () => {
   let server: TestServer;
   let key: string;
   beforeAll(async () => {
@@ -77,7 +78,7 @@ describe("POST /v1/backups while ingest runs", () => {
   });
 });
 
-describe("the backups API", () => {
+describeOnly("sqlite", "the backups API", "a PostgreSQL database is backed up with pg_dump, not VACUUM INTO a file", () => {
   let server: TestServer;
   let key: string;
   beforeAll(async () => {
@@ -120,7 +121,7 @@ describe("the backups API", () => {
   });
 });
 
-describe("hookrelay backup create", () => {
+describeOnly("sqlite", "hookrelay backup create", "a PostgreSQL database is backed up with pg_dump, not VACUUM INTO a file", () => {
   let server: TestServer;
   let key: string;
   beforeAll(async () => {
@@ -152,7 +153,7 @@ describe("hookrelay backup create", () => {
   });
 });
 
-describe("hookrelay backup restore", () => {
+describeOnly("sqlite", "hookrelay backup restore", "a PostgreSQL database is backed up with pg_dump, not VACUUM INTO a file", () => {
   it("is refused while a server holds the data dir, and for a backup made by a newer schema", async () => {
     const server = await startTestServer({}, newDir());
     try {
@@ -250,7 +251,7 @@ describe("hookrelay backup restore", () => {
   });
 });
 
-describe("scheduled backups (HOOKRELAY_BACKUP_INTERVAL, HOOKRELAY_BACKUP_KEEP)", () => {
+describeOnly("sqlite", "scheduled backups (HOOKRELAY_BACKUP_INTERVAL, HOOKRELAY_BACKUP_KEEP)", "a PostgreSQL database is backed up with pg_dump, not VACUUM INTO a file", () => {
   const clock = manualClock(new Date("2026-03-01T00:00:00.000Z"));
   let server: TestServer;
   let key: string;

@@ -1,4 +1,5 @@
 import { join } from "node:path";
+import { storeEnv } from "../helpers/database";
 
 const root = join(import.meta.dirname, "../..");
 export const BINARY = join(root, "dist/hookrelay");
@@ -23,7 +24,8 @@ export async function spawnServe(dataDir: string, opts: { env?: Record<string, s
   const cmd = opts.command ?? (opts.binary ? [BINARY] : [process.execPath, join(root, "cli/main.ts")]);
   const proc = Bun.spawn([...cmd, "serve", "--port", "0", "--host", "127.0.0.1", "--data-dir", dataDir], {
     cwd: dataDir,
-    env: { PATH: process.env.PATH ?? "/usr/bin:/bin", HOME: dataDir, HOOKRELAY_ADMIN_PASSWORD: "ops test password 123", ...opts.env },
+    // The data dir's store: on PostgreSQL runs also that dir's own database (test/helpers/database.ts).
+    env: { PATH: process.env.PATH ?? "/usr/bin:/bin", HOME: dataDir, HOOKRELAY_ADMIN_PASSWORD: "ops test password 123", ...(await storeEnv(dataDir)), ...opts.env },
     stdin: "ignore",
     stdout: "pipe",
     stderr: "pipe",

@@ -6,6 +6,7 @@ import { openDatabase } from "../../src/db/open";
 import { pruneOldEvents } from "../../src/domain/retention";
 import { createSource, ingest } from "../helpers/ingest";
 import { call, startTestServer, tempDir, type TestServer } from "../helpers/server";
+import { describeOnly } from "../helpers/database";
 
 let server: TestServer;
 let key: string;
@@ -26,7 +27,7 @@ function multiplyEvents(sourceId: string, times: number) {
   for (let i = 0; i < times; i++) sqlite().exec(`INSERT INTO events (${columns.join(", ")}) SELECT ${select} FROM events WHERE source_id = '${sourceId}'`);
 }
 
-describe("retention pruning gives the space back", () => {
+describeOnly("sqlite", "retention pruning gives the space back", "the SQLite file's own free pages and auto_vacuum; PostgreSQL reclaims space with its own VACUUM", () => {
   it("shrinks the database file after pruning (auto_vacuum=INCREMENTAL), and keeps the newer events", async () => {
     expect(pragma("auto_vacuum")).toBe(2);
     const source = await createSource(server, key, { name: "bulky" });
@@ -79,7 +80,7 @@ describe("retention pruning gives the space back", () => {
   });
 });
 
-describe("a database made before auto_vacuum=INCREMENTAL", () => {
+describeOnly("sqlite", "a database made before auto_vacuum=INCREMENTAL", "the SQLite file's own free pages and auto_vacuum; PostgreSQL reclaims space with its own VACUUM", () => {
   it("is converted once when it is opened", () => {
     const dir = tempDir("hookrelay-vacuum-");
     const first = openDatabase(dir);

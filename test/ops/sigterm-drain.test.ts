@@ -1,10 +1,11 @@
-import { Database } from "bun:sqlite";
+import { asc } from "drizzle-orm";
 import { rmSync } from "node:fs";
-import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { ensureBinary } from "../cli/helpers";
 import { waitFor } from "../helpers/delivery";
 import { tempDir } from "../helpers/server";
+import { openStoreOf } from "../helpers/database";
+import { deliveryAttempts } from "../../src/db/schema";
 import { adminKey, api, spawnServe } from "./helpers";
 
 /**
@@ -47,12 +48,12 @@ async function relay(dataDir: string, sinkUrl: string, env: Record<string, strin
   return { serve, key, send };
 }
 
-function attemptStatuses(dataDir: string) {
-  const db = new Database(join(dataDir, "hookrelay.db"), { readonly: true });
+async function attemptStatuses(dataDir: string) {
+  const store = await openStoreOf(dataDir);
   try {
-    return (db.query("select status from delivery_attempts order by status").all() as { status: string }[]).map((r) => r.status);
+    return (await store.db.select({ status: deliveryAttempts.status }).from(deliveryAttempts).orderBy(asc(deliveryAttempts.status))).map((r) => r.status);
   } finally {
-    db.close();
+    await store.close();
   }
 }
 
@@ -85,7 +86,7 @@ describe("SIGTERM drain (compiled binary)", () => {
       expect(took).toBeGreaterThan(1000);
       expect(took).toBeLessThan(8000);
       expect(serve.output()).toContain("SIGTERM: stopping intake, finishing in-flight work");
-      expect(attemptStatuses(dataDir)).toEqual(["success", "success", "success"]);
+      expect(await attemptStatuses(dataDir)).toEqual(["success", "success", "success"]);
       expect(sink.received).toHaveLength(3);
     } finally {
       sink.close();
@@ -108,13 +109,13 @@ describe("SIGTERM drain (compiled binary)", () => {
       expect(took).toBeGreaterThan(900);
       expect(took).toBeLessThan(5000);
       expect(serve.output()).toMatch(/released|handed back/);
-      expect(attemptStatuses(dataDir)).toEqual(["queued", "queued"]);
+      expect(await attemptStatuses(dataDir)).toEqual(["queued", "queued"]);
 
       delay = 0;
       const again = await spawnServe(dataDir, { binary: true });
       try {
         await waitFor(async () => sink.received.length === 4, { what: "the released deliveries sent again" });
-        await waitFor(async () => attemptStatuses(dataDir).join() === "success,success", { what: "them recorded" });
+        await waitFor(async () => (await attemptStatuses(dataDir)).join() === "success,success", { what: "them recorded" });
       } finally {
         expect(await again.stop()).toBe(0);
       }

@@ -6,6 +6,7 @@ import { ADMIN, tempDir } from "../helpers/server";
 import { startSink, type Sink } from "../helpers/sink";
 import { waitFor } from "../helpers/delivery";
 import { HELD_PER_SLOT } from "../../src/delivery/worker";
+import { dropStore, storeEnv } from "../helpers/database";
 
 /**
  * Issue 4, Reliability: while events stream in and deliveries run, the
@@ -29,6 +30,7 @@ afterAll(() => {
   child?.kill("SIGKILL");
   sink.close();
   rmSync(dataDir, { recursive: true, force: true });
+  return dropStore(dataDir);
 });
 
 /** `hookrelay serve` as a separate process; resolves with its base URL once it listens. */
@@ -39,7 +41,8 @@ async function serve(): Promise<{ url: string; proc: ChildProcess }> {
       ...process.env,
       HOOKRELAY_PORT: "0",
       HOOKRELAY_HOST: "127.0.0.1",
-      HOOKRELAY_DATA_DIR: dataDir,
+      // The data dir's store: on PostgreSQL runs, the same database across the restart.
+      ...(await storeEnv(dataDir)),
       HOOKRELAY_ADMIN_EMAIL: ADMIN.email,
       HOOKRELAY_ADMIN_PASSWORD: ADMIN.password,
       HOOKRELAY_DELIVERY_CONCURRENCY: "8",
