@@ -463,6 +463,8 @@ describe("consumer portal", () => {
     await shot(page, "22-portal-attempt");
     const before = sink.requests.filter((r) => r.path === "/acme/orders").length;
     await dialog.getByRole("button", { name: "Resend to this endpoint" }).click();
+    // The resend's answer closes the dialog: the next test's reload must not cut it off.
+    await dialog.waitFor({ state: "hidden" });
     await expect.poll(() => sink.requests.filter((r) => r.path === "/acme/orders").length, { timeout: 15_000 }).toBe(before + 1);
   });
 
