@@ -152,6 +152,15 @@ describe.skipIf(unavailable)("the delivery queue on PostgreSQL", () => {
     expect(pausedRows.every((r) => r.status === "queued")).toBe(true);
   });
 
+  it("fills every claim from one destination's backlog, whatever the sizes of the claims before it", async () => {
+    const d = await makeDestination();
+    await queue(d, 200);
+    const got: number[] = [];
+    // A claim that stopped on the destination its round began with once left the next an empty lap: nothing claimed, "complete".
+    for (const limit of [32, 1, 32, 5, 32]) got.push((await claimBatch(db(), { now: new Date(), limit, exclude: [] })).rows.length);
+    expect(got).toEqual([32, 1, 32, 5, 32]);
+  });
+
   it("locks none of a paused destination's rows while a claim is open, and leaves an excluded destination alone", async () => {
     const active = await makeDestination();
     const excluded = await makeDestination();

@@ -173,6 +173,12 @@ async function walkDestinations(db: Db, request: ClaimRequest): Promise<{ chosen
       visits++;
       state.cursor = d;
       if (!r.paused && !request.exclude.has(d) && r.scheduledAt <= request.now) chosen.push(d);
+      // Back at the destination the round began with: the round is done (a claim that stopped on it must not leave
+      // the next one a lap with nothing left to visit, answering "complete" with nothing claimed).
+      if (lap.wrapped && d === lap.start) {
+        lapDone = true;
+        break walking;
+      }
       if (chosen.length >= request.limit) break walking;
     }
     if (seen.length === want) break; // the budget is spent
