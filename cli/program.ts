@@ -3,6 +3,7 @@ import pkg from "../package.json" with { type: "json" };
 import { registerBackup } from "./commands/backup";
 import { registerConfig } from "./commands/config";
 import { registerHealthcheck } from "./commands/healthcheck";
+import { registerCluster } from "./commands/cluster";
 import { registerCollections } from "./commands/collections";
 import { registerCompletion } from "./commands/completion";
 import { registerConnections } from "./commands/connections";
@@ -67,6 +68,7 @@ export function buildProgram() {
   registerChannels(program);
   registerReplay(program);
   registerJobs(program);
+  registerCluster(program);
   registerListen(program);
   program.commandsGroup("Help:");
   registerCompletion(program);

@@ -16,6 +16,7 @@
  *    per delivery (from /proc, the whole process and its main thread).
  * The single-endpoint queue is the baseline the fan-out is held to.
  */
+import { newThisNode } from "../src/cluster/identity";
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -73,6 +74,7 @@ async function scenario(label: string, endpointCount: number, messageCount: numb
     secrets: loadSecretBox(dataDir),
     bus: { publish() {}, subscribe: () => () => {} },
     settings: { baseUrl: "http://localhost", retentionDays: 30, maxBodyBytes: 5 * 1024 * 1024, blockPrivateDestinations: false, trustProxy: "" },
+    node: newThisNode("http://localhost"),
   };
   await bootstrap(store.db, systemClock, ADMIN);
   const env = (await defaultScope(store.db))!;

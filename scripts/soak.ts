@@ -12,6 +12,7 @@
  * Options: --minutes 30, --rate 200 (events/s), --body-bytes 2048,
  * --retention-minutes 2, --prune-seconds 30, --binary dist/hookrelay.
  */
+import { newThisNode } from "../src/cluster/identity";
 import { existsSync, mkdtempSync, readFileSync, rmSync, statSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -87,6 +88,7 @@ const deps: Deps = {
   secrets: loadSecretBox(dataDir),
   bus: { publish() {}, subscribe: () => () => {} },
   settings: { baseUrl: url, retentionDays: 1, maxBodyBytes: config.maxBodyBytes, blockPrivateDestinations: false, trustProxy: "" },
+  node: newThisNode(url),
 };
 const { key } = await createApiKey(deps, { ...scope, userId: null, via: "local", scopes: "*" }, { name: "soak" });
 const post = async (path: string, payload: unknown) => {

@@ -1,4 +1,7 @@
 import { createApp } from "./api/app";
+import { nodeAddress } from "./cluster/identity";
+import { heartbeat, markStopped, registerNode } from "./cluster/nodes";
+import { startSchedulerLease, type SchedulerLease } from "./cluster/schedulerLease";
 import { ensureDataDir, type Config } from "./config/config";
 import { startCheckpointer } from "./db/checkpointer";
 import { releaseOrphanedClaims } from "./delivery/queue";
@@ -19,6 +22,8 @@ export interface RunningServer {
   deps: Deps;
   bootstrap: BootstrapResult;
   store: Store;
+  /** Whether this node is the cluster's scheduler. */
+  lease: SchedulerLease;
   /** Stops intake, lets in-flight work finish up to the deadline, closes the database. */
   stop(): Promise<void>;
 }
@@ -43,16 +48,22 @@ async function startLocked(config: Config, lock: ServerLock, logger: Logger, clo
   const { deps, store } = await createDeps(config, { clock, bus: createBus() });
   const checkpointer = store.sqlite ? startCheckpointer(store.sqlite.handle, store.sqlite.path, { logger, synchronous: config.sync === "full" ? "FULL" : "NORMAL" }) : null;
   let boot: BootstrapResult;
+  let lease: SchedulerLease;
   try {
     boot = await bootstrap(store.db, clock, { email: config.adminEmail, password: config.adminPassword });
+    // A member of the cluster from here on: its claims are marked with its id, so its row must exist first.
+    // The address has the configured port until the server listens (port 0: chosen then).
+    deps.node.address = nodeAddress(config.host, config.port);
+    await registerNode(store.db, clock, deps.node);
+    lease = await startSchedulerLease(store, deps.node, { logger });
   } catch (error) {
     await checkpointer?.stop();
     await store.close();
     throw error;
   }
-  const metrics = createMetrics();
+  const metrics = createMetrics({ node: deps.node.id });
 
-  const tasks = startBackgroundWork({ deps, config, logger, metrics });
+  const tasks = startBackgroundWork({ deps, config, logger, metrics, lease });
   let stopping = false;
   const app = createApp({ deps, logger, metrics, workersRunning: () => !stopping && tasks.every((t) => t.running()), pingDatabase: () => store.ping() });
 
@@ -68,6 +79,11 @@ async function startLocked(config: Config, lock: ServerLock, logger: Logger, clo
   const url = `http://${config.host === "0.0.0.0" || config.host === "::" ? "localhost" : config.host}:${port}`;
   if (deps.settings.baseUrl === `http://localhost:${config.port}`) deps.settings.baseUrl = `http://localhost:${port}`;
   lock.publish({ base_url: deps.settings.baseUrl });
+  if (port !== config.port) {
+    deps.node.address = nodeAddress(config.host, port);
+    await heartbeat(store.db, clock, deps.node).catch((error) => logger.warn("node heartbeat failed", { error: error instanceof Error ? error.message : String(error) }));
+  }
+  logger.info("node started", { node_id: deps.node.id, address: deps.node.address, version: deps.node.version, scheduler: lease.held() });
 
   return {
     url,
@@ -75,6 +91,7 @@ async function startLocked(config: Config, lock: ServerLock, logger: Logger, clo
     deps,
     bootstrap: boot,
     store,
+    lease,
     async stop() {
       if (stopping) return;
       stopping = true;
@@ -87,6 +104,9 @@ async function startLocked(config: Config, lock: ServerLock, logger: Logger, clo
         logger.warn("shutdown deadline reached; deliveries still in flight were handed back to the queue and are sent again after the restart", { released, shutdown_timeout_ms: config.shutdownTimeoutMs });
       }
       await server.stop(true);
+      // Another node takes the cluster-wide jobs at its next try, and drops this one from the live set at once.
+      await lease.stop();
+      await markStopped(store.db, clock, deps.node.id).catch(() => {});
       await checkpointer?.stop();
       await store.close();
       lock.release();

@@ -4,6 +4,7 @@ import { sourceOfEvent } from "../domain/alertMeasurements";
 import { claimTrigger, coolingDown, enabledRules, pruneAlertHistory, type ActiveRule } from "../domain/alertRules";
 import { iso } from "../domain/clock";
 import { countOpenIssues, loadIssues } from "../domain/issues";
+import { whileScheduler } from "../cluster/schedulerLease";
 import type { BackgroundContext } from "../runtime/background";
 import { every, type BackgroundTask } from "../runtime/tasks";
 import { wakeable } from "../runtime/wakeable";
@@ -23,6 +24,9 @@ export interface AlertWorkOptions {
  * - when woken by the bus: `issue.opened` fires issue_opened rules and
  *   `delivery.dlq` checks the environment's dlq rules at once. The delivery
  *   worker publishes both after the commit that recorded the outcomes.
+ * Across nodes: the periodic pass runs on the cluster's scheduler only; the
+ * bus-woken checks run on the node whose worker recorded the outcome, and
+ * claimTrigger (a compare-and-set) keeps two nodes from firing one rule twice.
  * Windows and cooldowns read the injected clock. Sends run beside the
  * evaluation (a slow channel holds up no rule) and are awaited on stop.
  */
@@ -89,7 +93,7 @@ export function startAlertWork(ctx: BackgroundContext, opts: AlertWorkOptions = 
       openedIssues.clear();
       const scopes = [...dlqScopes.values()];
       dlqScopes.clear();
-      const full = fullPass;
+      const full = fullPass && ctx.lease.held();
       fullPass = false;
       if (ids.length > 0) await issuesOpened(ids, now);
       if (full) {
@@ -125,7 +129,13 @@ export function startAlertWork(ctx: BackgroundContext, opts: AlertWorkOptions = 
   interval.unref?.();
 
   collectOnScrape(metrics.openIssues, () => countOpenIssues(deps));
-  const pruning = every("alert-history-retention", 3600_000, () => pruneAlertHistory(deps), logger);
+  const pruning = whileScheduler(ctx.lease, "alert-history-retention", () => [every("alert-history-retention", 3600_000, () => pruneAlertHistory(deps), logger)]);
+  // A node that becomes the scheduler evaluates every rule at once rather than an interval later.
+  const unwatch = ctx.lease.watch((held) => {
+    if (!held) return;
+    fullPass = true;
+    task.wake();
+  });
 
   return [
     {
@@ -133,6 +143,7 @@ export function startAlertWork(ctx: BackgroundContext, opts: AlertWorkOptions = 
       running: () => task.running(),
       async stop() {
         unsubscribe();
+        unwatch();
         clearInterval(interval);
         await Promise.all([task.stop(), pruning.stop()]);
         // Sends under way finish (each has its timeout); their retries are not waited for.

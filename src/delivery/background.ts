@@ -5,6 +5,7 @@ import { pruneExpiredJobs } from "../domain/jobs";
 import type { BackgroundContext } from "../runtime/background";
 import { every, type BackgroundTask } from "../runtime/tasks";
 import { wakeable } from "../runtime/wakeable";
+import { whileScheduler } from "../cluster/schedulerLease";
 import { startJobRunner } from "./jobRunner";
 import { queueStats } from "./queue";
 import { onEventsStored } from "../db/ingestStore";
@@ -13,8 +14,8 @@ import { startDeliveryWorker } from "./worker";
 
 /**
  * Everything delivery runs beside HTTP: the router (events → queued
- * attempts), the worker pool, the job runner (replay, bulk retry, redrive)
- * and job pruning. The bus wakes each part; slow polls are the safety net.
+ * attempts), the worker pool, and on the cluster's scheduler the job runner
+ * (replay, bulk retry, redrive) and job pruning. The bus wakes each part; slow polls are the safety net.
  * Stop order matters: intake first (router, jobs), then the worker drains
  * what is in flight.
  */
@@ -78,14 +79,16 @@ export function startDeliveryWork(ctx: BackgroundContext, opts: DeliveryWorkOpti
   }, pollMs);
   routerPoll.unref?.();
 
-  const jobsRunner = startJobRunner(deps, { logger, pollMs, pauseMs: opts.replayPauseMs });
+  // Jobs and their pruning are cluster-wide: one runner, on the scheduler, so no job runs twice at once.
+  const jobsRunner = whileScheduler(ctx.lease, "job-runner", () => [startJobRunner(deps, { logger, pollMs, pauseMs: opts.replayPauseMs })]);
+  const pruning = whileScheduler(ctx.lease, "job-pruning", () => [every("job-pruning", 3600_000, () => pruneExpiredJobs(deps), logger)]);
   const worker = startDeliveryWorker(deps, {
     concurrency: config.deliveryConcurrency,
     logger,
     metrics,
     pollMs,
     coalesceMs: COALESCE_MS,
-    onJobsSettled: (ids) => jobsRunner.settled(ids),
+    onJobsSettled: (ids) => jobsRunner.current().forEach((runner) => runner.settled(ids)),
   });
 
   const unsubscribe = deps.bus.subscribe((m) => {
@@ -104,7 +107,7 @@ export function startDeliveryWork(ctx: BackgroundContext, opts: DeliveryWorkOpti
         worker.wake();
         break;
       case "job.created":
-        jobsRunner.wake();
+        jobsRunner.current().forEach((runner) => runner.wake());
         break;
     }
   });
@@ -113,7 +116,6 @@ export function startDeliveryWork(ctx: BackgroundContext, opts: DeliveryWorkOpti
   collectOnScrape(metrics.queueDepth, async () => (await queueStats(deps.db, deps.clock.now())).depth);
   collectOnScrape(metrics.oldestPendingSeconds, async () => (await queueStats(deps.db, deps.clock.now())).oldestDueSeconds);
 
-  const pruning = every("job-pruning", 3600_000, () => pruneExpiredJobs(deps), logger);
   const intake: BackgroundTask = {
     name: "delivery-intake",
     running: () => router.running(),
@@ -127,7 +129,7 @@ export function startDeliveryWork(ctx: BackgroundContext, opts: DeliveryWorkOpti
   // One task so the order holds: intake stops, then in-flight deliveries finish.
   const all: BackgroundTask = {
     name: "delivery",
-    running: () => intake.running() && worker.running() && jobsRunner.running(),
+    running: () => intake.running() && worker.running() && jobsRunner.running() && pruning.running(),
     async stop() {
       await intake.stop();
       await Promise.all([worker.stop(), pruning.stop()]);

@@ -3,7 +3,7 @@ import { randomBytes } from "node:crypto";
 import { environments, organizations, users } from "../db/schema";
 import { hex32 } from "../contracts/ids";
 import type { Db } from "../db/open";
-import { transaction } from "../db/transaction";
+import { exclusive } from "../db/exclusive";
 import { iso, type Clock } from "./clock";
 
 export interface BootstrapResult {
@@ -13,25 +13,37 @@ export interface BootstrapResult {
   generatedPassword?: string;
 }
 
-/** First start on an empty database: org `default`, env `production`, one admin user. */
+/**
+ * First start on an empty database: org `default`, env `production`, one
+ * admin user. Nodes starting at once on one empty database take turns
+ * (exclusive), and the check is made again in that turn: one of them creates,
+ * the others find what it created.
+ */
 export async function bootstrap(db: Db, clock: Clock, admin: { email: string; password?: string }): Promise<BootstrapResult> {
-  const existing = await db.select({ id: organizations.id }).from(organizations).limit(1);
-  if (existing.length > 0) {
-    const [user] = await db.select({ email: users.email }).from(users).limit(1);
-    return { created: false, email: user?.email ?? admin.email };
-  }
+  const found = await existingAdmin(db, admin.email);
+  if (found) return found;
+  // Hashing takes a while (argon2id): done before the turn, not while holding it.
   const generatedPassword = admin.password ? undefined : randomBytes(12).toString("base64url");
   const password = admin.password ?? generatedPassword!;
   const passwordHash = await Bun.password.hash(password, { algorithm: "argon2id" });
-  const now = iso(clock.now());
-  const orgId = hex32();
-  const envId = hex32();
-  await transaction(db, async (tx) => {
+  return exclusive(db, "bootstrap", async (tx) => {
+    const meanwhile = await existingAdmin(tx, admin.email);
+    if (meanwhile) return meanwhile;
+    const now = iso(clock.now());
+    const orgId = hex32();
+    const envId = hex32();
     await tx.insert(organizations).values({ id: orgId, name: "default", slug: "default", createdAt: now });
     await tx.insert(environments).values({ id: envId, orgId, name: "production", createdAt: now });
     await tx.insert(users).values({ id: hex32(), email: admin.email.toLowerCase(), passwordHash, orgId, envId, createdAt: now });
+    return { created: true, email: admin.email.toLowerCase(), generatedPassword };
   });
-  return { created: true, email: admin.email.toLowerCase(), generatedPassword };
+}
+
+async function existingAdmin(db: Db, email: string): Promise<BootstrapResult | null> {
+  const existing = await db.select({ id: organizations.id }).from(organizations).limit(1);
+  if (existing.length === 0) return null;
+  const [user] = await db.select({ email: users.email }).from(users).limit(1);
+  return { created: false, email: user?.email ?? email };
 }
 
 /** The scope local CLI mode acts in: the first org's first environment. */

@@ -1,5 +1,6 @@
 import type { Config } from "../config/config";
 import type { Db } from "../db/open";
+import type { ThisNode } from "../cluster/nodes";
 import type { Clock } from "./clock";
 import type { SecretBox } from "./secrets";
 
@@ -50,6 +51,12 @@ export interface Deps {
   secrets: SecretBox;
   bus: Bus;
   settings: DomainSettings;
+  /**
+   * This process among the nodes sharing the database (src/cluster/nodes.ts):
+   * `serve` registers it and keeps its heartbeat; a local-mode CLI has an id
+   * (claims it makes are marked with it) but is no member of the cluster.
+   */
+  node: ThisNode;
 }
 
 /** Who is asking, and where their data lives. Every query is bounded by org and env. */

@@ -3,9 +3,12 @@ import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from "prom
 /**
  * One registry per server instance (tests run several in one process).
  * Source and destination ids are never labels: their number is unbounded.
+ * Every series carries the node's id (`node`), so a Prometheus scraping
+ * each node of a cluster tells them apart, and sums across them.
  */
-export function createMetrics() {
+export function createMetrics(labels: { node?: string } = {}) {
   const registry = new Registry();
+  if (labels.node) registry.setDefaultLabels({ node: labels.node });
   collectDefaultMetrics({ register: registry, prefix: "hookrelay_" });
   // Under Bun, v8.getHeapSpaceStatistics walks the whole JavaScriptCore heap: measured 30 ms per
   // scrape with a modest heap, a stall of ingest and deliveries every time Prometheus scrapes.

@@ -1,5 +1,7 @@
 import { startCatalogWork } from "../catalog/background";
 import { startAlertWork } from "../alerts/background";
+import { heartbeat, HEARTBEAT_INTERVAL_MS, pruneGoneNodes } from "../cluster/nodes";
+import { whileScheduler, type SchedulerLease } from "../cluster/schedulerLease";
 import type { Config } from "../config/config";
 import { startDeliveryWork } from "../delivery/background";
 import type { Deps } from "../domain/deps";
@@ -15,18 +17,28 @@ export interface BackgroundContext {
   config: Config;
   logger: Logger;
   metrics: Metrics;
+  /** Whether this node is the cluster's scheduler (src/cluster/schedulerLease.ts). */
+  lease: SchedulerLease;
 }
 
-/** Everything `serve` runs beside HTTP: each part adds its workers and schedulers here. */
+/**
+ * Everything `serve` runs beside HTTP: each part adds its workers and
+ * schedulers here. Work every node shares (ingest routing, deliveries, the
+ * heartbeat) runs everywhere; the cluster-wide jobs run on the scheduler.
+ */
 export function startBackgroundWork(ctx: BackgroundContext): BackgroundTask[] {
   const { deps, logger } = ctx;
   return [
     ...startDeliveryWork(ctx),
-    ...startCatalogWork(ctx),
     ...startAlertWork(ctx),
-    every("session-pruning", 3600_000, () => pruneExpiredSessions(deps), logger),
-    every("event-retention", 3600_000, () => pruneOldEvents(deps), logger),
-    every("ephemeral-source-cleanup", 300_000, () => deleteExpiredEphemeralSources(deps), logger),
-    ...startBackupSchedule(ctx),
+    every("node-heartbeat", HEARTBEAT_INTERVAL_MS, () => heartbeat(deps.db, deps.clock, deps.node), logger),
+    whileScheduler(ctx.lease, "cluster-jobs", () => [
+      ...startCatalogWork(ctx),
+      every("session-pruning", 3600_000, () => pruneExpiredSessions(deps), logger),
+      every("event-retention", 3600_000, () => pruneOldEvents(deps), logger),
+      every("ephemeral-source-cleanup", 300_000, () => deleteExpiredEphemeralSources(deps), logger),
+      every("node-pruning", 3600_000, () => pruneGoneNodes(deps.db, deps.clock.now()), logger),
+      ...startBackupSchedule(ctx),
+    ]),
   ];
 }

@@ -1,3 +1,4 @@
+import { newThisNode } from "../cluster/identity";
 import { ConfigError, type Config } from "../config/config";
 import { openStore, type Store } from "../db/store";
 import { systemClock, type Clock } from "../domain/clock";
@@ -27,6 +28,8 @@ export async function createDeps(config: Config, opts: { clock?: Clock; bus: Bus
       secrets: loadSecretBox(config.dataDir, config.secretKey),
       bus: opts.bus,
       settings: domainSettings(config, opts.baseUrl),
+      // serve replaces the address once its port is known; a local-mode CLI keeps this one.
+      node: newThisNode(opts.baseUrl ?? config.baseUrl),
     };
     return { deps, store };
   } catch (error) {

@@ -15,6 +15,7 @@ import { createSourceId, pipeline, sendEvent, waitFor, waitForEventStatus, type 
 import { call, type TestServer } from "../helpers/server";
 import { startSink, type Sink, type SinkRequest } from "../helpers/sink";
 import { createChannel, createRule, getRule, mailSubject, mimeText, startSmtp, waitForHistory, type TestSmtp } from "./helpers";
+import { scrapeMetrics } from "../helpers/metrics";
 
 const clock = manualClock(new Date("2026-05-01T10:00:00.000Z"));
 const MINUTE = 60_000;
@@ -325,7 +326,7 @@ describe("notifying channels", () => {
   });
 
   it("counts alerts, notifications and open issues in /metrics", async () => {
-    const metrics = await (await server.request("/metrics")).text();
+    const metrics = await scrapeMetrics(server);
     const value = (line: string) => Number(metrics.split("\n").find((l) => l.startsWith(line))?.slice(line.length + 1));
     expect(value('hookrelay_alerts_fired_total{rule_type="dlq"}')).toBeGreaterThanOrEqual(3);
     expect(value('hookrelay_alerts_fired_total{rule_type="failure_rate"}')).toBeGreaterThanOrEqual(1);

@@ -3,6 +3,7 @@ import { otherOrgKey } from "../helpers/rows";
 import { call, startTestServer, type TestServer } from "../helpers/server";
 import { startSink, type Sink } from "../helpers/sink";
 import { pipeline, sendEvent, waitFor, waitForEventStatus, type Pipeline } from "../helpers/delivery";
+import { scrapeMetrics } from "../helpers/metrics";
 
 let server: TestServer;
 let key: string;
@@ -96,7 +97,7 @@ describe("GET /v1/delivery-attempts", () => {
       return rows.length ? rows : null;
     });
     expect(queued).toMatchObject({ status: "queued", attempt_number: 1, trigger_type: "initial", response_status: null });
-    const metrics = await (await server.request("/metrics")).text();
+    const metrics = await scrapeMetrics(server);
     expect(metrics).toMatch(/hookrelay_delivery_queue_depth 1\b/);
     expect(metrics).toMatch(/hookrelay_deliveries_total\{outcome="success"\} 5/);
     expect(metrics).toMatch(/hookrelay_deliveries_total\{outcome="http_error"\} 1/);

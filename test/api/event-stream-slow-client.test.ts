@@ -3,6 +3,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { SSE_MAX_QUEUED } from "../../src/api/eventStream";
 import { createSource, ingest } from "../helpers/ingest";
 import { call, startTestServer, type TestServer } from "../helpers/server";
+import { scrapeMetrics } from "../helpers/metrics";
 
 let server: TestServer;
 let key: string;
@@ -13,7 +14,7 @@ beforeAll(async () => {
 afterAll(() => server.close());
 
 async function metric(name: string): Promise<number> {
-  const text = await (await server.request("/metrics")).text();
+  const text = await scrapeMetrics(server);
   const m = new RegExp(`^${name} (\\d+)`, "m").exec(text);
   return m ? Number(m[1]) : NaN;
 }

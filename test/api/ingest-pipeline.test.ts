@@ -3,6 +3,7 @@ import { ACCEPTED_STATUS, createSource, getEvent, hmacHex, ingest } from "../hel
 import { call, startTestServer, type TestServer } from "../helpers/server";
 import { eq } from "drizzle-orm";
 import { events } from "../../src/db/schema";
+import { scrapeMetrics } from "../helpers/metrics";
 
 const MAX_BODY = 64 * 1024;
 let server: TestServer;
@@ -331,7 +332,7 @@ describe("ingest: metrics", () => {
     const s = await createSource(server, key, { name: "metrics" });
     await ingest(server, s.id, { body: "{}" });
     await ingest(server, "src_" + "9".repeat(32), { body: "{}" });
-    const text = await (await server.request("/metrics")).text();
+    const text = await scrapeMetrics(server);
     expect(text).toMatch(/hookrelay_ingest_requests_total\{outcome="accepted"\} \d+/);
     expect(text).toMatch(/hookrelay_ingest_requests_total\{outcome="not_found"\} \d+/);
     expect(text).toMatch(/hookrelay_ingest_duration_seconds_count \d+/);

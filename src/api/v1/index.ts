@@ -9,6 +9,7 @@ import { registerEndpointRoutes } from "./endpoints";
 import { registerMessageRoutes } from "./messages";
 import { registerPortalRoutes } from "./portal";
 import { registerAuthRoutes, registerLoginRoutes } from "./auth";
+import { registerClusterRoutes } from "./cluster";
 import { registerCollectionRoutes } from "./collections";
 import { registerBackupRoutes } from "./backups";
 import { registerConnectionRoutes } from "./connections";
@@ -63,6 +64,7 @@ export function createV1(deps: Deps): Api {
   registerReplayRoutes(v1);
   registerJobRoutes(v1);
   registerStatsRoutes(v1);
+  registerClusterRoutes(v1);
   registerTopicRoutes(v1);
   registerEventTypeRoutes(v1);
   registerCollectionRoutes(v1);

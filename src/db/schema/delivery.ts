@@ -104,6 +104,8 @@ export const deliveryAttempts = sqliteTable(
     sentAt: text("sent_at"),
     /** While `delivering`: the claim expires then and the row is claimable again. */
     leaseUntil: text("lease_until"),
+    /** The node (nodes.id) whose claim holds the lease; its rows go back to the queue when it dies. */
+    claimedBy: text("claimed_by"),
     /** Replay deliveries are never retried automatically. */
     noRetry: integer("no_retry").notNull().default(0),
     /** 1: an operator forced the delivery of a rejected event (retry with force: true); its retries carry it on. */

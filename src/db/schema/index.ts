@@ -5,3 +5,4 @@ export * from "./delivery";
 export * from "./catalog";
 export * from "./alerts";
 export * from "./outbound";
+export * from "./cluster";

@@ -1,8 +1,9 @@
 import { useEffect, useRef, useState } from "react";
+import type { ClusterBody } from "../../../src/contracts/cluster";
 import type { StatsBody } from "../../../src/contracts/stats";
 import { api } from "../api";
 import { DataTable, Empty, ErrorAlert, PageHead, PageLoading } from "../components";
-import { ms, num, pct } from "../format";
+import { fullTime, ms, num, pct, timeAgo } from "../format";
 import { useInterval, useLoad } from "../hooks";
 import { useDebounced, useEventStream } from "../live";
 import { Link } from "../router";
@@ -131,7 +132,53 @@ export function DashboardPage() {
           />
         )}
       </section>
+      <ClusterPanel />
     </>
+  );
+}
+
+/** The serve nodes sharing the database (GET /v1/cluster): shown once there is more than one. */
+function ClusterPanel() {
+  const cluster = useLoad(() => api.get<ClusterBody>("/cluster"), []);
+  useInterval(() => void cluster.reload(), 10_000);
+  const nodes = cluster.data?.nodes ?? [];
+  if (nodes.length < 2) return null;
+  return (
+    <section className="panel flush" aria-label="Cluster">
+      <div className="panel-head" style={{ padding: "14px 16px 0" }}>
+        <h2>Cluster</h2>
+        <span className="muted" style={{ fontSize: 12 }}>
+          {nodes.length} nodes on one database
+        </span>
+      </div>
+      <DataTable
+        label="Cluster nodes"
+        rows={nodes}
+        rowKey={(n) => n.id}
+        columns={[
+          {
+            label: "Node",
+            render: (n) => (
+              <span title={n.id}>
+                {n.hostname} <span className="muted">pid {n.pid}</span>
+              </span>
+            ),
+          },
+          { label: "Address", render: (n) => n.address },
+          { label: "Version", render: (n) => n.version },
+          { label: "Last heartbeat", render: (n) => <span title={fullTime(n.last_heartbeat_at)}>{timeAgo(n.last_heartbeat_at)}</span> },
+          {
+            label: "Role",
+            render: (n) => (
+              <>
+                {n.scheduler ? <span className="badge info" title="Runs the cluster-wide jobs: retention, job runners, periodic alerts, collection builders">scheduler</span> : null}{" "}
+                {n.self ? <span className="badge" title="The node that answered this page">this one</span> : null}
+              </>
+            ),
+          },
+        ]}
+      />
+    </section>
   );
 }
 

@@ -167,6 +167,7 @@ CREATE TABLE "delivery_attempts" (
 	"scheduled_at" text NOT NULL,
 	"sent_at" text,
 	"lease_until" text,
+	"claimed_by" text,
 	"no_retry" bigint DEFAULT 0 NOT NULL,
 	"forced" bigint DEFAULT 0 NOT NULL,
 	"job_id" text,
@@ -291,6 +292,17 @@ CREATE TABLE "messages" (
 	"failed" bigint DEFAULT 0 NOT NULL,
 	"created_at" text NOT NULL,
 	"updated_at" text NOT NULL
+);
+--> statement-breakpoint
+CREATE TABLE "nodes" (
+	"id" text PRIMARY KEY NOT NULL,
+	"version" text NOT NULL,
+	"hostname" text NOT NULL,
+	"pid" bigint NOT NULL,
+	"address" text NOT NULL,
+	"started_at" text NOT NULL,
+	"last_heartbeat_at" text NOT NULL,
+	"stopped_at" text
 );
 --> statement-breakpoint
 CREATE TABLE "notification_channels" (
@@ -468,6 +480,7 @@ CREATE UNIQUE INDEX "messages_event" ON "messages" USING btree ("event_id");--> 
 CREATE UNIQUE INDEX "messages_idempotency" ON "messages" USING btree ("application_id","idempotency_key");--> statement-breakpoint
 CREATE INDEX "messages_application_created" ON "messages" USING btree ("application_id","created_at","id");--> statement-breakpoint
 CREATE INDEX "messages_application_type" ON "messages" USING btree ("application_id","event_type","created_at","id");--> statement-breakpoint
+CREATE INDEX "nodes_heartbeat" ON "nodes" USING btree ("last_heartbeat_at");--> statement-breakpoint
 CREATE INDEX "notification_channels_scope" ON "notification_channels" USING btree ("org_id","env_id","created_at","id");--> statement-breakpoint
 CREATE INDEX "record_changelog_key" ON "record_changelog" USING btree ("collection_id","record_key","created_at","id");--> statement-breakpoint
 CREATE INDEX "sessions_user" ON "sessions" USING btree ("user_id");--> statement-breakpoint

@@ -106,6 +106,8 @@ export const deliveryAttempts = pgTable(
     sentAt: text("sent_at"),
     /** While `delivering`: the claim expires then and the row is claimable again. */
     leaseUntil: text("lease_until"),
+    /** The node (nodes.id) whose claim holds the lease; its rows go back to the queue when it dies. */
+    claimedBy: text("claimed_by"),
     /** Replay deliveries are never retried automatically. */
     noRetry: bigint("no_retry", { mode: "number" }).notNull().default(0),
     /** 1: an operator forced the delivery of a rejected event (retry with force: true); its retries carry it on. */

@@ -7,3 +7,4 @@ export * from "./delivery";
 export * from "./catalog";
 export * from "./alerts";
 export * from "./outbound";
+export * from "./cluster";
