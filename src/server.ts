@@ -7,6 +7,8 @@ import { systemClock, type Clock } from "./domain/clock";
 import type { Deps } from "./domain/deps";
 import type { Store } from "./db/store";
 import { createBus } from "./live/bus";
+import { createClusterBus, type ClusterBus } from "./live/clusterBus";
+import { newNodeId } from "./cluster/nodes";
 import { createLogger, type Logger } from "./observability/logger";
 import { createMetrics } from "./observability/metrics";
 import { startBackgroundWork } from "./runtime/background";
@@ -40,12 +42,18 @@ export async function startServer(config: Config, opts: { logger?: Logger; clock
 }
 
 async function startLocked(config: Config, lock: ServerLock, logger: Logger, clock: Clock): Promise<RunningServer> {
-  const { deps, store } = await createDeps(config, { clock, bus: createBus() });
+  const localBus = createBus();
+  const { deps, store } = await createDeps(config, { clock, bus: localBus });
   const checkpointer = store.sqlite ? startCheckpointer(store.sqlite.handle, store.sqlite.path, { logger, synchronous: config.sync === "full" ? "FULL" : "NORMAL" }) : null;
   let boot: BootstrapResult;
+  // On PostgreSQL the bus reaches every node of the database; SQLite has one process.
+  let clusterBus: ClusterBus | null = null;
   try {
+    // TODO(merge): the node id is deps.node.id once the node identity lands in Deps.
+    if (store.postgres) deps.bus = clusterBus = await createClusterBus(store.postgres.client, localBus, { nodeId: newNodeId(), logger });
     boot = await bootstrap(store.db, clock, { email: config.adminEmail, password: config.adminPassword });
   } catch (error) {
+    await clusterBus?.stop();
     await checkpointer?.stop();
     await store.close();
     throw error;
@@ -87,6 +95,7 @@ async function startLocked(config: Config, lock: ServerLock, logger: Logger, clo
         logger.warn("shutdown deadline reached; deliveries still in flight were handed back to the queue and are sent again after the restart", { released, shutdown_timeout_ms: config.shutdownTimeoutMs });
       }
       await server.stop(true);
+      await clusterBus?.stop();
       await checkpointer?.stop();
       await store.close();
       lock.release();

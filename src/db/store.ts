@@ -1,5 +1,6 @@
 import { sql } from "drizzle-orm";
 import type { Database } from "bun:sqlite";
+import type { SQL } from "bun";
 import type { Dialect } from "./dialect";
 import { openDatabase, type Db, type SyncMode } from "./open";
 
@@ -9,6 +10,8 @@ export interface Store {
   db: Db;
   /** SQLite only: the file and its handle (checkpoints, backups, space). */
   sqlite?: { handle: Database; path: string };
+  /** PostgreSQL only: the Bun.SQL client (LISTEN/NOTIFY between nodes). */
+  postgres?: { client: SQL };
   /** Where the data lives, for logs and `config print` (no password). */
   location: string;
   /** Whether the database answers (readiness). */
@@ -38,6 +41,7 @@ export async function openStore(opts: StoreOptions): Promise<Store> {
     return {
       dialect: "postgres",
       db: pg.db,
+      postgres: { client: pg.client },
       location: redactedUrl(opts.databaseUrl),
       async ping() {
         let timer: ReturnType<typeof setTimeout> | undefined;
