@@ -3,7 +3,6 @@ import { afterAll, beforeAll, expect, it } from "vitest";
 import { parseSse } from "../../cli/feed";
 import { collections, events } from "../../src/db/schema";
 import { POSTGRES_READ_HORIZON_MS } from "../../src/db/horizon";
-import { openStore, type Store } from "../../src/db/store";
 import type { BusMessage } from "../../src/domain/deps";
 import { describeOnly } from "../helpers/database";
 import { createSourceId, pipeline, sendEvent, waitFor } from "../helpers/delivery";
@@ -145,22 +144,12 @@ describeOnly("postgres", "nodes on one database hear each other", "LISTEN/NOTIFY
     const source = await createSourceId(a, key);
     const c = await createCollection(a, key, { source_id: source, key_path: "id" });
     const scope = await scopeOf(a, key);
-    // Node B stamps its event, then its transaction is slow to commit.
-    const other: Store = await openStore({ dataDir: b.dataDir, databaseUrl: url });
-    let commit!: () => void;
-    const committing = new Promise<void>((r) => (commit = r));
-    const lateId = newId("event");
-    const late = other.db.transaction(async (tx) => {
-      await tx.insert(events).values(storedEvent(scope, source, lateId, { id: "late" }, new Date().toISOString()));
-      await committing;
-    });
-    // Meanwhile an event stamped after it is stored and announced on node A.
+    // Node A stores and announces an event; then node B's event commits, stamped earlier by B's clock
+    // (B's ingest transaction was slower, or B's clock trails A's): as if B stamped it before A's.
     const first = await sendEvent(a, source, { id: "first" });
-    await waitFor(async () => (await a.deps.db.select().from(events).where(eq(events.id, first))).length > 0);
-    // Still within the horizon: the late one commits before the builder may pass the earlier stamp.
-    commit();
-    await late;
-    await other.close();
+    const [stored] = await a.deps.db.select({ receivedAt: events.receivedAt }).from(events).where(eq(events.id, first));
+    const earlier = new Date(Date.parse(stored!.receivedAt) - 100).toISOString();
+    await b.deps.db.insert(events).values(storedEvent(scope, source, newId("event"), { id: "late" }, earlier));
     await waitFor(async () => (await records(a, key, c.id)).records?.length === 2, { timeoutMs: 5 * POSTGRES_READ_HORIZON_MS, what: "both records" });
     const built = await waitBuilt(a, key, c.id);
     expect(built).toMatchObject({ record_count: 2, position_event_id: first });
