@@ -10,6 +10,7 @@ import { systemClock, type Clock } from "./domain/clock";
 import type { Deps } from "./domain/deps";
 import type { Store } from "./db/store";
 import { createBus } from "./live/bus";
+import { createClusterBus, type ClusterBus } from "./live/clusterBus";
 import { createLogger, type Logger } from "./observability/logger";
 import { createMetrics } from "./observability/metrics";
 import { startBackgroundWork } from "./runtime/background";
@@ -45,11 +46,15 @@ export async function startServer(config: Config, opts: { logger?: Logger; clock
 }
 
 async function startLocked(config: Config, lock: ServerLock, logger: Logger, clock: Clock): Promise<RunningServer> {
-  const { deps, store } = await createDeps(config, { clock, bus: createBus() });
+  const localBus = createBus();
+  const { deps, store } = await createDeps(config, { clock, bus: localBus });
   const checkpointer = store.sqlite ? startCheckpointer(store.sqlite.handle, store.sqlite.path, { logger, synchronous: config.sync === "full" ? "FULL" : "NORMAL" }) : null;
   let boot: BootstrapResult;
   let lease: SchedulerLease;
+  // On PostgreSQL the bus reaches every node of the database; SQLite has one process.
+  let clusterBus: ClusterBus | null = null;
   try {
+    if (store.pg) deps.bus = clusterBus = await createClusterBus(store.pg.client, localBus, { nodeId: deps.node.id, logger });
     boot = await bootstrap(store.db, clock, { email: config.adminEmail, password: config.adminPassword });
     // A member of the cluster from here on: its claims are marked with its id, so its row must exist first.
     // The address has the configured port until the server listens (port 0: chosen then).
@@ -57,6 +62,7 @@ async function startLocked(config: Config, lock: ServerLock, logger: Logger, clo
     await registerNode(store.db, clock, deps.node);
     lease = await startSchedulerLease(store, deps.node, { logger });
   } catch (error) {
+    await clusterBus?.stop();
     await checkpointer?.stop();
     await store.close();
     throw error;
@@ -107,6 +113,7 @@ async function startLocked(config: Config, lock: ServerLock, logger: Logger, clo
       // Another node takes the cluster-wide jobs at its next try, and drops this one from the live set at once.
       await lease.stop();
       await markStopped(store.db, clock, deps.node.id).catch(() => {});
+      await clusterBus?.stop();
       await checkpointer?.stop();
       await store.close();
       lock.release();

@@ -62,6 +62,8 @@ export function eventStreamResponse(deps: Deps, scope: Scope, sourceId: string |
   };
 
   const unsubscribe = deps.bus.subscribe((m) => {
+    // Announcements from other nodes were lost meanwhile: end the stream; the client reconnects and reads what it missed from the list.
+    if (m.type === "bus.resumed") return stop();
     if (!open || (m.type !== "event.created" && m.type !== "event.updated")) return;
     if (m.orgId !== scope.orgId || m.envId !== scope.envId || (sourceId && m.sourceId !== sourceId)) return;
     if (queued.length >= SSE_MAX_QUEUED) return drop();

@@ -1,6 +1,7 @@
 import type { BackgroundContext } from "../runtime/background";
 import type { BackgroundTask } from "../runtime/tasks";
 import { wakeable } from "../runtime/wakeable";
+import { readHorizonMs } from "../db/horizon";
 import { buildAll } from "./builder";
 
 export interface CatalogWorkOptions {
@@ -12,7 +13,12 @@ export interface CatalogWorkOptions {
   busyShare?: number;
 }
 
-/** When the newest events were left for a later pass (see builder.ts): how soon that pass comes. */
+/**
+ * When the newest events were left for a later pass (see builder.ts): how
+ * soon that pass comes. SQLite holds back one millisecond; PostgreSQL a read
+ * horizon of seconds (src/db/horizon.ts), which a tenth of it retried often
+ * enough without passes that find nothing new.
+ */
 const HELD_BACK_RETRY_MS = 10;
 /** Ingest counts as active this long after its last stored event. */
 const INGEST_ACTIVE_MS = 1000;
@@ -47,6 +53,7 @@ export function startCatalogWork(ctx: BackgroundContext, opts: CatalogWorkOption
   let lastEventAt = -Infinity;
   let resumeAt = 0;
   let timer: ReturnType<typeof setTimeout> | null = null;
+  const heldBackRetryMs = Math.max(HELD_BACK_RETRY_MS, readHorizonMs(deps.db) / 10);
   const wakeIn = (ms: number) => {
     if (timer) return;
     timer = setTimeout(() => {
@@ -72,10 +79,10 @@ export function startCatalogWork(ctx: BackgroundContext, opts: CatalogWorkOption
         const share = builderShare(behindSince === null ? null : at - behindSince, opts.busyShare);
         const pauseMs = (pass.busyMs * (1 - share)) / share;
         resumeAt = performance.now() + pauseMs;
-        if (pass.more || pass.heldBack) wakeIn(Math.max(pauseMs, pass.heldBack ? HELD_BACK_RETRY_MS : 0));
+        if (pass.more || pass.heldBack) wakeIn(Math.max(pauseMs, pass.heldBack ? heldBackRetryMs : 0));
         return false;
       }
-      if (pass.heldBack) wakeIn(HELD_BACK_RETRY_MS);
+      if (pass.heldBack) wakeIn(heldBackRetryMs);
       return pass.more;
     },
     { pollMs: opts.pollMs ?? 5000, logger, coalesceMs: opts.coalesceMs ?? 20 },
@@ -84,7 +91,7 @@ export function startCatalogWork(ctx: BackgroundContext, opts: CatalogWorkOption
     if (m.type === "event.created") {
       lastEventAt = performance.now();
       if (watched.has(m.sourceId)) builder.wake();
-    } else if (m.type === "collection.updated") {
+    } else if (m.type === "collection.updated" || m.type === "bus.resumed") {
       resumeAt = 0;
       builder.wake();
     }

@@ -1,4 +1,5 @@
 import type { collectionRecords } from "../db/schema";
+import { readHorizon } from "../db/horizon";
 import { inWriteTurn } from "../db/writeTurn";
 import { hex32 } from "../contracts/ids";
 import { iso } from "../domain/clock";
@@ -30,6 +31,9 @@ import { builderStatements } from "./statements";
  *     there with a smaller id);
  *   - the batch read before the transaction is checked against the events
  *     committed in its range now, and cut where one appeared in between.
+ * On PostgreSQL several nodes stamp and commit on their own, each by its own
+ * clock: the builder stays a read horizon behind the clock (src/db/horizon.ts),
+ * past which every event stamped earlier has committed.
  */
 export const BUILD_BATCH = 500;
 
@@ -39,7 +43,7 @@ export interface BuildOutcome {
   busyMs: number;
   /** A full batch was handled, or the pass was cut or discarded: run again at once. */
   more: boolean;
-  /** Events of the clock's current millisecond were left for a later pass. */
+  /** Events of the clock's current millisecond (on PostgreSQL: within the read horizon) were left for a later pass. */
   heldBack: boolean;
 }
 
@@ -125,7 +129,7 @@ async function saveState(deps: Pick<Deps, "db">, c: CollectionRow) {
 
 /** The prefix of `plans` that is safe to apply now (see the file comment), and why it may be shorter. */
 async function safePrefix(deps: Pick<Deps, "db" | "clock">, c: CollectionRow, plans: EventPlan[]) {
-  const horizon = iso(deps.clock.now());
+  const horizon = readHorizon(deps.db, deps.clock.now());
   let take = plans.findIndex((p) => p.receivedAt >= horizon);
   if (take < 0) take = plans.length;
   const heldBack = take < plans.length;

@@ -10,7 +10,7 @@ export interface Store {
   db: Db;
   /** SQLite only: the file and its handle (checkpoints, backups, space). */
   sqlite?: { handle: Database; path: string };
-  /** PostgreSQL only: the client, for what needs a session of its own (the scheduler's lease). */
+  /** PostgreSQL only: the Bun.SQL client, for what needs a session of its own (the scheduler's lease, LISTEN/NOTIFY between nodes). */
   pg?: { client: SQL };
   /** Where the data lives, for logs and `config print` (no password). */
   location: string;

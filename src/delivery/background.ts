@@ -11,6 +11,7 @@ import { queueStats } from "./queue";
 import { onEventsStored } from "../db/ingestStore";
 import { ingestRouting, releaseHeldEvents, routePendingEvents, ROUTE_BATCH } from "./router";
 import { startDeliveryWorker } from "./worker";
+import { fromAnotherNode } from "../live/clusterBus";
 
 /**
  * Everything delivery runs beside HTTP: the router (events → queued
@@ -97,7 +98,8 @@ export function startDeliveryWork(ctx: BackgroundContext, opts: DeliveryWorkOpti
         // Routed in the transaction that stored it (onEventsStored above).
         break;
       case "event.updated":
-        if (!own.has(m)) router.wake();
+        // Another node's router routes what its own changes released: any node's router reads the same table.
+        if (!own.has(m) && !fromAnotherNode(m)) router.wake();
         break;
       case "source.updated":
         releaseHeld = true;
@@ -107,6 +109,13 @@ export function startDeliveryWork(ctx: BackgroundContext, opts: DeliveryWorkOpti
         worker.wake();
         break;
       case "job.created":
+        jobsRunner.current().forEach((runner) => runner.wake());
+        break;
+      case "bus.resumed":
+        // What other nodes announced while this one was not listening: look for it now.
+        releaseHeld = true;
+        router.wake();
+        worker.wake();
         jobsRunner.current().forEach((runner) => runner.wake());
         break;
     }

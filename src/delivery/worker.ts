@@ -129,6 +129,26 @@ export function startDeliveryWorker(deps: Deps, opts: DeliveryWorkerOptions): De
     return row?.header ?? null;
   });
 
+  // An edit on any node (the bus carries it across nodes) reaches the next delivery, not one a cache lifetime later.
+  const unsubscribe = deps.bus.subscribe((m) => {
+    switch (m.type) {
+      case "destination.updated":
+        destinationsCache.forget(m.destinationId);
+        break;
+      case "connection.updated":
+        transformsCache.forget(m.connectionId);
+        break;
+      case "source.updated":
+        signatureHeaders.forget(m.sourceId);
+        break;
+      case "bus.resumed":
+        destinationsCache.clear();
+        transformsCache.clear();
+        signatureHeaders.clear();
+        break;
+    }
+  });
+
   let stopped = false;
   let active = 0;
   const inFlight = new Set<Promise<void>>();
@@ -430,6 +450,7 @@ export function startDeliveryWorker(deps: Deps, opts: DeliveryWorkerOptions): De
     active: () => active,
     async stop() {
       stopped = true;
+      unsubscribe();
       if (timer) clearTimeout(timer);
       if (pumpTimer) clearTimeout(pumpTimer);
       while (inFlight.size > 0) await Promise.allSettled([...inFlight]);

@@ -164,6 +164,11 @@ export async function updateApplication(deps: Deps, scope: Scope, appId: string,
     if (isUniqueViolation(err)) throw uidConflict(next.uid);
     throw err;
   }
+  // Deliveries through the application's endpoints read its rate limit with their destination.
+  if (next.rateLimit !== row.rateLimit) {
+    const owned = await deps.db.select({ id: destinations.id }).from(destinations).where(eq(destinations.applicationId, id));
+    for (const d of owned) deps.bus.publish({ type: "destination.updated", destinationId: d.id });
+  }
   return { application: serializeApplication(next) };
 }
 

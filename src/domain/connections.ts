@@ -180,6 +180,7 @@ export async function updateConnection(deps: Deps, scope: Scope, rawId: string, 
     .update(connections)
     .set(changes)
     .where(and(eq(connections.id, id), eq(connections.orgId, orgId), eq(connections.envId, envId)));
+  deps.bus.publish({ type: "connection.updated", connectionId: id });
   return { connection: serializeConnection(next) };
 }
 
@@ -190,6 +191,7 @@ export async function deleteConnection(deps: Deps, scope: Scope, rawId: string) 
     .where(and(eq(connections.id, id), inScope(connections, scope)))
     .returning({ id: connections.id });
   if (deleted.length === 0) throw notFound("Connection");
+  deps.bus.publish({ type: "connection.updated", connectionId: id });
   return { success: true as const };
 }
 

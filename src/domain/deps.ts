@@ -4,7 +4,11 @@ import type { ThisNode } from "../cluster/nodes";
 import type { Clock } from "./clock";
 import type { SecretBox } from "./secrets";
 
-/** What arrives on the in-process bus (src/live implements it). */
+/**
+ * What arrives on the bus (src/live implements it): in process, and on
+ * PostgreSQL from every node of the database (src/live/clusterBus.ts).
+ * Published after the write's commit.
+ */
 export type BusMessage =
   | { type: "event.created"; orgId: string; envId: string; eventId: string; sourceId: string }
   | { type: "event.updated"; orgId: string; envId: string; eventId: string; sourceId: string }
@@ -12,6 +16,10 @@ export type BusMessage =
   /** A replay, bulk retry or redrive job was created: the job runner starts it. */
   | { type: "job.created"; jobId: string }
   | { type: "source.updated"; sourceId: string }
+  /** A destination (or the endpoint or application settings a delivery through it reads) was edited or deleted: cached copies are dropped. */
+  | { type: "destination.updated"; destinationId: string }
+  /** A connection was edited or deleted: cached copies (its transform) are dropped. */
+  | { type: "connection.updated"; connectionId: string }
   /** A collection was created, rebuilt or deleted: the collection builder runs. */
   | { type: "collection.updated"; collectionId: string }
   /** Recorded delivery outcomes opened (or reopened) an issue: issue_opened rules fire. */
@@ -21,7 +29,13 @@ export type BusMessage =
   /** Alert rules changed (or a test moved the clock): every rule is evaluated now instead of at the next interval. */
   | { type: "alerts.evaluate" }
   /** Every enabled periodic rule was evaluated at `at` (the clock's time): what fired has claimed its trigger. */
-  | { type: "alerts.evaluated"; at: string };
+  | { type: "alerts.evaluated"; at: string }
+  /**
+   * This node listens to the others again after its listening connection
+   * dropped: what they announced meanwhile was lost, so every listener
+   * re-reads what it watches (workers claim, caches empty, streams reconnect).
+   */
+  | { type: "bus.resumed" };
 
 export interface Bus {
   publish(message: BusMessage): void;

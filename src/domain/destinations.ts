@@ -190,6 +190,7 @@ export async function updateDestination(deps: Deps, scope: Scope, rawId: string,
     .update(destinations)
     .set(changes)
     .where(and(eq(destinations.id, id), eq(destinations.orgId, orgId), eq(destinations.envId, envId)));
+  deps.bus.publish({ type: "destination.updated", destinationId: id });
   // Deliveries held while paused are due now: wake the workers rather than wait for their poll.
   if (row.status === "paused" && next.status === "active") deps.bus.publish({ type: "delivery.queued" });
   return { destination: serializeDestination(next, secrets) };
@@ -203,6 +204,7 @@ export async function deleteDestination(deps: Deps, scope: Scope, rawId: string)
     .where(and(eq(destinations.id, id), operatorOwned(scope)))
     .returning({ id: destinations.id });
   if (deleted.length === 0) throw notFound("Destination");
+  deps.bus.publish({ type: "destination.updated", destinationId: id });
   return { success: true as const };
 }
 

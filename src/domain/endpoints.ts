@@ -180,6 +180,7 @@ export async function updateEndpoint(deps: Deps, scope: Scope, appId: string, en
     await tx.update(applicationEndpoints).set(endpointChanges).where(eq(applicationEndpoints.id, endpoint.id));
     await tx.update(destinations).set(destinationChanges).where(eq(destinations.id, destination.id));
   });
+  deps.bus.publish({ type: "destination.updated", destinationId: destination.id });
   return { endpoint: serializeEndpoint({ endpoint, destination }) };
 }
 
@@ -206,6 +207,7 @@ export async function deleteEndpoint(deps: Deps, scope: Scope, appId: string, en
     await tx.delete(destinations).where(eq(destinations.id, destination.id));
     return settled.changed;
   });
+  deps.bus.publish({ type: "destination.updated", destinationId: destination.id });
   for (const e of changed) deps.bus.publish({ type: "event.updated", orgId: e.orgId, envId: e.envId, eventId: e.id, sourceId: e.sourceId });
   return { success: true as const };
 }
@@ -238,6 +240,7 @@ export async function rotateEndpointSecret(deps: Deps, scope: Scope, appId: stri
       .set({ previousSecret: destination.signingSecret, previousSecretExpiresAt: iso(new Date(now.getTime() + SECRET_ROTATION_OVERLAP_MS)), updatedAt: iso(now) })
       .where(eq(applicationEndpoints.id, endpoint.id));
   });
+  deps.bus.publish({ type: "destination.updated", destinationId: destination.id });
   return { secret };
 }
 
