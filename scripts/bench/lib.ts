@@ -144,16 +144,46 @@ export interface LoadResult {
  * autocannon (an npm devDependency, run under Node so it does not compete
  * with Bun's event loop in the same process) against one URL.
  */
-export function load(opts: { url: string; connections: number; seconds: number; body: string; headers: Record<string, string>; rate?: number; idReplacement?: boolean }): LoadResult {
+export function load(opts: LoadOptions): LoadResult {
+  const r = spawnSync("node", autocannonArgs(opts), { encoding: "utf8", maxBuffer: 64 * 1024 * 1024 });
+  if (r.status !== 0) throw new Error(`autocannon failed: ${r.stderr}`);
+  return loadResult(r.stdout);
+}
+
+/** The same as load(), without blocking: several at once load several servers (e.g. the nodes of a cluster). */
+export function loadAsync(opts: LoadOptions): Promise<LoadResult> {
+  return new Promise((resolve, reject) => {
+    const child = spawn("node", autocannonArgs(opts), { stdio: ["ignore", "pipe", "pipe"] });
+    let out = "";
+    let err = "";
+    child.stdout!.on("data", (d) => (out += d));
+    child.stderr!.on("data", (d) => (err += d));
+    child.once("exit", (code) => (code === 0 ? resolve(loadResult(out)) : reject(new Error(`autocannon failed: ${err}`))));
+  });
+}
+
+export interface LoadOptions {
+  url: string;
+  connections: number;
+  seconds: number;
+  body: string;
+  headers: Record<string, string>;
+  rate?: number;
+  idReplacement?: boolean;
+}
+
+function autocannonArgs(opts: LoadOptions): string[] {
   const args = [join(root, "node_modules/autocannon/autocannon.js"), "-j", "-c", String(opts.connections), "-d", String(opts.seconds), "-m", "POST", "-b", opts.body];
   // `[<id>]` in the body becomes a fresh id per request.
   if (opts.idReplacement) args.push("-I");
   for (const [k, v] of Object.entries(opts.headers)) args.push("-H", `${k}=${v}`);
   if (opts.rate) args.push("-R", String(opts.rate));
   args.push(opts.url);
-  const r = spawnSync("node", args, { encoding: "utf8", maxBuffer: 64 * 1024 * 1024 });
-  if (r.status !== 0) throw new Error(`autocannon failed: ${r.stderr}`);
-  const j = JSON.parse(r.stdout);
+  return args;
+}
+
+function loadResult(stdout: string): LoadResult {
+  const j = JSON.parse(stdout);
   return {
     requestsPerSec: Math.round(j["2xx"] / j.duration),
     p50: j.latency.p50,
