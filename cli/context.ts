@@ -239,7 +239,7 @@ async function openLocal(target: { dataDir?: string; databaseUrl?: string }, out
   }
   let opened;
   try {
-    opened = await createDeps(config, { bus: quietBus, baseUrl: localBaseUrl(config.baseUrl, config.databaseUrl ? undefined : readServerInfo(config.dataDir)?.base_url) });
+    opened = await createDeps(config, { bus: quietBus, baseUrl: localBaseUrl(config.baseUrl, config.databaseUrl && !target.dataDir ? undefined : readServerInfo(config.dataDir)?.base_url) });
   } catch (err) {
     if (err instanceof DatabaseUnavailable) throw new CliError(err.message, EXIT.error, "database_unavailable");
     if (err instanceof ConfigError) throw new CliError(err.message, EXIT.error, "config_error");

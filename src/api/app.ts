@@ -6,7 +6,7 @@ import { AppError } from "../contracts/errors";
 import type { Deps } from "../domain/deps";
 import type { Logger } from "../observability/logger";
 import type { Metrics } from "../observability/metrics";
-import { errorHandler } from "./middleware/errors";
+import { errorHandler, nulInPath } from "./middleware/errors";
 import { securityHeaders } from "./middleware/secureHeaders";
 import type { ApiEnv } from "./openapi";
 import { serveUi } from "./ui";
@@ -29,6 +29,7 @@ export function createApp({ deps, logger, metrics, workersRunning = () => true, 
 
   app.use(securityHeaders);
   app.use(requestId());
+  app.use(nulInPath);
   app.use(async (c, next) => {
     c.set("deps", deps);
     c.set("metrics", metrics);

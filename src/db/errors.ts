@@ -7,3 +7,16 @@ export function isUniqueViolation(err: unknown): boolean {
   }
   return false;
 }
+
+/**
+ * Whether the database refused a value itself (SQLSTATE class 22, "data
+ * exception"): PostgreSQL's text cannot hold a NUL character, for one. The
+ * request's fault, answered as a 400, not a 500.
+ */
+export function isDataException(err: unknown): boolean {
+  for (let e: unknown = err; e; e = (e as { cause?: unknown }).cause) {
+    const state = (e as { errno?: unknown }).errno;
+    if (typeof state === "string" && state.startsWith("22")) return true;
+  }
+  return false;
+}

@@ -161,7 +161,8 @@ export async function createMessage(deps: Deps, scope: Scope, appId: string, raw
   };
   const { db } = deps;
   // The turn's write transaction (shared with ingest and the delivery pump): the message, its event
-  // and its deliveries commit together, and the idempotency check cannot be raced inside it.
+  // and its deliveries commit together. The idempotency check inside it is not raced on SQLite (one
+  // writer); on PostgreSQL another turn or node may store the key first: its unique index says so.
   const stored = await inWriteTurn(db, async () => {
     if (key) {
       const [existing] = await db
@@ -210,6 +211,10 @@ export async function createMessage(deps: Deps, scope: Scope, appId: string, raw
       .set({ eventCount: sql`${sources.eventCount} + 1`, lastEventAt: at })
       .where(eq(sources.id, sourceId));
     return null;
+  }).catch(async (err) => {
+    const first = key && isUniqueViolation(err) ? await findByKey(db, app.id, key) : null;
+    if (!first) throw err;
+    return first;
   });
   if (stored) return { message: serializeMessage(stored.row, stored.body), created: false };
   deps.bus.publish({ type: "event.created", orgId: row.orgId, envId: row.envId, eventId: row.eventId, sourceId });

@@ -65,6 +65,7 @@ describe("POST /v1/applications/{appId}/messages", () => {
     expect(again.body.message.payload).toBe('{"n":1}');
     // Concurrent repeats settle on the one message too.
     const burst = await Promise.all(Array.from({ length: 5 }, () => call(server, "POST", `/v1/applications/${app.id}/messages`, { key, body: { event_type: "a.b", payload: {}, id: "burst-1" } })));
+    expect(burst.map((r) => r.status)).toEqual([202, 202, 202, 202, 202]);
     expect(new Set(burst.map((r) => r.body.message.id)).size).toBe(1);
     await delivered(app.id, first.id);
     await delivered(app.id, burst[0]!.body.message.id);

@@ -159,7 +159,8 @@ describe("a portal link's token", () => {
     expect((await call(server, "GET", "/v1/portal/session", { headers: asPortal(link.token) })).status).toBe(404);
 
     const clock = manualClock(new Date());
-    const clocked = await startClockedServer(clock);
+    // A server with another secret key (as another data dir's key file would be, on SQLite).
+    const clocked = await startClockedServer(clock, { HOOKRELAY_SECRET_KEY: "another-secret-key-for-the-clocked-server" });
     try {
       const a = await createApp(clocked.server, clocked.key);
       const short = await portalToken(a.id, { expires_in: 60 }, clocked.server, clocked.key);
@@ -168,7 +169,7 @@ describe("a portal link's token", () => {
       const expired = await call(clocked.server, "GET", `/v1/applications/${a.id}`, { headers: asPortal(short.token) });
       expect(expired.status).toBe(401);
       expect(expired.body.error.code).toBe("unauthorized");
-      // Another data dir's secret key signs differently: this server's token means nothing there.
+      // Another secret key signs differently: the clocked server's token means nothing here.
       expect((await call(server, "GET", `/v1/applications/${a.id}`, { headers: asPortal(short.token) })).status).toBe(401);
     } finally {
       await clocked.server.close();

@@ -1,3 +1,4 @@
+import { itOnly } from "../helpers/database";
 import { inArray } from "drizzle-orm";
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest";
 import { newId } from "../../src/contracts/ids";
@@ -127,7 +128,7 @@ describe("claiming across many destinations", () => {
     expect(result.complete).toBe(true);
   });
 
-  it("stops part way round when most destinations have nothing due, takes the oldest due rows, and goes on with the next claim", async () => {
+  itOnly("sqlite", "stops part way round when most destinations have nothing due, takes the oldest due rows, and goes on with the next claim", "PostgreSQL's claim does not fill a batch from the oldest due rows (that scan would lock through a paused destination's backlog): it answers complete: false and the next claim goes on round (test/db/pg-queue.test.ts)", async () => {
     const ids = await makeDestinations(2000);
     for (const d of ids.slice(0, -1)) await queue(d, new Date(Date.now() + 3600_000).toISOString());
     const last = ids[ids.length - 1]!;

@@ -173,7 +173,7 @@ describe("recording a batch of outcomes", () => {
     const [row] = await claim(1);
     expect(row!.forced).toBe(1);
     await transaction(db(), () => recordOutcomes(db(), [outcome(row!, "failed", { dlq: false, retryAt: new Date(Date.now() + 30_000) })], new Date()));
-    const chain = await db().select().from(deliveryAttempts).where(eq(deliveryAttempts.eventId, eventId));
+    const chain = await db().select().from(deliveryAttempts).where(eq(deliveryAttempts.eventId, eventId)).orderBy(deliveryAttempts.attemptNumber);
     expect(chain.map((a) => [a.attemptNumber, a.forced])).toEqual([
       [1, 1],
       [2, 1],

@@ -37,7 +37,8 @@ describe.skipIf(unavailable !== null)("hookrelay on PostgreSQL, for the operator
   }
 
   it("without HOOKRELAY_SECRET_KEY, a database URL is refused in one line", async () => {
-    await bothRefuse(["--database-url", cluster.url], {}, /^error.*: HOOKRELAY_SECRET_KEY is required with a database URL/);
+    // Empty: the suite's own key (cliEnv, on PostgreSQL runs) must not stand in for the missing one.
+    await bothRefuse(["--database-url", cluster.url], { HOOKRELAY_SECRET_KEY: "" }, /^error.*: HOOKRELAY_SECRET_KEY is required with a database URL/);
   });
 
   it("a server that cannot be reached is one line", async () => {

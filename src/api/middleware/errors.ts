@@ -1,6 +1,7 @@
 import type { Context } from "hono";
 import { HTTPException } from "hono/http-exception";
 import { AppError, type ErrorCode } from "../../contracts/errors";
+import { isDataException } from "../../db/errors";
 import type { Logger } from "../../observability/logger";
 
 const byStatus: Record<number, ErrorCode> = {
@@ -32,6 +33,7 @@ export function toAppError(err: unknown, c?: Context): AppError {
     return new AppError(code, message);
   }
   if (err instanceof SyntaxError) return new AppError("validation_error", "Malformed JSON in request body");
+  if (isDataException(err)) return new AppError("validation_error", "A value in the request cannot be stored (text may not contain NUL characters)");
   return new AppError("internal", "Internal server error");
 }
 
@@ -49,5 +51,11 @@ export function errorHandler(logger: Logger) {
     return c.json(appError.toBody(), appError.status as 400);
   };
 }
+
+/** No resource's id or slug holds a NUL character (PostgreSQL's text cannot): such a path names nothing. */
+export const nulInPath = async (c: Context, next: () => Promise<void>) => {
+  if (c.req.path.includes("\u0000") || /%00/i.test(c.req.path)) throw new AppError("not_found", "Not found: the path holds a NUL character");
+  await next();
+};
 
 export const notFoundHandler = (c: Context) => c.json(new AppError("not_found", `No route for ${c.req.method} ${c.req.path}`).toBody(), 404);
