@@ -1,7 +1,9 @@
 import { createApp } from "./api/app";
 import { ensureDataDir, type Config } from "./config/config";
 import { startCheckpointer } from "./db/checkpointer";
-import { releaseOrphanedClaims } from "./delivery/queue";
+import { heartbeat, HEARTBEAT_INTERVAL_MS, markStopped, newNodeId, registerNode, type ThisNode } from "./cluster/nodes";
+import { releaseClaimsOf } from "./delivery/queue";
+import pkg from "../package.json" with { type: "json" };
 import { bootstrap, type BootstrapResult } from "./domain/bootstrap";
 import { systemClock, type Clock } from "./domain/clock";
 import type { Deps } from "./domain/deps";
@@ -41,6 +43,9 @@ export async function startServer(config: Config, opts: { logger?: Logger; clock
 
 async function startLocked(config: Config, lock: ServerLock, logger: Logger, clock: Clock): Promise<RunningServer> {
   const { deps, store } = await createDeps(config, { clock, bus: createBus() });
+  // A new identity per start: the claims of a previous run of this process belong to a gone node.
+  const node: ThisNode = { id: newNodeId(), version: pkg.version, address: "" };
+  deps.node = node;
   const checkpointer = store.sqlite ? startCheckpointer(store.sqlite.handle, store.sqlite.path, { logger, synchronous: config.sync === "full" ? "FULL" : "NORMAL" }) : null;
   let boot: BootstrapResult;
   try {
@@ -51,6 +56,7 @@ async function startLocked(config: Config, lock: ServerLock, logger: Logger, clo
     throw error;
   }
   const metrics = createMetrics();
+  await registerNode(store.db, clock, node);
 
   const tasks = startBackgroundWork({ deps, config, logger, metrics });
   let stopping = false;
@@ -68,6 +74,11 @@ async function startLocked(config: Config, lock: ServerLock, logger: Logger, clo
   const url = `http://${config.host === "0.0.0.0" || config.host === "::" ? "localhost" : config.host}:${port}`;
   if (deps.settings.baseUrl === `http://localhost:${config.port}`) deps.settings.baseUrl = `http://localhost:${port}`;
   lock.publish({ base_url: deps.settings.baseUrl });
+  node.address = url;
+  const beating = setInterval(() => {
+    heartbeat(store.db, clock, node).catch((error) => logger.warn("heartbeat failed", { error: error instanceof Error ? error.message : String(error) }));
+  }, HEARTBEAT_INTERVAL_MS);
+  beating.unref?.();
 
   return {
     url,
@@ -83,10 +94,13 @@ async function startLocked(config: Config, lock: ServerLock, logger: Logger, clo
       const drained = await Promise.race([Promise.all(tasks.map((t) => t.stop())).then(() => true as const), deadline]);
       if (!drained) {
         // Whatever is still out goes back to the queue now, due at once, rather than waiting for its lease.
-        const released = await releaseOrphanedClaims(store.db).catch(() => 0);
+        const released = await releaseClaimsOf(store.db, node.id).catch(() => 0);
         logger.warn("shutdown deadline reached; deliveries still in flight were handed back to the queue and are sent again after the restart", { released, shutdown_timeout_ms: config.shutdownTimeoutMs });
       }
       await server.stop(true);
+      // Only now, with nothing of this node in flight: its remaining claims are anyone's once it is gone.
+      clearInterval(beating);
+      await markStopped(store.db, clock, node.id).catch(() => {});
       await checkpointer?.stop();
       await store.close();
       lock.release();

@@ -147,7 +147,7 @@ export function startDeliveryWorker(deps: Deps, opts: DeliveryWorkerOptions): De
 
   // A previous run of this process may have died mid-delivery: those rows are due again.
   // The first pump waits for this, so nothing is claimed before it.
-  const orphansRequeued = releaseOrphanedClaims(db).then(
+  const orphansRequeued = releaseOrphanedClaims(db, clock.now()).then(
     (n) => void (n > 0 && logger.info("re-queued deliveries interrupted by the last shutdown", { count: n })),
     (err) => logger.error("re-queueing interrupted deliveries failed", { error: err instanceof Error ? err.message : String(err) }),
   );
@@ -207,7 +207,7 @@ export function startDeliveryWorker(deps: Deps, opts: DeliveryWorkerOptions): De
           want = stopped || drained || ready.length >= opts.concurrency ? 0 : readyTarget - held() - ready.length;
           if (want === 0) return { rows: [], complete: true };
           const now = clock.now();
-          return claimBatch(db, { now, limit: want, exclude: pacer.blocked(now.getTime()), oneEach: pacer.rateLimited() });
+          return claimBatch(db, { now, limit: want, claimedBy: deps.node?.id ?? null, exclude: pacer.blocked(now.getTime()), oneEach: pacer.rateLimited() });
         });
         afterCommit();
         const rows = claim.rows;

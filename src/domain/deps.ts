@@ -1,3 +1,4 @@
+import type { ThisNode } from "../cluster/nodes";
 import type { Config } from "../config/config";
 import type { Db } from "../db/open";
 import type { Clock } from "./clock";
@@ -50,6 +51,8 @@ export interface Deps {
   secrets: SecretBox;
   bus: Bus;
   settings: DomainSettings;
+  /** This serve process in the cluster (issue 20): its claims carry its id. Absent in the CLI's local mode. */
+  node?: ThisNode;
 }
 
 /** Who is asking, and where their data lives. Every query is bounded by org and env. */
