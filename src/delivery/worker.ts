@@ -1,4 +1,6 @@
 import { eq } from "drizzle-orm";
+import { HEARTBEAT_INTERVAL_MS, liveNodes } from "../cluster/nodes";
+import { dialectOf } from "../db/dialect";
 import type { ClaimedEvent } from "../db/deliverySql";
 import { connections, sources } from "../db/schema";
 import type { Deps } from "../domain/deps";
@@ -98,6 +100,8 @@ export function startDeliveryWorker(deps: Deps, opts: DeliveryWorkerOptions): De
   /** Rows held at most (in flight, awaiting their record, and ready). */
   const readyTarget = opts.concurrency * HELD_PER_SLOT;
   const pacer = new DestinationPacer();
+  // Rates are the cluster's: with several nodes on PostgreSQL each sends its share (rateLimiter.ts).
+  const sharing = dialectOf(db) === "postgres" ? shareRatesAmongLiveNodes(deps, pacer, logger) : null;
   const destinationsCache = new TtlCache<DeliveryTarget | null>(
     opts.cacheMs ?? 1000,
     async (id) => {
@@ -430,6 +434,7 @@ export function startDeliveryWorker(deps: Deps, opts: DeliveryWorkerOptions): De
     active: () => active,
     async stop() {
       stopped = true;
+      if (sharing) clearInterval(sharing);
       if (timer) clearTimeout(timer);
       if (pumpTimer) clearTimeout(pumpTimer);
       while (inFlight.size > 0) await Promise.allSettled([...inFlight]);
@@ -446,6 +451,24 @@ export function startDeliveryWorker(deps: Deps, opts: DeliveryWorkerOptions): De
   };
   schedulePump();
   return task;
+}
+
+/**
+ * Counts the live nodes now and every heartbeat interval, and has the pacer
+ * send 1/n of each rate: n nodes together hold the destination's and the
+ * application's limit. A node that joins or dies changes the share within
+ * one interval (plus NODE_TIMEOUT_MS for a death).
+ */
+function shareRatesAmongLiveNodes(deps: Deps, pacer: DestinationPacer, logger: Logger): ReturnType<typeof setInterval> {
+  const refresh = () =>
+    liveNodes(deps.db, deps.clock.now()).then(
+      (nodes) => pacer.shareAmong(nodes.length),
+      (error) => logger.warn("counting the live nodes failed; rate limits keep the last share", { error: error instanceof Error ? error.message : String(error) }),
+    );
+  void refresh();
+  const timer = setInterval(refresh, HEARTBEAT_INTERVAL_MS);
+  timer.unref?.();
+  return timer;
 }
 
 /** A failure that no retry can fix: the chain ends here, in the DLQ unless it is a replay. */
