@@ -9,6 +9,7 @@ import { call, startTestServer, tempDir, type TestServer } from "../helpers/serv
 import { startSink, type Sink } from "../helpers/sink";
 import { pipeline, sendEvent, waitFor } from "../helpers/delivery";
 import { createSource, ingest } from "../helpers/ingest";
+import { spawnServe } from "../ops/helpers";
 
 /**
  * Issue 20, items 1 and 2: two serve nodes in this process on one
@@ -104,6 +105,56 @@ describeOnly("postgres", "two nodes on one database", "several serve nodes need 
     } finally {
       await db().update(deliveryAttempts).set({ status: "queued", leaseUntil: null, claimedBy: null }).where(inArray(deliveryAttempts.id, aliveRows));
       await db().delete(nodes).where(inArray(nodes.id, [dead, alive]));
+    }
+  }, 60_000);
+
+  it("a node killed mid-delivery (kill -9) has its claims delivered by a survivor once its heartbeat is late", async () => {
+    // A third node in a process of its own, so it can die for real.
+    const x = await spawnServe(tempDir(), { env: { HOOKRELAY_DATABASE_URL: a.storeEnv.HOOKRELAY_DATABASE_URL!, HOOKRELAY_SECRET_KEY: TEST_SECRET_KEY } });
+    const hanging = startSink();
+    let hang = true;
+    hanging.respond = async () => {
+      while (hang) await Bun.sleep(20);
+      return new Response("ok");
+    };
+    try {
+      const p = await pipeline(a, key, { url: `${hanging.url}/hang` });
+      // Ingested through the doomed node: its own worker claims them at once (the others would wait for their poll).
+      const sent = await Promise.all(Array.from({ length: 6 }, async (_, i) => {
+        const res = await fetch(`${x.url}/v1/ingest/${p.sourceId}`, { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify({ i }) });
+        return ((await res.json()) as { event_id: string }).event_id;
+      }));
+      await waitFor(
+        async () => {
+          const claims = await db().select({ status: deliveryAttempts.status, by: deliveryAttempts.claimedBy }).from(deliveryAttempts).where(eq(deliveryAttempts.destinationId, p.destinationId));
+          return hanging.requests.length >= 6 && claims;
+        },
+        { timeoutMs: 15_000, what: "the six deliveries in flight" },
+      );
+      const claimers = await db().selectDistinct({ by: deliveryAttempts.claimedBy }).from(deliveryAttempts).where(eq(deliveryAttempts.destinationId, p.destinationId));
+      expect(claimers.map((c) => c.by)).not.toContain(a.deps.node!.id);
+      expect(claimers.map((c) => c.by)).not.toContain(b.deps.node!.id);
+
+      process.kill(x.pid, "SIGKILL");
+      await x.exited;
+      hang = false;
+      // Its rows stay `delivering` until its heartbeat is NODE_TIMEOUT_MS late; then a survivor sends each again.
+      const settled = await waitFor(
+        async () => {
+          const rows = await db().select({ status: deliveryAttempts.status, by: deliveryAttempts.claimedBy }).from(deliveryAttempts).where(eq(deliveryAttempts.destinationId, p.destinationId));
+          return rows.length === 6 && rows.every((r) => r.status === "success") && rows;
+        },
+        { timeoutMs: NODE_TIMEOUT_MS + 15_000, intervalMs: 200, what: "the killed node's deliveries done by a survivor" },
+      );
+      expect(settled.every((r) => nodeIds().includes(r.by!))).toBe(true);
+      const byEvent = new Map<string, number>();
+      for (const r of hanging.requests) byEvent.set(r.headers["x-hookrelay-event-id"]!, (byEvent.get(r.headers["x-hookrelay-event-id"]!) ?? 0) + 1);
+      // Each was in flight when its node died: sent once by it, once more by the survivor.
+      expect(sent.map((id) => byEvent.get(id))).toEqual(sent.map(() => 2));
+    } finally {
+      hang = false;
+      if (x.pid && (await Promise.race([x.exited.then(() => true), Bun.sleep(0).then(() => false)])) === false) process.kill(x.pid, "SIGKILL");
+      hanging.close();
     }
   }, 60_000);
 
