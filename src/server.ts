@@ -4,7 +4,7 @@ import { heartbeat, markStopped, registerNode } from "./cluster/nodes";
 import { startSchedulerLease, type SchedulerLease } from "./cluster/schedulerLease";
 import { ensureDataDir, type Config } from "./config/config";
 import { startCheckpointer } from "./db/checkpointer";
-import { releaseOrphanedClaims } from "./delivery/queue";
+import { releaseClaimsOf } from "./delivery/queue";
 import { bootstrap, type BootstrapResult } from "./domain/bootstrap";
 import { systemClock, type Clock } from "./domain/clock";
 import type { Deps } from "./domain/deps";
@@ -106,7 +106,7 @@ async function startLocked(config: Config, lock: ServerLock, logger: Logger, clo
       const drained = await Promise.race([Promise.all(tasks.map((t) => t.stop())).then(() => true as const), deadline]);
       if (!drained) {
         // Whatever is still out goes back to the queue now, due at once, rather than waiting for its lease.
-        const released = await releaseOrphanedClaims(store.db).catch(() => 0);
+        const released = await releaseClaimsOf(store.db, deps.node.id).catch(() => 0);
         logger.warn("shutdown deadline reached; deliveries still in flight were handed back to the queue and are sent again after the restart", { released, shutdown_timeout_ms: config.shutdownTimeoutMs });
       }
       await server.stop(true);

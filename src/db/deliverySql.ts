@@ -97,16 +97,16 @@ export const deliverySql = preparedFor((db: Db) => {
       `SELECT ${CLAIMED_COLUMNS} FROM delivery_attempts WHERE status = 'delivering' AND lease_until < ?1 LIMIT ?2`,
     ),
     /** The whole batch (a JSON array of rowids) in one statement: its rows were just read in this same write transaction. */
-    claim: sqlite.prepare<never, [string, string]>(
-      `UPDATE delivery_attempts SET status = 'delivering', lease_until = ?2 WHERE rowid IN (SELECT value FROM json_each(?1))`,
+    claim: sqlite.prepare<never, [string, string, string | null]>(
+      `UPDATE delivery_attempts SET status = 'delivering', lease_until = ?2, claimed_by = ?3 WHERE rowid IN (SELECT value FROM json_each(?1))`,
     ),
     /** Hands a claimed row back, only while this claim holds it. */
     release: sqlite.prepare<never, [string, string | null]>(
-      `UPDATE delivery_attempts SET status = 'queued', lease_until = NULL WHERE id = ?1 AND status = 'delivering' AND lease_until = ?2`,
+      `UPDATE delivery_attempts SET status = 'queued', lease_until = NULL, claimed_by = NULL WHERE id = ?1 AND status = 'delivering' AND lease_until = ?2`,
     ),
     /** Start-up of the one serve process: every claim left is a previous run's. */
     releaseOrphaned: sqlite.prepare<{ id: string }, []>(
-      `UPDATE delivery_attempts SET status = 'queued', lease_until = NULL WHERE status = 'delivering' RETURNING id`,
+      `UPDATE delivery_attempts SET status = 'queued', lease_until = NULL, claimed_by = NULL WHERE status = 'delivering' RETURNING id`,
     ),
     /** The events of a claimed batch (a JSON array of ids), in one statement. */
     loadEvents: sqlite.prepare<ClaimedEvent, [string]>(

@@ -17,8 +17,19 @@ export interface QueueStore {
   claim(request: ClaimRequest): Promise<ClaimedBatch>;
   /** Hands claimed rows back to the queue, each only while its claim still holds it. */
   release(rows: readonly Pick<AttemptRow, "id" | "leaseUntil">[]): Promise<void>;
-  /** Every `delivering` row back to `queued` (start-up of the one node: claims of a previous run are orphans). */
-  releaseOrphaned(): Promise<number>;
+  /**
+   * Start-up: claims no live node holds back to `queued`. SQLite (one serve
+   * process per database, serve.lock): every `delivering` row. PostgreSQL
+   * (several nodes): only gone nodes' claims and expired leases, as releaseGone.
+   */
+  releaseOrphaned(now: string): Promise<number>;
+  /** This node's own claims back to `queued` (its shutdown deadline passed with deliveries in flight). */
+  releaseClaimsOf(nodeId: string): Promise<number>;
+  /**
+   * The survivors' reaper: `delivering` rows claimed by a node that is gone
+   * (its heartbeat late, or stopped) or whose lease ran out, back to `queued`.
+   */
+  releaseGone(now: string): Promise<number>;
   /** The events of a claimed batch (ids distinct). */
   loadEvents(eventIds: readonly string[]): Promise<ClaimedEvent[]>;
   destinationForDelivery(destinationId: string): Promise<DestinationForDelivery | undefined>;
@@ -38,6 +49,8 @@ export interface ClaimRequest {
   /** ISO time the claim's lease runs out. */
   lease: string;
   limit: number;
+  /** The claiming node's id, stored as claimed_by (null: no node, e.g. the CLI's local mode and tests). */
+  claimedBy: string | null;
   /** Destinations to leave alone this time (out of rate-limit slots). */
   exclude: ReadonlySet<string>;
   /** One row at most of each of these destinations. */

@@ -17,8 +17,17 @@ export const sqliteQueue = preparedFor(
       const release = deliverySql(db).release;
       for (const r of rows) release.run(r.id, r.leaseUntil);
     },
+    // serve.lock makes one serve process per database: every claim left at its start-up (or its
+    // shutdown deadline) is a previous run's, or its own.
     async releaseOrphaned() {
       return deliverySql(db).releaseOrphaned.all().length;
+    },
+    async releaseClaimsOf() {
+      return deliverySql(db).releaseOrphaned.all().length;
+    },
+    // The one node is alive while it asks; its previous runs' claims went back at its start-up.
+    async releaseGone() {
+      return 0;
     },
     async loadEvents(eventIds) {
       if (eventIds.length === 0) return [];
@@ -167,7 +176,7 @@ function claimSqlite(db: Db, opts: ClaimRequest): ClaimedBatch {
 
   if (claimed.length < limit) claimed.push(...s.leaseExpired.all(now, limit - claimed.length));
   if (claimed.length === 0) return { rows: claimed, complete };
-  s.claim.run(JSON.stringify(claimed.map((r) => r.rowId)), opts.lease);
+  s.claim.run(JSON.stringify(claimed.map((r) => r.rowId)), opts.lease, opts.claimedBy);
   for (const row of claimed) row.leaseUntil = opts.lease;
   return { rows: claimed, complete };
 }

@@ -54,7 +54,12 @@ export async function openStore(opts: StoreOptions): Promise<Store> {
           clearTimeout(timer);
         }
       },
-      close: () => pg.close(),
+      async close() {
+        // A clean stop loses no counts (src/db/pg/counters.ts).
+        const { stopCounters } = await import("./pg/counters");
+        await stopCounters(pg.db).catch(() => {});
+        await pg.close();
+      },
     };
   }
   const file = openDatabase(opts.dataDir, { sync: opts.sync });

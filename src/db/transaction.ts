@@ -20,6 +20,8 @@ interface Frame {
   tx: Db;
   open: boolean;
   savepoints: number;
+  /** Run once the outermost transaction has committed (onCommit). */
+  committed: (() => void)[];
 }
 const frames = new AsyncLocalStorage<Frame>();
 
@@ -27,6 +29,22 @@ const frames = new AsyncLocalStorage<Frame>();
 export function currentTx(handle: StoreHandle): Db | undefined {
   const frame = frames.getStore();
   return frame?.open && frame.handle === handle ? frame.tx : undefined;
+}
+
+/**
+ * Runs `fn` once what this call chain wrote has committed: at once outside a
+ * transaction; after the COMMIT inside one; never when the transaction, or
+ * the savepoint it was registered in, rolls back. For effects outside the
+ * database that must follow the data (e.g. counters kept in memory).
+ */
+export function onCommit(db: Db, fn: () => void): void {
+  const frame = frames.getStore();
+  if (frame?.open && frame.handle === storeOf(db)) frame.committed.push(fn);
+  else fn();
+}
+
+function runCommitted(frame: Frame) {
+  for (const fn of frame.committed) fn();
 }
 
 /** Runs `fn` outside any transaction of this call chain (work scheduled from inside one that outlives it). */
@@ -79,13 +97,14 @@ async function sqliteTransaction<T>(handle: StoreHandle, work: (tx: Tx) => Promi
   const db = handle.root;
   const sqlite = sqliteOf(db);
   const release = await gateOf(sqlite).acquire();
-  const frame: Frame = { handle, tx: db, open: true, savepoints: 0 };
+  const frame: Frame = { handle, tx: db, open: true, savepoints: 0, committed: [] };
   try {
     sqlite.exec("BEGIN IMMEDIATE");
     try {
       const out = await frames.run(frame, () => work(db));
       frame.open = false;
       sqlite.exec("COMMIT");
+      runCommitted(frame);
       return out;
     } catch (error) {
       frame.open = false;
@@ -103,13 +122,16 @@ async function sqliteTransaction<T>(handle: StoreHandle, work: (tx: Tx) => Promi
 type PgTransactional = { transaction<T>(work: (tx: Db) => Promise<T>): Promise<T> };
 
 async function postgresTransaction<T>(handle: StoreHandle, work: (tx: Tx) => Promise<T>): Promise<T> {
-  const frame: Frame = { handle, tx: handle.root, open: true, savepoints: 0 };
+  const frame: Frame = { handle, tx: handle.root, open: true, savepoints: 0, committed: [] };
   try {
-    return await (handle.root as unknown as PgTransactional).transaction((tx) => {
+    const out = await (handle.root as unknown as PgTransactional).transaction((tx) => {
       registerHandle(tx, handle);
       frame.tx = tx;
       return frames.run(frame, () => work(tx));
     });
+    frame.open = false;
+    runCommitted(frame);
+    return out;
   } finally {
     frame.open = false;
   }
@@ -120,12 +142,15 @@ async function postgresTransaction<T>(handle: StoreHandle, work: (tx: Tx) => Pro
 async function savepoint<T>(frame: Frame, work: (tx: Tx) => Promise<T>): Promise<T> {
   const name = `sp_${++frame.savepoints}`;
   const exec = (statement: string) => runRaw(frame, statement);
+  const committedBefore = frame.committed.length;
   await exec(`SAVEPOINT ${name}`);
   try {
     const out = await work(frame.tx);
     await exec(`RELEASE SAVEPOINT ${name}`);
     return out;
   } catch (error) {
+    // What the savepoint's work meant to do after the commit is rolled back with it.
+    frame.committed.length = committedBefore;
     await exec(`ROLLBACK TO SAVEPOINT ${name}`);
     await exec(`RELEASE SAVEPOINT ${name}`);
     throw error;

@@ -7,7 +7,7 @@ import { every, type BackgroundTask } from "../runtime/tasks";
 import { wakeable } from "../runtime/wakeable";
 import { whileScheduler } from "../cluster/schedulerLease";
 import { startJobRunner } from "./jobRunner";
-import { queueStats } from "./queue";
+import { queueStats, releaseClaimsOfGoneNodes } from "./queue";
 import { onEventsStored } from "../db/ingestStore";
 import { ingestRouting, releaseHeldEvents, routePendingEvents, ROUTE_BATCH } from "./router";
 import { startDeliveryWorker } from "./worker";
@@ -33,6 +33,14 @@ export interface DeliveryWorkOptions {
  * the 20 ms p50 budget, for several times fewer write transactions under load.
  */
 const COALESCE_MS = 2;
+
+/**
+ * How often each node hands back the claims of gone nodes (and expired
+ * leases): a dead node's rows are delivered by the survivors within
+ * NODE_TIMEOUT_MS plus this. Every node runs it; SKIP LOCKED keeps two
+ * from waiting on each other, and a row is handed back once.
+ */
+const RELEASE_GONE_EVERY_MS = 3000;
 
 export function startDeliveryWork(ctx: BackgroundContext, opts: DeliveryWorkOptions = {}): BackgroundTask[] {
   const { config, logger, metrics } = ctx;
@@ -125,6 +133,17 @@ export function startDeliveryWork(ctx: BackgroundContext, opts: DeliveryWorkOpti
   collectOnScrape(metrics.queueDepth, async () => (await queueStats(deps.db, deps.clock.now())).depth);
   collectOnScrape(metrics.oldestPendingSeconds, async () => (await queueStats(deps.db, deps.clock.now())).oldestDueSeconds);
 
+  const reaper = every(
+    "claims-of-gone-nodes",
+    RELEASE_GONE_EVERY_MS,
+    async () => {
+      const released = await releaseClaimsOfGoneNodes(deps.db, deps.clock.now());
+      if (released === 0) return;
+      logger.info("re-queued deliveries claimed by a node that is gone", { count: released });
+      worker.wake();
+    },
+    logger,
+  );
   const intake: BackgroundTask = {
     name: "delivery-intake",
     running: () => router.running(),
@@ -141,7 +160,7 @@ export function startDeliveryWork(ctx: BackgroundContext, opts: DeliveryWorkOpti
     running: () => intake.running() && worker.running() && jobsRunner.running() && pruning.running(),
     async stop() {
       await intake.stop();
-      await Promise.all([worker.stop(), pruning.stop()]);
+      await Promise.all([worker.stop(), pruning.stop(), reaper.stop()]);
     },
   };
   return [all];

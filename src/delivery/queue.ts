@@ -30,6 +30,8 @@ export const LEASE_MS = 10 * 60 * 1000;
 export interface ClaimOptions {
   now: Date;
   limit: number;
+  /** The claiming node (claimed_by): a survivor hands its rows back should it die. */
+  claimedBy?: string | null;
   /** Destinations to leave alone this time (out of rate-limit slots). */
   exclude: string[];
   /** One row at most of each of these destinations (rate-limited ones: more would only be handed back). */
@@ -66,6 +68,7 @@ export async function claimBatch(db: Db, opts: ClaimOptions): Promise<ClaimResul
     now: iso(opts.now),
     lease: iso(new Date(opts.now.getTime() + LEASE_MS)),
     limit: opts.limit,
+    claimedBy: opts.claimedBy ?? null,
     exclude: new Set(opts.exclude),
     oneEach: opts.oneEach,
   });
@@ -82,13 +85,27 @@ export async function releaseClaims(db: Db, rows: Pick<AttemptRow, "id" | "lease
 }
 
 /**
- * On start-up: rows a previous run of this process left `delivering` were
- * cut off mid-flight, so they are due again now (at-least-once). One `serve`
- * node owns the queue, on either store; with several nodes on PostgreSQL
- * this would be left to lease expiry instead.
+ * On start-up: rows a previous run left `delivering` were cut off mid-flight,
+ * so they are due again now (at-least-once). SQLite has one `serve` process
+ * per database: every claim. PostgreSQL may have other live nodes: only the
+ * claims of gone nodes and expired leases, never a live node's.
  */
-export async function releaseOrphanedClaims(db: Db): Promise<number> {
-  return queueStoreOf(db).releaseOrphaned();
+export async function releaseOrphanedClaims(db: Db, now: Date): Promise<number> {
+  return queueStoreOf(db).releaseOrphaned(iso(now));
+}
+
+/**
+ * Every few seconds on each node: the claims of nodes that are gone (their
+ * heartbeat late by NODE_TIMEOUT_MS, or stopped) and of expired leases go
+ * back to the queue, so survivors deliver them. A no-op on SQLite (one node).
+ */
+export async function releaseClaimsOfGoneNodes(db: Db, now: Date): Promise<number> {
+  return queueStoreOf(db).releaseGone(iso(now));
+}
+
+/** This node's own claims back to the queue (its shutdown deadline passed with deliveries in flight). */
+export async function releaseClaimsOf(db: Db, nodeId: string): Promise<number> {
+  return queueStoreOf(db).releaseClaimsOf(nodeId);
 }
 
 /** The events of a claimed batch (retention may have pruned some meanwhile: those are missing). */

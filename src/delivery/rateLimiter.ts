@@ -7,6 +7,10 @@
  * application's `rate_limit`, shared by all its endpoints): a send then needs
  * a slot of both, and takes neither when one is missing.
  *
+ * Several nodes (issue 20): each node paces at rate / (live nodes), so the
+ * cluster as a whole holds the rate (`shareAmong`, refreshed by the worker
+ * every heartbeat interval, not per delivery).
+ *
  * A delivery that finds no slot is handed back to the queue and its
  * destination (or every destination of its group seen so far) is left out of
  * claims until the next slot (`blocked`), so a slow destination never holds
@@ -24,6 +28,13 @@ export class DestinationPacer {
   private readonly limited = new Set<string>();
   /** Destinations seen in each rate-limited group. */
   private readonly members = new Map<string, Set<string>>();
+  /** How many nodes share each rate: this node sends its 1/n part. */
+  private nodes = 1;
+
+  /** Paces at 1/n of every rate from now on (n: the live nodes of the cluster, at least 1). */
+  shareAmong(n: number): void {
+    this.nodes = Math.max(1, Math.floor(n));
+  }
 
   /** Takes a send slot for the destination (and its group) now, or says it has none. */
   tryTake(destinationId: string, ratePerSecond: number | null, nowMs: number, group?: PacingGroup): boolean {
@@ -33,13 +44,14 @@ export class DestinationPacer {
       if (!members) this.members.set(limitedGroup.key, (members = new Set()));
       members.add(destinationId);
     }
-    const own = ratePerSecond && ratePerSecond > 0 ? ratePerSecond : null;
+    const own = ratePerSecond && ratePerSecond > 0 ? ratePerSecond / this.nodes : null;
+    const groupRate = limitedGroup ? limitedGroup.ratePerSecond! / this.nodes : 0;
     if (own) this.limited.add(destinationId);
     else this.limited.delete(destinationId);
     if (own && nowMs < (this.nextSlot.get(destinationId) ?? 0)) return false;
     if (limitedGroup && nowMs < (this.nextGroupSlot.get(limitedGroup.key) ?? 0)) return false;
     if (own) this.nextSlot.set(destinationId, Math.max(nowMs, this.nextSlot.get(destinationId) ?? 0) + 1000 / own);
-    if (limitedGroup) this.nextGroupSlot.set(limitedGroup.key, Math.max(nowMs, this.nextGroupSlot.get(limitedGroup.key) ?? 0) + 1000 / limitedGroup.ratePerSecond!);
+    if (limitedGroup) this.nextGroupSlot.set(limitedGroup.key, Math.max(nowMs, this.nextGroupSlot.get(limitedGroup.key) ?? 0) + 1000 / groupRate);
     return true;
   }
 

@@ -1,4 +1,6 @@
 import { eq } from "drizzle-orm";
+import { HEARTBEAT_INTERVAL_MS, liveNodes } from "../cluster/nodes";
+import { dialectOf } from "../db/dialect";
 import type { ClaimedEvent } from "../db/deliverySql";
 import { connections, sources } from "../db/schema";
 import type { Deps } from "../domain/deps";
@@ -98,6 +100,8 @@ export function startDeliveryWorker(deps: Deps, opts: DeliveryWorkerOptions): De
   /** Rows held at most (in flight, awaiting their record, and ready). */
   const readyTarget = opts.concurrency * HELD_PER_SLOT;
   const pacer = new DestinationPacer();
+  // Rates are the cluster's: with several nodes on PostgreSQL each sends its share (rateLimiter.ts).
+  const sharing = dialectOf(db) === "postgres" ? shareRatesAmongLiveNodes(deps, pacer, logger) : null;
   const destinationsCache = new TtlCache<DeliveryTarget | null>(
     opts.cacheMs ?? 1000,
     async (id) => {
@@ -167,7 +171,7 @@ export function startDeliveryWorker(deps: Deps, opts: DeliveryWorkerOptions): De
 
   // A previous run of this process may have died mid-delivery: those rows are due again.
   // The first pump waits for this, so nothing is claimed before it.
-  const orphansRequeued = releaseOrphanedClaims(db).then(
+  const orphansRequeued = releaseOrphanedClaims(db, clock.now()).then(
     (n) => void (n > 0 && logger.info("re-queued deliveries interrupted by the last shutdown", { count: n })),
     (err) => logger.error("re-queueing interrupted deliveries failed", { error: err instanceof Error ? err.message : String(err) }),
   );
@@ -227,7 +231,7 @@ export function startDeliveryWorker(deps: Deps, opts: DeliveryWorkerOptions): De
           want = stopped || drained || ready.length >= opts.concurrency ? 0 : readyTarget - held() - ready.length;
           if (want === 0) return { rows: [], complete: true };
           const now = clock.now();
-          return claimBatch(db, { now, limit: want, exclude: pacer.blocked(now.getTime()), oneEach: pacer.rateLimited() });
+          return claimBatch(db, { now, limit: want, claimedBy: deps.node.id, exclude: pacer.blocked(now.getTime()), oneEach: pacer.rateLimited() });
         });
         afterCommit();
         const rows = claim.rows;
@@ -451,6 +455,7 @@ export function startDeliveryWorker(deps: Deps, opts: DeliveryWorkerOptions): De
     async stop() {
       stopped = true;
       unsubscribe();
+      if (sharing) clearInterval(sharing);
       if (timer) clearTimeout(timer);
       if (pumpTimer) clearTimeout(pumpTimer);
       while (inFlight.size > 0) await Promise.allSettled([...inFlight]);
@@ -467,6 +472,24 @@ export function startDeliveryWorker(deps: Deps, opts: DeliveryWorkerOptions): De
   };
   schedulePump();
   return task;
+}
+
+/**
+ * Counts the live nodes now and every heartbeat interval, and has the pacer
+ * send 1/n of each rate: n nodes together hold the destination's and the
+ * application's limit. A node that joins or dies changes the share within
+ * one interval (plus NODE_TIMEOUT_MS for a death).
+ */
+function shareRatesAmongLiveNodes(deps: Deps, pacer: DestinationPacer, logger: Logger): ReturnType<typeof setInterval> {
+  const refresh = () =>
+    liveNodes(deps.db, deps.clock.now()).then(
+      (nodes) => pacer.shareAmong(nodes.length),
+      (error) => logger.warn("counting the live nodes failed; rate limits keep the last share", { error: error instanceof Error ? error.message : String(error) }),
+    );
+  void refresh();
+  const timer = setInterval(refresh, HEARTBEAT_INTERVAL_MS);
+  timer.unref?.();
+  return timer;
 }
 
 /** A failure that no retry can fix: the chain ends here, in the DLQ unless it is a replay. */

@@ -1,3 +1,4 @@
+import { pendingConnectionCounts } from "../db/pg/counters";
 import { and, desc, eq, type SQL } from "drizzle-orm";
 import { connections, destinations, events, sources } from "../db/schema";
 import type { Connection, CreateConnectionInput, FilterRule, ListConnectionsQuery, TestTransformInput, UpdateConnectionInput } from "../contracts/connections";
@@ -19,6 +20,7 @@ type JoinedRow = { connection: ConnectionRow; sourceName: string | null; destina
 const statusFor = (enabled: number) => (enabled ? "active" : "disabled");
 
 export function serializeConnection({ connection: row, sourceName, destinationName }: JoinedRow): Connection {
+  const pending = pendingConnectionCounts(row.id);
   return {
     id: row.id,
     org_id: row.orgId,
@@ -30,8 +32,9 @@ export function serializeConnection({ connection: row, sourceName, destinationNa
     enabled: row.enabled,
     filter_rules: row.filterRules,
     status: row.status,
-    event_count: row.eventCount,
-    last_event_at: row.lastEventAt,
+    // On PostgreSQL this node's counts not yet flushed are added (src/db/pg/counters.ts); none on SQLite.
+    event_count: row.eventCount + pending.events,
+    last_event_at: pending.last > (row.lastEventAt ?? "") ? pending.last : row.lastEventAt,
     created_at: row.createdAt,
     updated_at: row.updatedAt,
     transform_enabled: row.transformEnabled,

@@ -1,3 +1,4 @@
+import { pendingSourceCounts } from "../db/pg/counters";
 import { inScope } from "./scope";
 import { isUniqueViolation } from "../db/errors";
 import { and, desc, eq, like, or } from "drizzle-orm";
@@ -46,6 +47,7 @@ export function ingestUrl(deps: Deps, id: string) {
 /** The one place a source row becomes the API shape (flags 0/1, JSON columns as strings, secret masked). */
 export function serializeSource(deps: Deps, row: SourceRow): SourceDto {
   const secret = row.verificationSecret === null ? null : openSecret(deps, row.verificationSecret);
+  const pending = pendingSourceCounts(row.id);
   return {
     id: row.id,
     org_id: row.orgId,
@@ -66,9 +68,10 @@ export function serializeSource(deps: Deps, row: SourceRow): SourceDto {
     ip_allowlist: row.ipAllowlist,
     ip_denylist: row.ipDenylist,
     status: row.status,
-    event_count: row.eventCount,
-    request_count: row.requestCount,
-    last_event_at: row.lastEventAt,
+    // On PostgreSQL this node's counts not yet flushed are added (src/db/pg/counters.ts); none on SQLite.
+    event_count: row.eventCount + pending.events,
+    request_count: row.requestCount + pending.requests,
+    last_event_at: pending.last > (row.lastEventAt ?? "") ? pending.last : row.lastEventAt,
     created_at: row.createdAt,
     updated_at: row.updatedAt,
     is_ephemeral: row.isEphemeral,

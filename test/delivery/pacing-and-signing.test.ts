@@ -26,6 +26,20 @@ describe("DestinationPacer", () => {
     p.tryTake("limited", null, 2000);
     expect([...p.rateLimited()]).toEqual([]);
   });
+
+  it("with several live nodes sends its share: limit / nodes, for a destination and for an application's group", () => {
+    const p = new DestinationPacer();
+    p.shareAmong(2);
+    const group = { key: "application:app_1", ratePerSecond: 5 };
+    expect(p.tryTake("d", 4, 1000)).toBe(true);
+    expect(p.nextUnblockAt(1000)).toBe(1500);
+    expect(p.tryTake("e1", null, 1000, group)).toBe(true);
+    expect(p.tryTake("e2", null, 1300, group)).toBe(false);
+    expect(p.tryTake("e2", null, 1400, group)).toBe(true);
+    p.shareAmong(1);
+    expect(p.tryTake("d", 4, 1500)).toBe(true);
+    expect(p.nextUnblockAt(1500)).toBe(1750);
+  });
 });
 
 describe("signing", () => {

@@ -2,16 +2,24 @@ import { eq, sql } from "drizzle-orm";
 import { newEventId, storedAs, type EventWrite, type IngestSourceRow, type IngestSql, type WriteResult } from "../ingestBatch";
 import type { Db } from "../open";
 import { sources } from "../schema";
+import { countSourcesLater } from "./counters";
 import { pgArray, pgRows } from "./rows";
 
 /**
  * Ingest's statements on PostgreSQL. A batch costs the same few round trips
- * whatever its size: the sources' state (locked), the dedup lookups, one
- * multi-row INSERT, one counters UPDATE. Several processes, and several
- * turns of this one, write at once: locking the batch's sources (in id
- * order, so two batches cannot deadlock) until the COMMIT keeps
- * request_limit exact and makes the dedup lookup of a later batch see the
- * events of an earlier one of the same source.
+ * whatever its size: the sources' state, the dedup locks and lookups, one
+ * multi-row INSERT. Several nodes, and several turns of this one, write at
+ * once, and none of them waits on a row every batch touches:
+ * - de-duplication: a transaction-scoped advisory lock per (source, dedup
+ *   key) the batch asks about, taken in one fixed order before the lookup,
+ *   so two nodes receiving the same provider retry store one unique event
+ *   (the second's lookup runs after the first's COMMIT), and batches of
+ *   other keys of the same source do not wait;
+ * - request_limit: only the sources that have one are locked (in id order)
+ *   until the COMMIT, and counted inside the batch: the budget stays exact
+ *   across nodes;
+ * - the other sources' counters are added after the COMMIT by this node's
+ *   counter flush (src/db/pg/counters.ts).
  */
 export function pgIngestSql(db: Db): IngestSql {
   return {
@@ -60,7 +68,7 @@ export function pgIngestSql(db: Db): IngestSql {
     },
 
     async writeBatch(writes, at, routing) {
-      const budgets = await lockSources(db, [...new Set(writes.map((w) => w.sourceId))]);
+      const budgets = await sourceBudgets(db, [...new Set(writes.map((w) => w.sourceId))]);
       const results: (WriteResult | null)[] = writes.map((w) => {
         const source = budgets.get(w.sourceId);
         if (!source) return { kind: "source_gone" };
@@ -69,6 +77,7 @@ export function pgIngestSql(db: Db): IngestSql {
         return null;
       });
       const admitted = writes.flatMap((w, i) => (results[i] === null ? [{ w, i }] : []));
+      await lockDedupKeys(db, admitted.map((a) => a.w));
       const originals = await findOriginals(db, admitted.map((a) => a.w), at.ms);
 
       // The batch's own events count as originals too, for the later events of it with the same key.
@@ -98,16 +107,53 @@ export function pgIngestSql(db: Db): IngestSql {
   };
 }
 
-type Budget = { status: string; budget: number; stored: number };
+type Budget = { status: string; limited: boolean; budget: number; stored: number };
 
-/** The batch's sources, locked until the COMMIT, with what each may still take. */
-async function lockSources(db: Db, ids: string[]): Promise<Map<string, Budget>> {
+/**
+ * The batch's sources with what each may still take. Only those with a
+ * request_limit are locked (in id order, so two batches cannot deadlock)
+ * until the COMMIT: their budget is spent exactly; the others are read
+ * without a lock, so batches of a busy source on several nodes never queue
+ * on its row.
+ */
+async function sourceBudgets(db: Db, ids: string[]): Promise<Map<string, Budget>> {
   ids.sort();
-  const rows = await pgRows<{ id: string; status: string; left: string | null }>(
+  const rows = await pgRows<{ id: string; status: string; limited: boolean }>(
     db,
-    sql`SELECT id, status, request_limit - request_count AS left FROM sources WHERE id = ANY(${pgArray(ids)}::text[]) ORDER BY id FOR UPDATE`,
+    sql`SELECT id, status, request_limit IS NOT NULL AS limited FROM sources WHERE id = ANY(${pgArray(ids)}::text[])`,
   );
-  return new Map(rows.map((r) => [r.id, { status: r.status, budget: r.left === null ? Infinity : Number(r.left), stored: 0 }]));
+  const out = new Map(rows.map((r) => [r.id, { status: r.status, limited: r.limited, budget: Infinity, stored: 0 }]));
+  const limited = rows.filter((r) => r.limited).map((r) => r.id).sort();
+  if (limited.length === 0) return out;
+  const locked = await pgRows<{ id: string; status: string; left: string | null }>(
+    db,
+    sql`SELECT id, status, request_limit - request_count AS left FROM sources WHERE id = ANY(${pgArray(limited)}::text[]) ORDER BY id FOR UPDATE`,
+  );
+  for (const id of limited) out.delete(id);
+  for (const r of locked) out.set(r.id, { status: r.status, limited: true, budget: r.left === null ? Infinity : Number(r.left), stored: 0 });
+  return out;
+}
+
+/** The advisory-lock namespace (pg_advisory_xact_lock's first int4) of ingest's dedup keys; other locks use the one-bigint form. */
+const DEDUP_LOCK_SPACE = 0x68726464; // "hrdd"
+
+/**
+ * Locks each (source, dedup key) the batch looks up until the COMMIT, in
+ * ascending order (two batches with keys in common cannot deadlock). A
+ * concurrent batch with the same key, on any node, waits here until this
+ * one has committed, and its lookup then finds this one's event. Keys are
+ * hashed to 32 bits: two keys that collide only wait on each other.
+ */
+async function lockDedupKeys(db: Db, writes: EventWrite[]): Promise<void> {
+  const keys = new Set<number>();
+  for (const w of writes) {
+    if (w.dedupStatus !== "unique" || w.dedupKey === null) continue;
+    keys.add(Number(BigInt.asIntN(32, Bun.hash.wyhash(`${w.sourceId}\u0000${w.dedupKey}`))));
+  }
+  if (keys.size === 0) return;
+  const ordered = [...keys].sort((a, b) => a - b);
+  // unnest hands the keys over in array order; each row's lock is taken as it comes.
+  await pgRows(db, sql`SELECT count(pg_advisory_xact_lock(${DEDUP_LOCK_SPACE}::int4, k)) FROM unnest(${pgArray(ordered)}::int4[]) AS k`);
 }
 
 /** A lookup of the original of `w`: its source, key and window. */
@@ -167,14 +213,21 @@ async function insertEvents(db: Db, rows: EventRow[], receivedAt: string) {
   );
 }
 
-/** Each source's counters moved once, by what the batch stored of it (its row is locked already). */
+/**
+ * Each source's counters moved once, by what the batch stored of it: inside
+ * the batch for a source with a request_limit (its row is locked already, and
+ * request_count is its budget), after the COMMIT by the counter flush for the
+ * others (src/db/pg/counters.ts).
+ */
 async function countEvents(db: Db, budgets: Map<string, Budget>, receivedAt: string) {
   const counted = [...budgets].filter(([, b]) => b.stored > 0);
-  if (counted.length === 0) return;
+  const now = counted.filter(([, b]) => b.limited);
+  countSourcesLater(db, new Map(counted.filter(([, b]) => !b.limited).map(([id, b]) => [id, { requests: b.stored, events: b.stored, last: receivedAt }])));
+  if (now.length === 0) return;
   await pgRows(
     db,
     sql`UPDATE sources s SET request_count = s.request_count + c.n, event_count = s.event_count + c.n, last_event_at = ${receivedAt}
-          FROM unnest(${pgArray(counted.map(([id]) => id))}::text[], ${pgArray(counted.map(([, b]) => b.stored))}::int8[]) AS c(id, n)
+          FROM unnest(${pgArray(now.map(([id]) => id))}::text[], ${pgArray(now.map(([, b]) => b.stored))}::int8[]) AS c(id, n)
          WHERE s.id = c.id`,
   );
 }

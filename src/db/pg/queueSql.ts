@@ -5,6 +5,7 @@ import type { Db } from "../open";
 import type { ClaimedBatch, ClaimRequest, EventStatusChange, OutcomeRecord, QueueStore } from "../queueStore";
 import { applicationEndpoints, applications, deliveryAttempts, destinations } from "../schema";
 import { getTableColumns } from "drizzle-orm";
+import { NODE_TIMEOUT_MS } from "../../cluster/nodes";
 
 /**
  * The delivery queue on PostgreSQL: several claimers (pumps of one node, or
@@ -18,11 +19,14 @@ export function pgQueue(db: Db): QueueStore {
   return {
     claim: (request) => claimPg(db, request),
     release: (rows) => releasePg(db, rows),
-    async releaseOrphaned() {
+    // Several nodes share the queue: another live node's claims are never taken at start-up.
+    releaseOrphaned: (now) => releaseGonePg(db, now),
+    releaseGone: (now) => releaseGonePg(db, now),
+    async releaseClaimsOf(nodeId) {
       const rows = await db
         .update(deliveryAttempts)
-        .set({ status: "queued", leaseUntil: null })
-        .where(eq(deliveryAttempts.status, "delivering"))
+        .set({ status: "queued", leaseUntil: null, claimedBy: null })
+        .where(and(eq(deliveryAttempts.status, "delivering"), eq(deliveryAttempts.claimedBy, nodeId)))
         .returning({ id: deliveryAttempts.id });
       return rows.length;
     },
@@ -95,7 +99,7 @@ const walks = new WeakMap<object, WalkState>();
  * goes on round.
  */
 async function claimPg(db: Db, request: ClaimRequest): Promise<ClaimedBatch> {
-  const { limit, now } = request;
+  const { limit, now, claimedBy } = request;
   const cap = (d: string) => (request.oneEach?.has(d) ? 1 : limit);
   const walk = await walkDestinations(db, request);
   const lists = new Map<string, AttemptRow[]>(walk.chosen.map((d) => [d, []]));
@@ -103,7 +107,7 @@ async function claimPg(db: Db, request: ClaimRequest): Promise<ClaimedBatch> {
   // First round: one row of each; when the walk has been round them all, an equal share of the batch.
   let shares = walk.lapDone ? share(limit, walk.chosen, cap, lists) : new Map(walk.chosen.map((d) => [d, 1]));
   while (shares.size > 0) {
-    const got = await lockAndClaim(db, shares, now, request.lease);
+    const got = await lockAndClaim(db, shares, now, request.lease, claimedBy);
     const more: string[] = [];
     for (const [d, k] of shares) {
       const rows = got.get(d) ?? [];
@@ -116,7 +120,7 @@ async function claimPg(db: Db, request: ClaimRequest): Promise<ClaimedBatch> {
     shares = share(limit - count, more, cap, lists);
   }
   let rows = takeTurns(lists.values(), limit);
-  if (rows.length < limit) rows = rows.concat(await claimExpired(db, now, request.lease, limit - rows.length));
+  if (rows.length < limit) rows = rows.concat(await claimExpired(db, now, request.lease, claimedBy, limit - rows.length));
   return { rows, complete: walk.lapDone };
 }
 
@@ -195,7 +199,7 @@ async function walkDestinations(db: Db, request: ClaimRequest): Promise<{ chosen
 }
 
 /** Step 2: `k` due rows of each destination, locked (SKIP LOCKED) and claimed in one statement; by destination, oldest first. */
-async function lockAndClaim(db: Db, shares: ReadonlyMap<string, number>, now: string, lease: string): Promise<Map<string, AttemptRow[]>> {
+async function lockAndClaim(db: Db, shares: ReadonlyMap<string, number>, now: string, lease: string, claimedBy: string | null): Promise<Map<string, AttemptRow[]>> {
   const rows = await run<AttemptRow & { scheduledAt: string }>(
     db,
     sql`WITH picked AS (
@@ -207,7 +211,7 @@ async function lockAndClaim(db: Db, shares: ReadonlyMap<string, number>, now: st
              FOR UPDATE SKIP LOCKED) r
           WHERE NOT EXISTS (SELECT 1 FROM destinations p WHERE p.id = e.destination_id AND p.status = 'paused')
         )
-        UPDATE delivery_attempts a SET status = 'delivering', lease_until = ${lease}
+        UPDATE delivery_attempts a SET status = 'delivering', lease_until = ${lease}, claimed_by = ${claimedBy}
           FROM picked WHERE a.id = picked.id
         RETURNING ${CLAIMED}, a.scheduled_at AS "scheduledAt"`,
   );
@@ -222,7 +226,7 @@ async function lockAndClaim(db: Db, shares: ReadonlyMap<string, number>, now: st
 }
 
 /** Step 3: rows whose claim's lease ran out (a worker that died or hung), given a new lease; a paused destination's are left. */
-async function claimExpired(db: Db, now: string, lease: string, n: number): Promise<AttemptRow[]> {
+async function claimExpired(db: Db, now: string, lease: string, claimedBy: string | null, n: number): Promise<AttemptRow[]> {
   return run<AttemptRow>(
     db,
     sql`WITH expired AS (
@@ -232,7 +236,7 @@ async function claimExpired(db: Db, now: string, lease: string, n: number): Prom
            ORDER BY lease_until LIMIT ${n}
            FOR UPDATE SKIP LOCKED
         )
-        UPDATE delivery_attempts a SET lease_until = ${lease} FROM expired WHERE a.id = expired.id
+        UPDATE delivery_attempts a SET lease_until = ${lease}, claimed_by = ${claimedBy} FROM expired WHERE a.id = expired.id
         RETURNING ${CLAIMED}`,
   );
 }
@@ -262,10 +266,37 @@ async function releasePg(db: Db, rows: readonly Pick<AttemptRow, "id" | "leaseUn
   if (rows.length === 0) return;
   await run(
     db,
-    sql`UPDATE delivery_attempts a SET status = 'queued', lease_until = NULL
+    sql`UPDATE delivery_attempts a SET status = 'queued', lease_until = NULL, claimed_by = NULL
           FROM unnest(${array(rows.map((r) => r.id))}::text[], ${array(rows.map((r) => r.leaseUntil))}::text[]) AS u (id, lease_until)
          WHERE a.id = u.id AND a.status = 'delivering' AND a.lease_until = u.lease_until`,
   );
+}
+
+/**
+ * Claims no live node holds, back to the queue: those of nodes that are gone
+ * (heartbeat older than NODE_TIMEOUT_MS, or stopped: src/cluster/nodes.ts)
+ * and those whose lease ran out. A row whose claimer is not in `nodes` at all
+ * (claimed by the CLI's local mode) waits for its lease. Rows another claimer
+ * is writing are skipped, not waited for: the next round sees them.
+ * The attempt that was in flight on a dead node may be sent a second time:
+ * the one exception to "no row is delivered twice".
+ */
+async function releaseGonePg(db: Db, now: string): Promise<number> {
+  const liveSince = new Date(Date.parse(now) - NODE_TIMEOUT_MS).toISOString();
+  const rows = await run<{ id: string }>(
+    db,
+    sql`WITH orphaned AS (
+          SELECT a.id FROM delivery_attempts a
+           WHERE a.status = 'delivering'
+             AND (a.lease_until < ${now}
+                  OR a.claimed_by IN (SELECT n.id FROM nodes n WHERE n.last_heartbeat_at < ${liveSince} OR n.stopped_at IS NOT NULL))
+           FOR UPDATE SKIP LOCKED
+        )
+        UPDATE delivery_attempts a SET status = 'queued', lease_until = NULL, claimed_by = NULL
+          FROM orphaned WHERE a.id = orphaned.id AND a.status = 'delivering'
+        RETURNING a.id`,
+  );
+  return rows.length;
 }
 
 async function loadEventsPg(db: Db, eventIds: readonly string[]): Promise<ClaimedEvent[]> {

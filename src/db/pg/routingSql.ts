@@ -2,6 +2,7 @@ import { sql } from "drizzle-orm";
 import type { StoredRequestRow } from "../deliverySql";
 import type { Db } from "../open";
 import type { RoutingSql, SourceConnection, UnroutedEvent } from "../routingSql";
+import { countConnectionsLater } from "./counters";
 import { pgArray, pgRows } from "./rows";
 
 /**
@@ -42,19 +43,10 @@ export function pgRoutingSql(db: Db): RoutingSql {
       return new Set(rows.map((r) => r.id));
     },
 
+    // Not in the routing transaction: a busy connection's row would be one every node's batch waits on.
+    // Written by this node's next counter flush, once the batch commits (src/db/pg/counters.ts).
     async countConnections(counts) {
-      if (counts.length === 0) return;
-      // Locked in id order first: two routing transactions counting the same connections cannot deadlock.
-      const sorted = [...counts].sort((a, b) => (a.id < b.id ? -1 : a.id > b.id ? 1 : 0));
-      const ids = pgArray(sorted.map((c) => c.id));
-      await pgRows(
-        db,
-        sql`UPDATE connections c
-               SET event_count = c.event_count + u.n,
-                   last_event_at = CASE WHEN c.last_event_at IS NULL OR c.last_event_at < u.last THEN u.last ELSE c.last_event_at END
-              FROM unnest(${ids}::text[], ${pgArray(sorted.map((c) => c.count))}::int8[], ${pgArray(sorted.map((c) => c.last))}::text[]) AS u(id, n, last)
-             WHERE c.id = u.id AND c.id IN (SELECT id FROM connections WHERE id = ANY(${ids}::text[]) ORDER BY id FOR UPDATE)`,
-      );
+      countConnectionsLater(db, new Map(counts.map((c) => [c.id, { events: c.count, last: c.last }])));
     },
 
     async connectionsOf(sourceIds) {

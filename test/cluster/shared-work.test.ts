@@ -1,0 +1,212 @@
+import { and, eq, inArray } from "drizzle-orm";
+import { afterAll, beforeAll, expect, it } from "vitest";
+import { NODE_TIMEOUT_MS } from "../../src/cluster/nodes";
+import { flushCounters } from "../../src/db/pg/counters";
+import { connections, deliveryAttempts, events, nodes, sources } from "../../src/db/schema";
+import { iso } from "../../src/domain/clock";
+import { describeOnly, TEST_SECRET_KEY } from "../helpers/database";
+import { call, startTestServer, tempDir, type TestServer } from "../helpers/server";
+import { startSink, type Sink } from "../helpers/sink";
+import { pipeline, sendEvent, waitFor } from "../helpers/delivery";
+import { createSource, ingest } from "../helpers/ingest";
+import { spawnServe } from "../ops/helpers";
+
+/**
+ * Issue 20, items 1 and 2: two serve nodes in this process on one
+ * PostgreSQL database share the delivery queue and hold de-duplication,
+ * request limits, counters and rate limits together.
+ */
+describeOnly("postgres", "two nodes on one database", "several serve nodes need a shared PostgreSQL", () => {
+  let a: TestServer;
+  let b: TestServer;
+  let key: string;
+  let sink: Sink;
+
+  beforeAll(async () => {
+    a = await startTestServer({ HOOKRELAY_DELIVERY_CONCURRENCY: "4" });
+    b = await startTestServer(
+      { HOOKRELAY_DELIVERY_CONCURRENCY: "4", HOOKRELAY_DATABASE_URL: a.storeEnv.HOOKRELAY_DATABASE_URL!, HOOKRELAY_SECRET_KEY: TEST_SECRET_KEY },
+      tempDir(),
+    );
+    key = await a.apiKey();
+    sink = startSink();
+  }, 30_000);
+  afterAll(async () => {
+    await b?.close();
+    await a?.close();
+    sink?.close();
+  });
+
+  const db = () => a.deps.db;
+  const nodeIds = () => [a.deps.node!.id, b.deps.node!.id];
+  /** The sink's requests for each event id. */
+  const deliveriesByEvent = () => {
+    const out = new Map<string, number>();
+    for (const r of sink.requests) {
+      const id = r.headers["x-hookrelay-event-id"]!;
+      out.set(id, (out.get(id) ?? 0) + 1);
+    }
+    return out;
+  };
+
+  it("both nodes claim from one backlog and every event is delivered exactly once", async () => {
+    // A slow receiver keeps a backlog, so both nodes' workers claim from it.
+    sink.respond = async () => {
+      await Bun.sleep(20);
+      return new Response("ok");
+    };
+    const p = await pipeline(a, key, { url: `${sink.url}/shared` });
+    const sent = await Promise.all(Array.from({ length: 120 }, (_, i) => sendEvent(i % 2 === 0 ? a : b, p.sourceId, { i })));
+
+    await waitFor(async () => sent.every((id) => deliveriesByEvent().has(id)), { timeoutMs: 30_000, what: "every event delivered" });
+    const counts = deliveriesByEvent();
+    expect(sent.map((id) => counts.get(id))).toEqual(sent.map(() => 1));
+    const rows = await db().select({ claimedBy: deliveryAttempts.claimedBy }).from(deliveryAttempts).where(eq(deliveryAttempts.destinationId, p.destinationId));
+    expect(rows).toHaveLength(120);
+    expect(new Set(rows.map((r) => r.claimedBy))).toEqual(new Set(nodeIds()));
+    sink.respond = () => new Response("ok");
+  }, 60_000);
+
+  it("the claims of a node whose heartbeat is late go to a survivor; a live node's are left to it, also by a node starting up", async () => {
+    const p = await pipeline(a, key, { url: `${sink.url}/orphans`, destination: { status: "paused" } });
+    const sent = await Promise.all(Array.from({ length: 4 }, (_, i) => sendEvent(a, p.sourceId, { i })));
+    const now = Date.now();
+    const lease = iso(new Date(now + 10 * 60_000));
+    // Two nodes that claimed these rows: one stopped heartbeating (a kill -9), one is alive (its heartbeat is fresh for the next 15 s).
+    const dead = "node_dead" + now;
+    const alive = "node_alive" + now;
+    await db().insert(nodes).values([
+      { id: dead, version: "test", hostname: "h", pid: 1, address: "", startedAt: iso(new Date(now - 60_000)), lastHeartbeatAt: iso(new Date(now - NODE_TIMEOUT_MS - 1000)), stoppedAt: null },
+      { id: alive, version: "test", hostname: "h", pid: 2, address: "", startedAt: iso(new Date(now)), lastHeartbeatAt: iso(new Date(now)), stoppedAt: null },
+    ]);
+    const rows = await db().select({ id: deliveryAttempts.id, eventId: deliveryAttempts.eventId }).from(deliveryAttempts).where(eq(deliveryAttempts.destinationId, p.destinationId));
+    const byEvent = new Map(rows.map((r) => [r.eventId, r.id]));
+    const deadRows = sent.slice(0, 2).map((e) => byEvent.get(e)!);
+    const aliveRows = sent.slice(2).map((e) => byEvent.get(e)!);
+    await db().update(deliveryAttempts).set({ status: "delivering", leaseUntil: lease, claimedBy: dead }).where(inArray(deliveryAttempts.id, deadRows));
+    await db().update(deliveryAttempts).set({ status: "delivering", leaseUntil: lease, claimedBy: alive }).where(inArray(deliveryAttempts.id, aliveRows));
+    const aliveClaims = () =>
+      db().select({ status: deliveryAttempts.status, claimedBy: deliveryAttempts.claimedBy, leaseUntil: deliveryAttempts.leaseUntil }).from(deliveryAttempts).where(inArray(deliveryAttempts.id, aliveRows));
+    const untouched = aliveRows.map(() => ({ status: "delivering", claimedBy: alive, leaseUntil: lease }));
+
+    try {
+      await call(a, "PATCH", `/v1/destinations/${p.destinationId}`, { key, body: { status: "active" } });
+      // The survivors' reaper (every 3 s) hands the dead node's rows back; one of them delivers each once.
+      await waitFor(async () => sent.slice(0, 2).every((id) => deliveriesByEvent().has(id)), { timeoutMs: 15_000, what: "the dead node's claims delivered" });
+      expect(sent.slice(0, 2).map((id) => deliveriesByEvent().get(id))).toEqual([1, 1]);
+      // The same pass saw the live node's claims and left them.
+      expect(await aliveClaims()).toEqual(untouched);
+
+      // A third node starting up releases no live node's claims either.
+      const c = await startTestServer({ HOOKRELAY_DATABASE_URL: a.storeEnv.HOOKRELAY_DATABASE_URL!, HOOKRELAY_SECRET_KEY: TEST_SECRET_KEY }, tempDir());
+      await c.close();
+      expect(await aliveClaims()).toEqual(untouched);
+      expect(sent.slice(2).some((id) => deliveriesByEvent().has(id))).toBe(false);
+    } finally {
+      await db().update(deliveryAttempts).set({ status: "queued", leaseUntil: null, claimedBy: null }).where(inArray(deliveryAttempts.id, aliveRows));
+      await db().delete(nodes).where(inArray(nodes.id, [dead, alive]));
+    }
+  }, 60_000);
+
+  it("a node killed mid-delivery (kill -9) has its claims delivered by a survivor once its heartbeat is late", async () => {
+    // A third node in a process of its own, so it can die for real.
+    const x = await spawnServe(tempDir(), { env: { HOOKRELAY_DATABASE_URL: a.storeEnv.HOOKRELAY_DATABASE_URL!, HOOKRELAY_SECRET_KEY: TEST_SECRET_KEY } });
+    const hanging = startSink();
+    let hang = true;
+    hanging.respond = async () => {
+      while (hang) await Bun.sleep(20);
+      return new Response("ok");
+    };
+    try {
+      const p = await pipeline(a, key, { url: `${hanging.url}/hang` });
+      // Ingested through the doomed node: its own worker claims them at once (the others would wait for their poll).
+      const sent = await Promise.all(Array.from({ length: 6 }, async (_, i) => {
+        const res = await fetch(`${x.url}/v1/ingest/${p.sourceId}`, { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify({ i }) });
+        return ((await res.json()) as { event_id: string }).event_id;
+      }));
+      await waitFor(
+        async () => {
+          const claims = await db().select({ status: deliveryAttempts.status, by: deliveryAttempts.claimedBy }).from(deliveryAttempts).where(eq(deliveryAttempts.destinationId, p.destinationId));
+          return hanging.requests.length >= 6 && claims;
+        },
+        { timeoutMs: 15_000, what: "the six deliveries in flight" },
+      );
+      const claimers = await db().selectDistinct({ by: deliveryAttempts.claimedBy }).from(deliveryAttempts).where(eq(deliveryAttempts.destinationId, p.destinationId));
+      expect(claimers.map((c) => c.by)).not.toContain(a.deps.node!.id);
+      expect(claimers.map((c) => c.by)).not.toContain(b.deps.node!.id);
+
+      process.kill(x.pid, "SIGKILL");
+      await x.exited;
+      hang = false;
+      // Its rows stay `delivering` until its heartbeat is NODE_TIMEOUT_MS late; then a survivor sends each again.
+      const settled = await waitFor(
+        async () => {
+          const rows = await db().select({ status: deliveryAttempts.status, by: deliveryAttempts.claimedBy }).from(deliveryAttempts).where(eq(deliveryAttempts.destinationId, p.destinationId));
+          return rows.length === 6 && rows.every((r) => r.status === "success") && rows;
+        },
+        { timeoutMs: NODE_TIMEOUT_MS + 15_000, intervalMs: 200, what: "the killed node's deliveries done by a survivor" },
+      );
+      expect(settled.every((r) => nodeIds().includes(r.by!))).toBe(true);
+      const byEvent = new Map<string, number>();
+      for (const r of hanging.requests) byEvent.set(r.headers["x-hookrelay-event-id"]!, (byEvent.get(r.headers["x-hookrelay-event-id"]!) ?? 0) + 1);
+      // Each was in flight when its node died: sent once by it, once more by the survivor.
+      expect(sent.map((id) => byEvent.get(id))).toEqual(sent.map(() => 2));
+    } finally {
+      hang = false;
+      if (x.pid && (await Promise.race([x.exited.then(() => true), Bun.sleep(0).then(() => false)])) === false) process.kill(x.pid, "SIGKILL");
+      hanging.close();
+    }
+  }, 60_000);
+
+  it("the same provider retry sent to both nodes at once is stored as one unique event", async () => {
+    const s = await createSource(a, key, { name: "dedup-across-nodes", dedup_enabled: true, dedup_strategy: "header", dedup_field: "idempotency-key" });
+    const keys = Array.from({ length: 20 }, (_, i) => `retry-${i}`);
+    const results = await Promise.all(keys.flatMap((k) => [a, b, a, b].map((node) => ingest(node, s.id, { body: "{}", headers: { "idempotency-key": k } }))));
+    expect(results.every((r) => r.status === 200)).toBe(true);
+    const stored = await db().select({ key: events.dedupKey, status: events.dedupStatus }).from(events).where(eq(events.sourceId, s.id));
+    expect(stored).toHaveLength(80);
+    for (const k of keys) expect(stored.filter((e) => e.key === k && e.status === "unique")).toHaveLength(1);
+  }, 30_000);
+
+  it("an ephemeral source's request_limit holds exactly across nodes", async () => {
+    const s = await createSource(a, key, { name: "limited-across-nodes", is_ephemeral: true, request_limit: 10 });
+    const results = await Promise.all(Array.from({ length: 40 }, (_, i) => ingest(i % 2 ? a : b, s.id, { body: `{"i":${i}}` })));
+    expect(results.filter((r) => r.status === 200)).toHaveLength(10);
+    const [row] = await db().select({ requestCount: sources.requestCount }).from(sources).where(eq(sources.id, s.id));
+    expect(row!.requestCount).toBe(10);
+  }, 30_000);
+
+  it("counters on sources and connections are right once both nodes have flushed", async () => {
+    const p = await pipeline(a, key, { url: `${sink.url}/counted` });
+    const sent = await Promise.all(Array.from({ length: 50 }, (_, i) => sendEvent(i % 2 ? a : b, p.sourceId, { i })));
+    await waitFor(async () => sent.every((id) => deliveriesByEvent().has(id)), { timeoutMs: 20_000, what: "all delivered" });
+    await flushCounters(a.deps.db);
+    await flushCounters(b.deps.db);
+    const [source] = await db().select().from(sources).where(eq(sources.id, p.sourceId));
+    const [connection] = await db().select().from(connections).where(eq(connections.id, p.connectionId));
+    const [last] = await db().select({ at: events.receivedAt }).from(events).where(eq(events.sourceId, p.sourceId)).orderBy(events.receivedAt).limit(50);
+    expect(source).toMatchObject({ eventCount: 50, requestCount: 50 });
+    expect(connection).toMatchObject({ eventCount: 50 });
+    expect(source!.lastEventAt! >= last!.at).toBe(true);
+    // Either node's API shows the same numbers.
+    for (const node of [a, b]) expect((await call(node, "GET", `/v1/sources/${p.sourceId}`, { key })).body.source).toMatchObject({ event_count: 50, request_count: 50 });
+  }, 40_000);
+
+  it("a destination's rate limit holds across both nodes (within 10%)", async () => {
+    // Each node sends limit / live nodes: wait until both have counted the other (one heartbeat interval).
+    await waitFor(async () => (await db().select().from(nodes).where(and(inArray(nodes.id, nodeIds())))).length === 2, { what: "both nodes registered" });
+    await Bun.sleep(5_500); // the pacer's share is refreshed every heartbeat interval (5 s); nothing to observe from outside
+    const rate = 10;
+    const p = await pipeline(a, key, { url: `${sink.url}/paced`, destination: { rate_limit_per_second: rate } });
+    const before = sink.requests.length;
+    await Promise.all(Array.from({ length: 80 }, (_, i) => sendEvent(i % 2 ? a : b, p.sourceId, { i })));
+    await waitFor(async () => sink.requests.length - before >= 45, { timeoutMs: 20_000, what: "45 paced deliveries" });
+    const times = sink.requests.slice(before).filter((r) => r.path === "/paced").map((r) => r.receivedAt);
+    const start = times[0]!;
+    const window = 4000;
+    const inWindow = times.filter((t) => t >= start && t < start + window).length;
+    // limit × seconds, give or take 10% (a window may hold one extra start at its edge).
+    expect(inWindow).toBeLessThanOrEqual(Math.ceil(rate * (window / 1000) * 1.1) + 1);
+    expect(inWindow).toBeGreaterThanOrEqual(Math.floor(rate * (window / 1000) * 0.9));
+  }, 60_000);
+});
