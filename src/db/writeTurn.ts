@@ -24,26 +24,37 @@ interface Unit {
   reject(error: unknown): void;
 }
 
-/** The units waiting for the next turn of each store; the first to arrive schedules it. */
-const turns = new WeakMap<object, { units: Unit[] }>();
+/**
+ * The units waiting for the next turn of each store; the first to arrive
+ * schedules it, after the turn in progress (if any) has committed. One turn
+ * at a time per process: on SQLite the one writer makes it so anyway; on
+ * PostgreSQL it is what makes the group commit a group (what arrives while a
+ * turn commits waits for the next, rather than starting turns of one event
+ * each that queue up on the same rows).
+ */
+interface Turns {
+  units: Unit[];
+  previous: Promise<void>;
+}
+const turns = new WeakMap<object, Turns>();
 
 export function inWriteTurn<T>(db: Db, work: () => T | Promise<T>): Promise<T> {
   const handle = storeOf(db);
   // Already inside a transaction of this store: the work is part of it (a turn would wait for it to end).
   if (currentTx(handle)) return transaction(db, async () => work());
   let turn = turns.get(handle);
-  if (!turn) turns.set(handle, (turn = { units: [] }));
+  if (!turn) turns.set(handle, (turn = { units: [], previous: Promise.resolve() }));
   const current = turn;
   return new Promise<T>((resolve, reject) => {
     if (current.units.push({ work, resolve: resolve as (value: unknown) => void, reject }) === 1) {
-      outsideTransaction(() => setImmediate(() => void runTurn(handle.root, current)));
+      current.previous = outsideTransaction(() => current.previous.then(() => new Promise<void>((turnDone) => setImmediate(() => void runTurn(handle.root, current).finally(turnDone)))));
     }
   });
 }
 
 type Settled = { ok: true; value: unknown } | { ok: false; error: unknown };
 
-async function runTurn(db: Db, turn: { units: Unit[] }) {
+async function runTurn(db: Db, turn: Turns) {
   const units = turn.units;
   // A unit that asks for another write while it runs gets the next turn.
   turn.units = [];

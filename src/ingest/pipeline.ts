@@ -1,6 +1,7 @@
 import { AppError } from "../contracts/errors";
 import { normalizeIdOrNull } from "../contracts/ids";
-import { countIngestRequest, findIngestSource, writeEvent, type EventWrite, type IngestSourceRow, type WriteResult } from "../db/ingestStore";
+import { ingestSource } from "./sourceCache";
+import { countIngestRequest, writeEvent, type EventWrite, type IngestSourceRow, type WriteResult } from "../db/ingestStore";
 import type { Deps } from "../domain/deps";
 import { clientIp } from "./clientIp";
 import { dedupKey } from "./dedup";
@@ -146,7 +147,7 @@ export async function receive(deps: Deps, req: IngestRequest): Promise<IngestRes
 /** The first three checks: the source exists, is not disabled, has not expired or used up its request_limit. */
 async function openSource(deps: Deps, rawId: string, now: Date): Promise<{ source: IngestSourceRow } | IngestResponse> {
   const id = normalizeIdOrNull(rawId, "source");
-  const source = id ? await findIngestSource(deps.db, id) : null;
+  const source = id ? await ingestSource(deps, id) : null;
   if (!source) return reply("not_found", new AppError("not_found", "Source not found"));
   if (source.status === "disabled") return reply("disabled", new AppError("source_disabled", "Source is disabled"));
   // Publishing needs an API key and checks the topic's schema; the open ingest URL would bypass both.
