@@ -182,7 +182,8 @@ export async function replayStep(deps: Deps, job: JobRow, limit?: number): Promi
   job.processed += batch.length;
   job.cursor = cursor;
   deps.bus.publish({ type: "delivery.queued" });
-  return { queued: batch.length, done: job.processed >= job.total };
+  // PostgreSQL: the next step first sees whether late commits joined the window (countLateCommits).
+  return { queued: batch.length, done: job.processed >= job.total && readHorizonMs(deps.db) === 0 };
 }
 
 /**
