@@ -5,6 +5,7 @@
  * stream was down is missed. Local: polls the events list on the database.
  * Both go through the context, so the same code serves both modes.
  */
+import { POSTGRES_READ_HORIZON_MS } from "../src/db/horizon";
 import { describeNetworkError } from "../src/delivery/networkErrors";
 import type { Context } from "./context";
 import { CliError } from "./errors";
@@ -37,8 +38,18 @@ export interface FeedOptions {
 
 export interface FeedHandlers {
   onEvent(event: FeedEvent, kind: "created" | "updated"): void | Promise<void>;
+  /** The received_at from which the feed delivers (`since`, or the server's "now" at the first connect), before any event. */
+  onStart?(since: string): void;
   onState?(s: FeedState): void;
 }
+
+/**
+ * How far before the newest received_at seen a backfill reads again. The
+ * client cannot tell the server's store; on SQLite the overlap only re-reads
+ * what Seen drops, on PostgreSQL it catches an event another node committed
+ * after the stream dropped with a received_at before the newest seen.
+ */
+export const FEED_OVERLAP_MS = POSTGRES_READ_HORIZON_MS;
 
 /** Events received at or after `since` (oldest first), paging with cursors. */
 export async function eventsSince(ctx: Context, since: string, sourceId?: string): Promise<FeedEvent[]> {
@@ -112,7 +123,10 @@ export function openFeed(ctx: Context, opts: FeedOptions, h: FeedHandlers) {
   const backfill = async () => {
     if (!lastReceived) return;
     const ids = opts.sourceIds?.length === 1 ? opts.sourceIds[0] : undefined;
-    for (const e of await eventsSince(ctx, lastReceived, ids)) {
+    // Another node may still commit an event stamped a moment before the newest seen (src/db/horizon.ts):
+    // re-read the read horizon before it; what was already delivered is dropped by id (Seen).
+    const overlap = new Date(Date.parse(lastReceived) - FEED_OVERLAP_MS).toISOString();
+    for (const e of await eventsSince(ctx, floor && overlap < floor ? floor : overlap, ids)) {
       note(e);
       deliver(e, false);
     }
@@ -144,7 +158,7 @@ export function openFeed(ctx: Context, opts: FeedOptions, h: FeedHandlers) {
         const chunks = (res.body as unknown as AsyncIterable<Uint8Array>)[Symbol.asyncIterator]();
         const opening = await chunks.next();
         if (!lastReceived) lastReceived = serverTime(res.headers.get("date"));
-        floor ??= lastReceived;
+        if (first) h.onStart?.((floor ??= lastReceived));
         const reader = parseSse(prepend(opening, chunks));
         await backfill();
         h.onState?.({ state: "live" });
@@ -172,7 +186,7 @@ export function openFeed(ctx: Context, opts: FeedOptions, h: FeedHandlers) {
   async function runLocal() {
     h.onState?.({ state: "connecting" });
     if (!lastReceived) lastReceived = new Date().toISOString();
-    floor ??= lastReceived;
+    h.onStart?.((floor ??= lastReceived));
     await backfill();
     h.onState?.({ state: "live" });
     while (!controller.signal.aborted) {

@@ -4,7 +4,7 @@ import { join } from "node:path";
 import { act, verb } from "../command";
 import { path } from "../context";
 import { usageError } from "../errors";
-import { openFeed, type FeedEvent } from "../feed";
+import { FEED_OVERLAP_MS, openFeed, type FeedEvent } from "../feed";
 import { ago } from "../output/table";
 import { configDir, writeJsonPrivate } from "../profiles";
 import { resolveSources } from "../sourceRefs";
@@ -15,19 +15,44 @@ const DROP = new Set(["host", "content-length", "connection", "keep-alive", "pro
 /**
  * Where `--since last` resumes, per server/source/URL: every event received
  * before `received_at`, and `id` itself, was handled (forwarded with a 2xx,
- * or deliberately skipped). A failed forward holds the position there, so the
- * next run sends that event again; `done` lists events after the position
- * that were handled anyway, so they are not sent twice.
+ * or deliberately skipped), except within the read horizon below it (see
+ * `recent`). A failed forward holds the position there, so the next run
+ * sends that event again; `done` lists events after the position that were
+ * handled anyway, so they are not sent twice.
+ *
+ * On PostgreSQL with several nodes an event stamped a moment before the
+ * position may commit after it (src/db/horizon.ts). So the position is
+ * final only a read horizon below `received_at` (and not before `from`,
+ * where the position's runs began): `recent` lists the events handled
+ * within that horizon, and the next run reads it again and forwards what
+ * is not listed.
  */
 interface Checkpoint {
   received_at: string;
   id: string;
   done?: string[];
+  recent?: Handled[];
+  from?: string;
+}
+interface Handled {
+  id: string;
+  received_at: string;
 }
 type Checkpoints = Record<string, Checkpoint>;
 const checkpointFile = () => join(configDir(), "listen-state.json");
 /** Enough to cover a long outage of the local server; past it an event may be forwarded twice, never lost. */
 const MAX_DONE = 1000;
+/** How far below a position events may still arrive: the read horizon of PostgreSQL (the client cannot tell the server's store). */
+const UNSETTLED_MS = FEED_OVERLAP_MS;
+
+const minus = (iso: string, ms: number) => new Date(Date.parse(iso) - ms).toISOString();
+
+/** Before this, every event was handled (or predates the runs): checkpoints of older versions have no `recent` and settle at the position. */
+function settledBefore(mark: Checkpoint): string {
+  if (!mark.recent) return mark.received_at;
+  const below = minus(mark.received_at, UNSETTLED_MS);
+  return mark.from && mark.from > below ? mark.from : below;
+}
 
 function readCheckpoints(): Checkpoints {
   try {
@@ -47,13 +72,15 @@ function saveCheckpoint(key: string, mark: Checkpoint) {
 /**
  * The position of one source during a run. `resumed`: this run started from
  * the saved position (`--since last`), so it continues it; otherwise the
- * first event this run handles (or fails) starts a new one.
+ * first event this run handles (or fails) starts a new one, from the feed's start.
  */
 class Position {
   private held = false;
   private continues: boolean;
   /** The saved position this run resumed from: what earlier runs handled. */
   private readonly earlier: Checkpoint | undefined;
+  /** Where this run's feed began (a new position covers what arrives from there). */
+  start: string | undefined;
 
   constructor(
     private mark: Checkpoint | undefined,
@@ -64,36 +91,43 @@ class Position {
     this.continues = this.earlier !== undefined;
   }
 
-  /** Handled by an earlier run: received before its position, the position itself, or listed as done (which moves the position on). */
+  /** Handled by an earlier run: settled, the position itself, handled within the horizon, or listed as done (which moves the position on). */
   seen(e: FeedEvent) {
     if (!this.earlier) return false;
-    if (e.received_at < this.earlier.received_at || e.id === this.earlier.id) return true;
+    if (e.received_at < settledBefore(this.earlier) || e.id === this.earlier.id) return true;
+    if (this.earlier.recent?.some((r) => r.id === e.id)) return true;
     if (!this.earlier.done?.includes(e.id)) return false;
     this.handled(e);
     return true;
   }
 
-  /** Forwarded or deliberately skipped: the position moves past it, unless an earlier failure holds it. */
+  /** Forwarded or deliberately skipped: the position moves past it (never back), unless an earlier failure holds it. */
   handled(e: FeedEvent) {
-    this.begin();
-    const done = (this.mark?.done ?? []).filter((id) => id !== e.id);
-    if (this.held) this.mark = { ...this.mark!, done: [...done, e.id].slice(-MAX_DONE) };
-    else this.mark = { received_at: e.received_at, id: e.id, ...(done.length ? { done } : {}) };
+    this.begin(e);
+    const mark = this.mark;
+    const done = (mark?.done ?? []).filter((id) => id !== e.id);
+    const newest = mark && mark.id && mark.received_at > e.received_at ? mark : { received_at: e.received_at, id: e.id };
+    const floor = minus(this.held ? mark!.received_at : newest.received_at, UNSETTLED_MS);
+    const recent = [...(mark?.recent ?? []).filter((r) => r.id !== e.id && r.received_at >= floor), { id: e.id, received_at: e.received_at }].slice(-MAX_DONE);
+    const from = mark?.from ?? this.start;
+    if (this.held) this.mark = { ...mark!, done: [...done, e.id].slice(-MAX_DONE), recent };
+    else this.mark = { ...newest, ...(done.length ? { done } : {}), recent, ...(from ? { from } : {}) };
     this.save(this.mark);
   }
 
   /** Not forwarded: the position stays before it (`--since` is inclusive), so the next `--since last` sends it again. */
   failed(e: FeedEvent) {
-    this.begin();
-    if (!this.held && !this.mark) this.mark = { received_at: e.received_at, id: "" };
+    this.begin(e);
+    if (!this.held && !this.mark) this.mark = { received_at: e.received_at, id: "", recent: [], ...(this.start ? { from: this.start } : {}) };
     this.held = true;
     this.save(this.mark!);
   }
 
-  /** A run that did not resume starts its own position at its first event. */
-  private begin() {
+  /** A run that did not resume starts its own position, covering what its feed delivers from its start. */
+  private begin(e: FeedEvent) {
     if (this.continues) return;
     this.mark = undefined;
+    if (!this.start || this.start > e.received_at) this.start = e.received_at;
     this.continues = true;
   }
 }
@@ -138,9 +172,11 @@ export function registerListen(program: Command) {
       const resumed = since === "last";
       if (since === "last") {
         // Each source resumes at its own position; one never forwarded before starts with the earliest of them (or now).
+        // Each position is read again from where it is final (settledBefore): late commits below it arrive still.
         since = sources
-          .map((s) => checkpoints[key(s.id)]?.received_at)
-          .filter((t): t is string => Boolean(t))
+          .map((s) => checkpoints[key(s.id)])
+          .filter((m): m is Checkpoint => Boolean(m))
+          .map(settledBefore)
           .sort()[0];
       }
       const positions = new Map(sources.map((s) => [s.id, new Position(checkpoints[key(s.id)], resumed, (mark) => saveCheckpoint(key(s.id), mark))]));
@@ -191,6 +227,9 @@ export function registerListen(program: Command) {
             if (forwarded(line)) position.handled(e);
             else position.failed(e);
             print(e, line);
+          },
+          onStart: (start) => {
+            for (const p of positions.values()) p.start = start;
           },
           onState: (s) => {
             if (s.state === "reconnecting" && s.detail && !ctx.json) process.stderr.write(c.yellow(`reconnecting: ${s.detail}\n`));

@@ -1,4 +1,5 @@
-import type { collectionRecords } from "../db/schema";
+import { collections, type collectionRecords } from "../db/schema";
+import { lockRow } from "../db/rowLock";
 import { readHorizon } from "../db/horizon";
 import { inWriteTurn } from "../db/writeTurn";
 import { hex32 } from "../contracts/ids";
@@ -98,6 +99,8 @@ export async function buildCollection(deps: Pick<Deps, "db" | "clock">, c: Colle
 
 /** The row as it is inside the write transaction, if no one changed its build since `c` was read. */
 async function unchanged(deps: Pick<Deps, "db">, c: CollectionRow): Promise<CollectionRow | null> {
+  // Two passes over one collection (a node's builder and a rebuild, or a scheduler handing over) must not both apply a batch.
+  await lockRow(deps.db, collections, c.id);
   const [now] = await builderStatements(deps.db).collection.execute({ id: c.id });
   if (!now || now.generation !== c.generation || now.positionAt !== c.positionAt || now.positionEventId !== c.positionEventId) return null;
   return now;

@@ -76,6 +76,8 @@ export function startJobRunner(deps: Deps, opts: JobRunnerOptions): JobRunner {
           const step = await replayStep(deps, job, 1);
           if (step.queued > 0) await waitSettled(job.id);
           done = step.done;
+          // Nothing ready yet (PostgreSQL: the rest of the window is within the read horizon): the pause comes first.
+          if (step.queued === 0) break;
         }
         if (!done && !stopped) await pause(pauseMs);
       }

@@ -1,8 +1,9 @@
 import { inScope } from "./scope";
-import { and, asc, count, eq, gt, gte, inArray, lte, ne, or, sql, type SQL } from "drizzle-orm";
+import { and, asc, count, eq, gt, gte, inArray, lt, lte, ne, or, sql, type SQL } from "drizzle-orm";
 import { notFound } from "../contracts/errors";
 import type { JobProgress, ReplayInput } from "../contracts/jobs";
 import { normalizeId } from "../contracts/ids";
+import { readHorizon, readHorizonMs } from "../db/horizon";
 import { connections, deliveryAttempts, destinations, events, jobs, sources } from "../db/schema";
 import { transaction } from "../db/transaction";
 import { newQueuedAttempt } from "./deliveries";
@@ -103,15 +104,27 @@ export function replayBatchSize(job: Pick<JobRow, "params">): number {
  */
 export async function replayStep(deps: Deps, job: JobRow, limit?: number): Promise<{ queued: number; done: boolean }> {
   const p = JSON.parse(job.params) as ReplayParams;
+  const unsettled = unsettledWindow(deps, job, p);
+  if (job.total - job.processed <= 0) {
+    if (unsettled) return { queued: 0, done: false };
+    if (!(await countLateCommits(deps, job, p))) return { queued: 0, done: true };
+  }
   const remaining = job.total - job.processed;
-  if (remaining <= 0) return { queued: 0, done: true };
   const after = job.cursor ? (JSON.parse(job.cursor) as Cursor) : null;
   const batch = await deps.db
     .select({ id: events.id, sourceId: events.sourceId, orgId: events.orgId, envId: events.envId, receivedAt: events.receivedAt })
     .from(events)
-    .where(and(replayable(job, p), after ? or(gt(events.receivedAt, after.t), and(eq(events.receivedAt, after.t), gt(events.id, after.id))) : undefined))
+    .where(
+      and(
+        replayable(job, p),
+        after ? or(gt(events.receivedAt, after.t), and(eq(events.receivedAt, after.t), gt(events.id, after.id))) : undefined,
+        unsettled ? lt(events.receivedAt, unsettled.horizon) : undefined,
+      ),
+    )
     .orderBy(asc(events.receivedAt), asc(events.id))
     .limit(Math.min(limit ?? p.rate_limit, p.rate_limit, remaining));
+  // The rest of the window is within the read horizon: wait for it to settle rather than pass an event another node still commits.
+  if (batch.length === 0 && unsettled) return { queued: 0, done: false };
   if (batch.length === 0) {
     // Fewer events than counted at the start (pruned meanwhile): the job is done with what it did.
     await deps.db.update(jobs).set({ total: sql`${jobs.processed}` }).where(eq(jobs.id, job.id));
@@ -169,7 +182,41 @@ export async function replayStep(deps: Deps, job: JobRow, limit?: number): Promi
   job.processed += batch.length;
   job.cursor = cursor;
   deps.bus.publish({ type: "delivery.queued" });
-  return { queued: batch.length, done: job.processed >= job.total };
+  // PostgreSQL: the next step first sees whether late commits joined the window (countLateCommits).
+  return { queued: batch.length, done: job.processed >= job.total && readHorizonMs(deps.db) === 0 };
+}
+
+/**
+ * On PostgreSQL another node may still commit an event stamped a moment ago
+ * (src/db/horizon.ts). A replay covers what its window held when it started
+ * (its total was counted then): while the end of that, min(to, started_at),
+ * is within the read horizon, the walk reads only events older than the
+ * horizon and waits for the rest. SQLite: null (one writer).
+ */
+function unsettledWindow(deps: Pick<Deps, "db" | "clock">, job: Pick<JobRow, "startedAt">, p: ReplayParams): { horizon: string } | null {
+  if (readHorizonMs(deps.db) === 0) return null;
+  const horizon = readHorizon(deps.db, deps.clock.now());
+  return windowEnd(job, p) >= horizon ? { horizon } : null;
+}
+
+const windowEnd = (job: Pick<JobRow, "startedAt">, p: ReplayParams) => (p.to < job.startedAt ? p.to : job.startedAt);
+
+/**
+ * Once the window has settled (PostgreSQL): events another node committed
+ * after the start with a received_at inside the window were not in the
+ * total counted at the start; they join the job. Whether it grew.
+ */
+async function countLateCommits(deps: Deps, job: JobRow, p: ReplayParams): Promise<boolean> {
+  if (readHorizonMs(deps.db) === 0 || job.total >= p.max_events) return false;
+  const [matching] = await deps.db
+    .select({ n: count() })
+    .from(events)
+    .where(and(replayable(job, p), lte(events.receivedAt, windowEnd(job, p))));
+  const total = Math.min(Number(matching?.n ?? 0), p.max_events);
+  if (total <= job.total) return false;
+  await deps.db.update(jobs).set({ total }).where(eq(jobs.id, job.id));
+  job.total = total;
+  return true;
 }
 
 /** Replay deliveries of a job not yet settled. */

@@ -1,4 +1,7 @@
+import { eq } from "drizzle-orm";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { events } from "../../src/db/schema";
+import { insertEvent, scopeOf } from "../helpers/rows";
 import { call, startTestServer, type TestServer } from "../helpers/server";
 import { startSink, type Sink } from "../helpers/sink";
 import { BINARY, cliEnv, ensureBinary, startCli } from "./helpers";
@@ -139,6 +142,33 @@ describe("listen --since last", () => {
       expect(await second.stop()).toBe(0);
       expect(second.lines.some((l) => l.includes(fine))).toBe(false);
       expect(target.requests.map((r) => r.body)).toEqual(["broken", "fine", "broken", "after"]);
+    } finally {
+      target.close();
+    }
+  });
+});
+
+describe("listen --since last and another node's late commit", () => {
+  it("forwards an event committed after the run stopped with a received_at just before the run's position, and nothing twice", async () => {
+    const key = await server.apiKey();
+    const scope = await scopeOf(server, key);
+    const src = (await call(server, "POST", "/v1/sources", { key, body: { name: "resume-late" } })).body.source;
+    const target = startSink();
+    try {
+      const args = ["listen", src.id, "--forward", `${target.url}/hook`, "--since", "last", "--json"];
+      const before = new Date(Date.now() - 1000).toISOString();
+      const seen = await ingestTo(src, "seen");
+      const first = startCli(["listen", src.id, "--forward", `${target.url}/hook`, "--since", before, "--json"], { env });
+      await first.waitForLine((l) => l.includes(seen));
+      expect(await first.stop()).toBe(0);
+
+      // Another node stamped this one a moment before `seen` and committed it only now (src/db/horizon.ts).
+      const [stored] = await server.deps.db.select({ receivedAt: events.receivedAt }).from(events).where(eq(events.id, seen));
+      const late = await insertEvent(server, scope, src.id, { body: "late", receivedAt: new Date(Date.parse(stored!.receivedAt) - 100).toISOString() });
+      const next = startCli(args, { env });
+      await next.waitForLine((l) => l.includes(late));
+      expect(await next.stop()).toBe(0);
+      expect(target.requests.map((r) => r.headers["x-hookrelay-event-id"])).toEqual([seen, late]);
     } finally {
       target.close();
     }

@@ -30,7 +30,7 @@ export async function insertEvent(
   server: TestServer,
   scope: TestScope,
   sourceId: string,
-  req: { body: string | Uint8Array; headers?: Record<string, string>; query?: string | null; method?: string; path?: string; contentType?: string | null },
+  req: { body: string | Uint8Array; headers?: Record<string, string>; query?: string | null; method?: string; path?: string; contentType?: string | null; receivedAt?: string },
 ): Promise<string> {
   const id = newId("event");
   const body = typeof req.body === "string" ? Buffer.from(req.body) : Buffer.from(req.body);
@@ -50,7 +50,8 @@ export async function insertEvent(
     dedupStatus: "skipped",
     // Already routed: the delivery router leaves it alone, so no test sends anything by accident.
     status: "ignored",
-    receivedAt: new Date().toISOString(),
+    // Another node's event may carry a received_at earlier than what is already stored (its clock, its slower commit).
+    receivedAt: req.receivedAt ?? new Date().toISOString(),
     routedAt: new Date().toISOString(),
   });
   return id;
