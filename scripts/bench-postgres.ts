@@ -246,7 +246,8 @@ async function sinkCount(base: string): Promise<number> {
 
 async function metric(base: string, name: string): Promise<number> {
   const text = await (await fetch(`${base}/metrics`)).text();
-  const m = new RegExp(`^${name} (\\S+)$`, "m").exec(text);
+  // Every series carries the node label (src/observability/metrics.ts).
+  const m = new RegExp(`^${name}(?:\\{[^}]*\\})? (\\S+)$`, "m").exec(text);
   return m ? Number(m[1]) : NaN;
 }
 
