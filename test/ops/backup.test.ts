@@ -1,3 +1,4 @@
+import { migrations } from "../../src/generated/migrations.gen";
 import { Database } from "bun:sqlite";
 import { copyFileSync, existsSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
@@ -173,7 +174,7 @@ describeOnly("sqlite", "hookrelay backup restore", "a PostgreSQL database is bac
       const target = newDir();
       const refused = await cli(["backup", "restore", newer, "--data-dir", target, "--json"], { env: cliEnv() });
       expect(refused.code).toBe(1);
-      expect(refused.errorJson().error).toMatchObject({ code: "conflict", message: expect.stringContaining("was made by a newer hookrelay (schema 2") });
+      expect(refused.errorJson().error).toMatchObject({ code: "conflict", message: expect.stringContaining(`was made by a newer hookrelay (schema ${migrations.length + 1}`) });
       expect(existsSync(join(target, "hookrelay.db"))).toBe(false);
 
       const junk = join(newDir(), "junk.db");
@@ -204,7 +205,7 @@ describeOnly("sqlite", "hookrelay backup restore", "a PostgreSQL database is bac
     const r = await cli(["backup", "restore", backup.path, "--data-dir", dataDir, "--json"], { env: cliEnv() });
     expect(r.code, r.stderr).toBe(0);
     const res = r.json();
-    expect(res).toMatchObject({ restored_from: backup.path, database: join(dataDir, "hookrelay.db"), schema: expect.stringMatching(/^1 \(/) });
+    expect(res).toMatchObject({ restored_from: backup.path, database: join(dataDir, "hookrelay.db"), schema: expect.stringMatching(new RegExp(`^${migrations.length} \\(`)) });
     expect(res.replaced_database_kept_as).toMatch(/hookrelay\.db\.replaced-/);
     const aside = new Database(res.replaced_database_kept_as, { readonly: true });
     expect(aside.query("select count(*) as n from events where id = ?").get(lost)).toEqual({ n: 1 });
