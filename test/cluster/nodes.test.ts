@@ -2,6 +2,7 @@ import { spawn, spawnSync, type ChildProcess } from "node:child_process";
 import { existsSync, rmSync } from "node:fs";
 import { join } from "node:path";
 import { afterAll, afterEach, beforeAll, expect, it } from "vitest";
+import { parseSse } from "../../cli/feed";
 import { HELD_PER_SLOT } from "../../src/delivery/worker";
 import { describeOnly, dropStore, storeEnv } from "../helpers/database";
 import { ADMIN, tempDir } from "../helpers/server";
@@ -271,4 +272,47 @@ describeOnly("postgres", "several serve nodes on one database", "nodes share one
     // Duplicates are stored but never delivered: the sink saw exactly the unique ids.
     for (const path of ["/a", "/b"]) expect(receivedAt(path).ids).toEqual(uniques);
   }, 120_000);
+
+  it("GET /v1/cluster on any node lists every node, and drops one killed with -9 once its heartbeats stop", async () => {
+    const { nodes, key } = await startCluster(3, async () => {});
+    const listed = async (node: Node) => (await api(node.url, key, "GET", "/cluster")).body.nodes as { id: string; address: string; self: boolean; scheduler: boolean }[];
+    for (const node of nodes) {
+      const all = await listed(node);
+      expect(all).toHaveLength(3);
+      expect(all.filter((n) => n.self)).toHaveLength(1);
+      expect(all.filter((n) => n.scheduler)).toHaveLength(1);
+    }
+    const victim = nodes[2]!;
+    const victimId = (await listed(victim)).find((n) => n.self)!.id;
+    victim.proc.kill("SIGKILL");
+    await victim.exited;
+    // NODE_TIMEOUT_MS (15 s) without a heartbeat.
+    await until(async () => (await listed(nodes[0]!)).every((n) => n.id !== victimId), 30_000, () => `${victimId} dropped from /v1/cluster`);
+    expect(await listed(nodes[1]!)).toHaveLength(2);
+  }, 60_000);
+
+  it("an SSE stream on node A sees an event ingested through node B", async () => {
+    let sourceId = "";
+    const { nodes, key } = await startCluster(2, async (url, key) => {
+      sourceId = (await api(url, key, "POST", "/sources", { name: "streamed" })).body.source.id;
+    });
+    const controller = new AbortController();
+    const res = await fetch(`${nodes[0]!.url}/v1/events/stream`, { headers: { "x-api-key": key }, signal: controller.signal });
+    expect(res.status).toBe(200);
+    const messages = parseSse(res.body as unknown as AsyncIterable<Uint8Array>)[Symbol.asyncIterator]();
+    try {
+      const sent = await ingest(nodes[1]!, sourceId, { hello: "from node B" });
+      expect(sent.status).toBe(200);
+      const seen: string[] = [];
+      const timeout = setTimeout(() => controller.abort(), 10_000);
+      for (let m = await messages.next(); !m.done; m = await messages.next()) {
+        seen.push(m.value.id ?? "");
+        if (m.value.id === sent.body.event_id) break;
+      }
+      clearTimeout(timeout);
+      expect(seen).toContain(sent.body.event_id);
+    } finally {
+      controller.abort();
+    }
+  }, 60_000);
 });
