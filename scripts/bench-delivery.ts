@@ -21,7 +21,7 @@
  * backlog does not grow, lag p50 < 20 ms and p99 < 100 ms; RSS < 200 MB.
  */
 import { join } from "node:path";
-import { adminKey, api, cpuSeconds, ensureBinary, machine, numberArg, peakRssMiB, resetPeakRss, root, rssMiB, startBunProcess, startHookrelay, type Proc } from "./bench/lib";
+import { adminKey, api, cpuSeconds, ensureBinary, machine, numberArg, peakRssMiB, resetPeakRss, root, rssMiB, startBunProcess, startHookrelay, type Proc, metric, until } from "./bench/lib";
 
 const backlog = numberArg("backlog", 100_000);
 const seconds = numberArg("seconds", 10);
@@ -219,17 +219,3 @@ async function paced(url: string, opts: { total: number; rate: number; connectio
   return { ok, rate: Math.round(ok / ((performance.now() - started) / 1000)) };
 }
 
-async function metric(base: string, name: string): Promise<number> {
-  const text = await (await fetch(`${base}/metrics`)).text();
-  // Every series carries the node label (src/observability/metrics.ts).
-  const m = new RegExp(`^${name}(?:\\{[^}]*\\})? (\\S+)$`, "m").exec(text);
-  return m ? Number(m[1]) : NaN;
-}
-
-async function until(check: () => Promise<boolean>, timeoutMs: number, what: string) {
-  const end = Date.now() + timeoutMs;
-  while (!(await check())) {
-    if (Date.now() > end) throw new Error(`timed out: ${what}`);
-    await Bun.sleep(50);
-  }
-}

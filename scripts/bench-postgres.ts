@@ -29,7 +29,7 @@ import { readdirSync, readFileSync } from "node:fs";
 import { join } from "node:path";
 import { SQL } from "bun";
 import { startPgCluster, type PgCluster } from "../test/helpers/postgres";
-import { adminKey, api, ensureBinary, loadAsync, machine, numberArg, root, startBunProcess, startHookrelay, type Proc } from "./bench/lib";
+import { adminKey, api, ensureBinary, loadAsync, machine, numberArg, root, startBunProcess, startHookrelay, type Proc, metric, until } from "./bench/lib";
 
 const nodeCounts = numberArg("nodes", 1) > 1 ? [1, numberArg("nodes", 1)] : [1];
 const seconds = numberArg("seconds", 10);
@@ -244,17 +244,3 @@ async function sinkCount(base: string): Promise<number> {
   return ((await (await fetch(`${base}/stats`)).json()) as { count: number }).count;
 }
 
-async function metric(base: string, name: string): Promise<number> {
-  const text = await (await fetch(`${base}/metrics`)).text();
-  // Every series carries the node label (src/observability/metrics.ts).
-  const m = new RegExp(`^${name}(?:\\{[^}]*\\})? (\\S+)$`, "m").exec(text);
-  return m ? Number(m[1]) : NaN;
-}
-
-async function until(check: () => Promise<boolean>, timeoutMs: number, what: string) {
-  const end = Date.now() + timeoutMs;
-  while (!(await check())) {
-    if (Date.now() > end) throw new Error(`timed out: ${what}`);
-    await Bun.sleep(50);
-  }
-}

@@ -215,3 +215,18 @@ export const machine = () => {
   const memGiB = Math.round(Number(/MemTotal:\s+(\d+)/.exec(readFileSync("/proc/meminfo", "utf8"))?.[1] ?? 0) / 1024 / 1024);
   return `${cores} cores (${cpu}), ${memGiB} GiB, Bun ${Bun.version}`;
 };
+
+/** A series of /metrics, whatever its labels (every series carries the node label). */
+export async function metric(base: string, name: string): Promise<number> {
+  const text = await (await fetch(`${base}/metrics`)).text();
+  const m = new RegExp(`^${name}(?:\\{[^}]*\\})? (\\S+)$`, "m").exec(text);
+  return m ? Number(m[1]) : NaN;
+}
+
+export async function until(check: () => Promise<boolean>, timeoutMs: number, what: string) {
+  const end = Date.now() + timeoutMs;
+  while (!(await check())) {
+    if (Date.now() > end) throw new Error(`timed out: ${what}`);
+    await Bun.sleep(50);
+  }
+}

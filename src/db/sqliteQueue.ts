@@ -1,3 +1,4 @@
+import { takeTurns, walkBudget } from "./claimTurns";
 import { deliverySql, type AttemptRow } from "./deliverySql";
 import type { Db } from "./open";
 import { preparedFor } from "./prepared";
@@ -87,15 +88,6 @@ function completeEach(db: Db, outcomes: readonly OutcomeRecord[]): Set<string> {
 
 // ---------------------------------------------------------------- the claim
 
-/**
- * A claim's walk over destinations visits at most this many per row asked
- * for (and at least WALK_MIN_VISITS): when most destinations with rows
- * waiting have none due yet (their retries are scheduled later), a claim
- * still costs in proportion to its batch, and the next one goes on from
- * where it stopped.
- */
-const WALK_VISITS_PER_ROW = 4;
-const WALK_MIN_VISITS = 64;
 
 /** Where the walk over destinations stands, per database: it goes round them in id order, claim after claim. */
 interface WalkState {
@@ -190,7 +182,7 @@ type Statements = ReturnType<typeof deliverySql>;
  * destinations it took from this time give more rows each, in turns.
  */
 function walkDestinations(s: Statements, state: WalkState, now: string, limit: number, skip: ReadonlySet<string>, cap: (d: string) => number) {
-  const budget = Math.max(WALK_MIN_VISITS, limit * WALK_VISITS_PER_ROW);
+  const budget = walkBudget(limit);
   const lap = state.lap ?? { start: state.cursor, wrapped: false };
   const lists = new Map<string, AttemptRow[]>();
   let count = 0;
@@ -243,23 +235,6 @@ function walkDestinations(s: Statements, state: WalkState, now: string, limit: n
   return { lists: [...lists.values()], lapDone };
 }
 
-/** Round-robin over the lists (one of each in turn), up to `limit` items. */
-export function takeTurns<T>(lists: Iterable<T[]>, limit: number): T[] {
-  const all = [...lists];
-  const out: T[] = [];
-  for (let turn = 0; out.length < limit; turn++) {
-    let any = false;
-    for (const list of all) {
-      const item = list[turn];
-      if (item === undefined) continue;
-      any = true;
-      out.push(item);
-      if (out.length >= limit) break;
-    }
-    if (!any) break;
-  }
-  return out;
-}
 
 /** The rows of these rowids, in the order given. */
 function loadInOrder(s: Statements, rowIds: number[]): AttemptRow[] {

@@ -1,3 +1,4 @@
+import { takeTurns, walkBudget } from "../claimTurns";
 import { and, eq, gt, min, sql, type SQL } from "drizzle-orm";
 import { storeOf } from "../dialect";
 import type { AttemptRow, ClaimedEvent, DestinationForDelivery } from "../deliverySql";
@@ -61,9 +62,6 @@ const CLAIMED = sql.raw(`a.id, a.org_id AS "orgId", a.env_id AS "envId", a.event
 
 // ---------------------------------------------------------------- the claim
 
-/** As on SQLite (src/db/sqliteQueue.ts): a claim visits at most this many destinations per row asked for, and at least the minimum. */
-const WALK_VISITS_PER_ROW = 4;
-const WALK_MIN_VISITS = 64;
 
 /** Where this process's walk over destinations stands: it goes round them in id order, claim after claim. */
 interface WalkState {
@@ -146,7 +144,7 @@ async function walkDestinations(db: Db, request: ClaimRequest): Promise<{ chosen
   const key = storeOf(db).root;
   const state = walks.get(key) ?? {};
   walks.set(key, state);
-  const budget = Math.max(WALK_MIN_VISITS, request.limit * WALK_VISITS_PER_ROW);
+  const budget = walkBudget(request.limit);
   const lap = state.lap ?? { start: state.cursor, wrapped: false };
   const chosen: string[] = [];
   let visits = 0;
@@ -241,23 +239,6 @@ async function claimExpired(db: Db, now: string, lease: string, claimedBy: strin
   );
 }
 
-/** Round-robin over the lists (one of each in turn), up to `limit` items. */
-function takeTurns<T>(lists: Iterable<T[]>, limit: number): T[] {
-  const all = [...lists];
-  const out: T[] = [];
-  for (let turn = 0; out.length < limit; turn++) {
-    let any = false;
-    for (const list of all) {
-      const item = list[turn];
-      if (item === undefined) continue;
-      any = true;
-      out.push(item);
-      if (out.length >= limit) break;
-    }
-    if (!any) break;
-  }
-  return out;
-}
 
 // ---------------------------------------------------------------- releasing, loading
 
