@@ -209,4 +209,25 @@ describeOnly("postgres", "two nodes on one database", "several serve nodes need 
     expect(inWindow).toBeLessThanOrEqual(Math.ceil(rate * (window / 1000) * 1.1) + 1);
     expect(inWindow).toBeGreaterThanOrEqual(Math.floor(rate * (window / 1000) * 0.9));
   }, 60_000);
+
+  it("an application's rate limit holds across both nodes (within 10%)", async () => {
+    // Both nodes have counted each other by now (the test above waited a heartbeat interval).
+    const rate = 10;
+    const app = await call(a, "POST", "/v1/applications", { key, body: { name: "Paced app", uid: "paced-app", rate_limit: rate } });
+    expect(app.status).toBe(201);
+    const endpoint = await call(a, "POST", `/v1/applications/${app.body.application.id}/endpoints`, { key, body: { url: `${sink.url}/app-paced` } });
+    expect(endpoint.status).toBe(201);
+    const before = sink.requests.length;
+    const sent = await Promise.all(
+      Array.from({ length: 80 }, (_, i) => call(i % 2 ? a : b, "POST", `/v1/applications/${app.body.application.id}/messages`, { key, body: { event_type: "order.paid", payload: { i } } })),
+    );
+    expect(sent.every((r) => r.status === 202)).toBe(true);
+    await waitFor(async () => sink.requests.slice(before).filter((r) => r.path === "/app-paced").length >= 45, { timeoutMs: 20_000, what: "45 paced deliveries" });
+    const times = sink.requests.slice(before).filter((r) => r.path === "/app-paced").map((r) => r.receivedAt);
+    const start = times[0]!;
+    const window = 4000;
+    const inWindow = times.filter((t) => t >= start && t < start + window).length;
+    expect(inWindow).toBeLessThanOrEqual(Math.ceil(rate * (window / 1000) * 1.1) + 1);
+    expect(inWindow).toBeGreaterThanOrEqual(Math.floor(rate * (window / 1000) * 0.9));
+  }, 60_000);
 });
