@@ -74,6 +74,11 @@ export async function transaction<T>(db: Db, work: (tx: Tx) => Promise<T>): Prom
  * here: BEGIN IMMEDIATE, the awaited work, COMMIT. One connection serves the
  * process, so transactions (and write turns, writeTurn.ts) take turns
  * through a gate; a statement outside any transaction is not held up by it.
+ * On that one connection, such a statement run while a transaction is open
+ * (only another call chain resumed in the same microtask drain can: the
+ * work awaits nothing but statements, which bun:sqlite answers at once) is
+ * part of it, and would be undone by its rollback. Writes that must not
+ * share another's fate go through transaction() themselves.
  */
 const gates = new WeakMap<Database, Gate>();
 
