@@ -1,4 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { itOnly } from "../helpers/database";
 import { call, startTestServer, type TestServer } from "../helpers/server";
 
 let server: TestServer;
@@ -56,6 +57,23 @@ describe("bad input never gets a 500 and the server keeps serving", () => {
     const res = await call(server, "GET", "/v1/auth/me", { headers: { cookie: "hookrelay_session=" + "%".repeat(300) } });
     expect(res.status).toBe(401);
     expectErrorBody(res.body, "unauthorized");
+  });
+});
+
+describe("NUL characters", () => {
+  it("answers 404 for a path holding one (no id or slug has one), on both stores", async () => {
+    for (const path of ["/v1/sources/%00", "/v1/topics/a%00b", "/v1/events/evt_%00"]) {
+      const res = await call(server, "GET", path, { key });
+      expect([path, res.status]).toEqual([path, 404]);
+      expectErrorBody(res.body, "not_found");
+    }
+  });
+
+  itOnly("postgres", "answers 400 validation_error for text the database cannot store", "SQLite's text holds a NUL character; PostgreSQL's refuses it (SQLSTATE 22…)", async () => {
+    const res = await call(server, "POST", "/v1/sources", { key, body: { name: "a\u0000b" } });
+    expect(res.status).toBe(400);
+    expectErrorBody(res.body, "validation_error");
+    expect((await call(server, "GET", "/v1/sources", { key })).status).toBe(200);
   });
 });
 

@@ -18,6 +18,19 @@ describe("DestinationPacer", () => {
     expect(p.blocked(5000)).toEqual([]);
   });
 
+  it("keeps its schedule when a send comes a little late, and starts again from now after a pause", () => {
+    const p = new DestinationPacer();
+    expect(p.tryTake("d", 4, 1000)).toBe(true);
+    // 50 ms after its slot (under half of 250 ms): the next slot stays at 1500, not 1550.
+    expect(p.tryTake("d", 4, 1300)).toBe(true);
+    expect(p.nextUnblockAt(1300)).toBe(1500);
+    expect(p.tryTake("d", 4, 1500)).toBe(true);
+    // Idle for a while: no burst to make up for it, the next slot is a whole interval on.
+    expect(p.tryTake("d", 4, 5000)).toBe(true);
+    expect(p.nextUnblockAt(5000)).toBe(5250);
+    expect(p.tryTake("d", 4, 5100)).toBe(false);
+  });
+
   it("caps claims of a rate-limited destination at one row, and lifts the cap when its limit goes", () => {
     const p = new DestinationPacer();
     p.tryTake("limited", 4, 1000);

@@ -98,6 +98,7 @@ export async function dropStore(dataDir: string): Promise<void> {
 export function describeOnly(store: TestStore, title: string, why: string, fn: () => void) {
   const full = `${title} (${storeName(store)} only: ${why})`;
   if (store === TEST_STORE) describe(full, fn);
+  // Skipped on the other store, never silently: the title carries the reason (`why`), and the run's summary counts it.
   else describe.skip(full, fn);
 }
 
@@ -115,5 +116,6 @@ export async function openStoreOf(dataDir: string): Promise<Store> {
 export function itOnly(store: TestStore, title: string, why: string, fn: () => unknown, timeout?: number) {
   const full = `${title} (${storeName(store)} only: ${why})`;
   if (store === TEST_STORE) it(full, fn, timeout);
+  // As describeOnly: skipped on the other store with the reason in the title.
   else it.skip(full, fn, timeout);
 }
