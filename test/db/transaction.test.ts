@@ -1,11 +1,12 @@
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { eq } from "drizzle-orm";
+import { eq, sql } from "drizzle-orm";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { organizations } from "../../src/db/schema";
 import { openStore, type Store } from "../../src/db/store";
 import { transaction } from "../../src/db/transaction";
+import { inWriteTurn } from "../../src/db/writeTurn";
 import { pgUnavailable, startPgCluster, type PgCluster } from "../helpers/postgres";
 
 /**
@@ -78,6 +79,21 @@ function behavesAsATransaction(name: string, open: () => Promise<{ store: Store;
       });
       expect(await seen("outer")).toBe(true);
       expect(await seen("inner")).toBe(false);
+    });
+
+    it("runs one write turn at a time: a write asked for while a turn commits sees that turn committed", async () => {
+      let started!: () => void;
+      const running = new Promise<void>((r) => (started = r));
+      const first = inWriteTurn(store.db, async () => {
+        await store.db.insert(organizations).values(org("turn-1"));
+        started();
+        // A slow statement keeps the turn open (PostgreSQL; SQLite's one writer serialises turns anyway).
+        if (store.dialect === "postgres") await (store.db as unknown as { execute(q: unknown): Promise<unknown> }).execute(sql`select pg_sleep(0.3)`);
+      });
+      await running;
+      const second = inWriteTurn(store.db, async () => (await store.db.select().from(organizations).where(eq(organizations.id, "turn-1"))).length === 1);
+      await first;
+      expect(await second).toBe(true);
     });
 
     it("keeps concurrent transactions apart: a unique violation in one does not undo the other", async () => {
