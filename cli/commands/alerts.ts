@@ -162,8 +162,15 @@ export function registerAlerts(program: Command) {
     input: updateAlertRuleInput,
     ...fields,
     description: "Change fields of an alert rule (only the flags given); a per-field flag changes that field of the stored config",
-    extraFlags: configFlags,
+    extraFlags: (cmd) => {
+      configFlags(cmd);
+      cmd.option("--disabled", "switch it off (same as --no-enabled); --enabled switches it on");
+    },
     mapBody: async (ctx, opts, body, id) => {
+      if (opts.disabled) {
+        if (body.enabled === true) throw usageError("--enabled and --disabled contradict each other: give one");
+        body.enabled = false;
+      }
       const given = givenConfig(opts);
       if (Object.keys(given).length === 0) return;
       let base: Record<string, unknown> | null = {};
@@ -177,7 +184,7 @@ export function registerAlerts(program: Command) {
       body.rule_config = { ...base, ...given };
     },
     local: (m, deps, scope, id, body) => m.updateAlertRule(deps, scope, id, body),
-    examples: [`hookrelay alerts update ${ID} --no-enabled`, `hookrelay alerts update ${ID} --threshold-percent 30 --cooldown-minutes 60`, `hookrelay alerts update ${ID} --channel-ids nc_…,nc_…`],
+    examples: [`hookrelay alerts update ${ID} --disabled`, `hookrelay alerts update ${ID} --enabled`, `hookrelay alerts update ${ID} --threshold-percent 30 --cooldown-minutes 60`, `hookrelay alerts update ${ID} --channel-ids nc_…,nc_…`],
   });
   r.delete({ local: (m, deps, scope, id) => m.deleteAlertRule(deps, scope, id), description: "Delete an alert rule and its history", examples: [`hookrelay alerts delete ${ID} --yes`] });
   r.verb(
