@@ -1,4 +1,5 @@
 import type { ChannelNotified } from "../contracts/alertRules";
+import { hex32 } from "../contracts/ids";
 import { recordAlertHistory, type ActiveRule } from "../domain/alertRules";
 import { iso } from "../domain/clock";
 import type { Deps } from "../domain/deps";
@@ -47,7 +48,7 @@ async function notifyChannel(deps: Deps, channelId: string, channel: SendableCha
     }
     attempts++;
     try {
-      await sendNotification(channel.config, n, sendContext(deps.settings));
+      await sendNotification(channel.config, n, sendContext(deps.settings, deps.clock));
       opts.metrics?.notificationsSent.inc({ channel_type: channel.type });
       return { ...base, success: true, error: null, attempts };
     } catch (err) {
@@ -66,7 +67,10 @@ async function notifyChannel(deps: Deps, channelId: string, channel: SendableCha
  */
 export async function dispatchAlert(deps: Deps, rule: ActiveRule, trigger: Trigger, at: Date, opts: DispatchOptions) {
   const channels = new Map((await loadChannelsForSend(deps, rule.channelIds)).map((c) => [c.id, c]));
+  // The history entry's id names the notification: receivers can match the two, and drop a repeated try.
+  const entryId = hex32();
   const notification: AlertNotification = {
+    id: entryId,
     type: "alert.triggered",
     alertRuleId: rule.id,
     ruleName: rule.name,
@@ -77,5 +81,5 @@ export async function dispatchAlert(deps: Deps, rule: ActiveRule, trigger: Trigg
     link: `${deps.settings.baseUrl}${trigger.path}`,
   };
   const outcomes = await Promise.all(rule.channelIds.map((id) => notifyChannel(deps, id, channels.get(id), notification, opts)));
-  return recordAlertHistory(deps, rule, { reason: trigger.reason, data: trigger.data, channels: outcomes, at });
+  return recordAlertHistory(deps, rule, { id: entryId, reason: trigger.reason, data: trigger.data, channels: outcomes, at });
 }

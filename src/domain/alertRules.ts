@@ -298,10 +298,10 @@ export async function claimTrigger({ db }: Deps, rule: ActiveRule, now: Date): P
 export async function recordAlertHistory(
   { db }: Deps,
   rule: Pick<ActiveRule, "id" | "orgId" | "envId">,
-  entry: { reason: string; data: Record<string, unknown>; channels: ChannelNotified[]; at: Date },
+  entry: { id?: string; reason: string; data: Record<string, unknown>; channels: ChannelNotified[]; at: Date },
 ): Promise<AlertHistoryEntry> {
   const row: HistoryRow = {
-    id: hex32(),
+    id: entry.id ?? hex32(),
     orgId: rule.orgId,
     envId: rule.envId,
     alertRuleId: rule.id,

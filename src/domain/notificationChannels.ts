@@ -1,11 +1,11 @@
 import { and, desc, eq, inArray } from "drizzle-orm";
 // Leaf modules shared with the alert task: configs are checked, masked and sent with the code that later sends alerts.
-import { channelKind, NotifyError, sendNotification, type AlertNotification } from "../alerts/notifiers";
+import { channelKind, NotifyError, sendNotification, type AlertNotification, type SendContext } from "../alerts/notifiers";
 import { AppError, notFound } from "../contracts/errors";
-import { newId, normalizeId } from "../contracts/ids";
+import { hex32, newId, normalizeId } from "../contracts/ids";
 import type { ChannelConfig, ChannelDetail, ChannelListItem, ChannelType, CreateChannelInput, UpdateChannelInput } from "../contracts/notificationChannels";
 import { alertRules, notificationChannels } from "../db/schema";
-import { iso } from "./clock";
+import { iso, type Clock } from "./clock";
 import type { Deps, DomainSettings, Scope } from "./deps";
 import { createScope, inScope } from "./scope";
 import type { SecretBox } from "./secrets";
@@ -158,6 +158,7 @@ export async function deleteChannel(deps: Deps, scope: Scope, rawId: string) {
 export async function testChannel(deps: Deps, scope: Scope, rawId: string) {
   const row = await findChannel(deps, scope, rawId);
   const notification: AlertNotification = {
+    id: hex32(),
     type: "alert.test",
     alertRuleId: null,
     ruleName: "Test notification",
@@ -170,7 +171,7 @@ export async function testChannel(deps: Deps, scope: Scope, rawId: string) {
   const channel = openChannel(row, deps.secrets);
   if (!channel) return { success: false, error: "the channel's config cannot be read (was the secret key changed?)" };
   try {
-    await sendNotification(channel, notification, sendContext(deps.settings));
+    await sendNotification(channel, notification, sendContext(deps.settings, deps.clock));
     return { success: true, error: null };
   } catch (err) {
     return { success: false, error: failureMessage(err) };
@@ -244,8 +245,8 @@ export async function loadChannelsForSend({ db, secrets }: Deps, ids: string[]):
   return rows.map((r) => ({ id: r.id, name: r.name, type: r.type as ChannelType, config: openChannel(r, secrets) }));
 }
 
-export function sendContext(settings: DomainSettings) {
-  return { timeoutMs: SEND_TIMEOUT_MS, blockPrivate: settings.blockPrivateDestinations, smtpUrl: settings.smtpUrl, baseUrl: settings.baseUrl };
+export function sendContext(settings: DomainSettings, clock: Clock): SendContext {
+  return { timeoutMs: SEND_TIMEOUT_MS, blockPrivate: settings.blockPrivateDestinations, smtpUrl: settings.smtpUrl, baseUrl: settings.baseUrl, now: () => clock.now() };
 }
 
 /** What a failed send says in history and test results: our own messages as they are, anything else generically. */

@@ -3,6 +3,12 @@ import type { ChannelType } from "../../contracts/notificationChannels";
 
 /** One alert, as every channel type tells it. */
 export interface AlertNotification {
+  /**
+   * Names this notification: the same on every try of it, so a receiver can
+   * drop a repeat (a rule's notification: its history entry's id). Sent as
+   * the Standard Webhooks `webhook-id`.
+   */
+  id: string;
   /** `alert.triggered` for a rule that fired, `alert.test` for POST /notification-channels/{id}/test. */
   type: "alert.triggered" | "alert.test";
   alertRuleId: string | null;
@@ -26,6 +32,8 @@ export interface SendContext {
   smtpUrl?: string;
   /** HOOKRELAY_BASE_URL: names the sender of emails that give no `from`. */
   baseUrl: string;
+  /** The injected clock: the time a signature says a request was sent. */
+  now(): Date;
 }
 
 /** A send that did not go through; the message is shown to users (history, test results), so it never holds a secret. */
