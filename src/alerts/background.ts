@@ -1,14 +1,14 @@
 import type { Gauge } from "prom-client";
 import { PERIODIC_RULE_TYPES } from "../contracts/alertRules";
 import { sourceOfEvent } from "../domain/alertMeasurements";
-import { claimTrigger, coolingDown, enabledRules, pruneAlertHistory, type ActiveRule } from "../domain/alertRules";
+import { claimResolution, claimTrigger, coolingDown, enabledRules, pruneAlertHistory, type ActiveRule } from "../domain/alertRules";
 import { iso } from "../domain/clock";
 import { countOpenIssues, loadIssues } from "../domain/issues";
 import { whileScheduler } from "../cluster/schedulerLease";
 import type { BackgroundContext } from "../runtime/background";
 import { every, type BackgroundTask } from "../runtime/tasks";
 import { wakeable } from "../runtime/wakeable";
-import { dispatchAlert, RETRY_DELAYS_MS } from "./dispatch";
+import { dispatchAlert, RETRY_DELAYS_MS, type Notice } from "./dispatch";
 import { evaluateRule, issueTrigger, type Trigger } from "./evaluate";
 
 export interface AlertWorkOptions {
@@ -39,23 +39,38 @@ export function startAlertWork(ctx: BackgroundContext, opts: AlertWorkOptions = 
   const dlqScopes = new Map<string, { orgId: string; envId: string }>();
   let fullPass = true;
 
-  /** Fires the rule if it is out of cooldown and nobody fired it meanwhile; the sends go on in the background. */
-  async function fire(rule: ActiveRule, trigger: Trigger, now: Date) {
-    if (!(await claimTrigger(deps, rule, now))) return;
-    metrics.alertsFired.inc({ rule_type: rule.ruleType });
-    logger.info("alert fired", { alert_rule_id: rule.id, rule_type: rule.ruleType, reason: trigger.reason });
-    const sending: Promise<unknown> = dispatchAlert(deps, rule, trigger, now, { logger, metrics, retryDelaysMs: opts.retryDelaysMs ?? RETRY_DELAYS_MS, signal: stopping.signal })
+  /** Sends and records in the background: a slow channel holds up no evaluation. */
+  function send(rule: ActiveRule, notice: Notice, now: Date) {
+    const sending: Promise<unknown> = dispatchAlert(deps, rule, notice, now, { logger, metrics, retryDelaysMs: opts.retryDelaysMs ?? RETRY_DELAYS_MS, signal: stopping.signal })
       .catch((err) => logger.error("recording an alert failed", { alert_rule_id: rule.id, error: err instanceof Error ? err.message : String(err) }))
       .finally(() => dispatches.delete(sending));
     dispatches.add(sending);
   }
 
+  /** Fires the rule if it is out of cooldown and nobody fired it meanwhile (a periodic rule's trigger also moves its mark). */
+  async function fire(rule: ActiveRule, trigger: Trigger, now: Date) {
+    if (!(await claimTrigger(deps, rule, now, trigger.mark))) return;
+    metrics.alertsFired.inc({ rule_type: rule.ruleType });
+    logger.info("alert fired", { alert_rule_id: rule.id, rule_type: rule.ruleType, reason: trigger.reason });
+    send(rule, { ...trigger, status: "triggered" }, now);
+  }
+
+  /** A firing rule whose condition cleared: one resolved notification to the same channels, whatever the cooldown. */
+  async function resolve(rule: ActiveRule, resolution: Omit<Trigger, "mark">, now: Date) {
+    const since = await claimResolution(deps, rule);
+    if (since === null) return;
+    logger.info("alert resolved", { alert_rule_id: rule.id, rule_type: rule.ruleType, reason: resolution.reason });
+    send(rule, { ...resolution, data: { ...resolution.data, firing_since: since }, status: "resolved", firingSince: since }, now);
+  }
+
   async function evaluate(rules: ActiveRule[], now: Date) {
     for (const rule of rules) {
-      if (coolingDown(rule, now)) continue;
+      // Not firing and cooling down: it can neither fire nor resolve now.
+      if (rule.firingSince === null && coolingDown(rule, now)) continue;
       try {
-        const trigger = await evaluateRule(deps, rule, now);
-        if (trigger) await fire(rule, trigger, now);
+        const { holds, trigger, resolution } = await evaluateRule(deps, rule, now);
+        if (!holds && resolution && rule.firingSince !== null) await resolve(rule, resolution, now);
+        else if (trigger) await fire(rule, trigger, now);
       } catch (err) {
         // One rule's trouble (its source deleted meanwhile, say) does not keep the others from being evaluated.
         logger.error("alert rule evaluation failed", { alert_rule_id: rule.id, error: err instanceof Error ? err.message : String(err) });

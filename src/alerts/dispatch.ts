@@ -60,26 +60,31 @@ async function notifyChannel(deps: Deps, channelId: string, channel: SendableCha
   return { ...base, success: false, error, attempts };
 }
 
+/** What is sent: a trigger, or a resolution (with when the firing it ends began). */
+export type Notice = Omit<Trigger, "mark"> & ({ status: "triggered" } | { status: "resolved"; firingSince: string });
+
 /**
- * Notifies every channel of a rule that fired, side by side (one failing
+ * Notifies every channel of a rule that fired (or whose firing ended), side by side (one failing
  * channel neither stops nor delays the others), then writes the history
  * entry with each channel's outcome.
  */
-export async function dispatchAlert(deps: Deps, rule: ActiveRule, trigger: Trigger, at: Date, opts: DispatchOptions) {
+export async function dispatchAlert(deps: Deps, rule: ActiveRule, notice: Notice, at: Date, opts: DispatchOptions) {
   const channels = new Map((await loadChannelsForSend(deps, rule.channelIds)).map((c) => [c.id, c]));
   // The history entry's id names the notification: receivers can match the two, and drop a repeated try.
   const entryId = hex32();
   const notification: AlertNotification = {
     id: entryId,
-    type: "alert.triggered",
+    type: notice.status === "resolved" ? "alert.resolved" : "alert.triggered",
     alertRuleId: rule.id,
     ruleName: rule.name,
     ruleType: rule.ruleType,
-    reason: trigger.reason,
-    data: trigger.data,
-    triggeredAt: iso(at),
-    link: `${deps.settings.baseUrl}${trigger.path}`,
+    reason: notice.reason,
+    data: notice.data,
+    // A resolution tells when the firing it ends began, and when it ended.
+    triggeredAt: notice.status === "resolved" ? notice.firingSince : iso(at),
+    ...(notice.status === "resolved" ? { resolvedAt: iso(at) } : {}),
+    link: `${deps.settings.baseUrl}${notice.path}`,
   };
   const outcomes = await Promise.all(rule.channelIds.map((id) => notifyChannel(deps, id, channels.get(id), notification, opts)));
-  return recordAlertHistory(deps, rule, { id: entryId, reason: trigger.reason, data: trigger.data, channels: outcomes, at });
+  return recordAlertHistory(deps, rule, { id: entryId, status: notice.status, reason: notice.reason, data: notice.data, channels: outcomes, at });
 }

@@ -1,5 +1,16 @@
 import type { Issue } from "../contracts/issues";
-import { attemptOutcomes, dlqArrivals, eventsArrived, latencyPercentile, scopeNames } from "../domain/alertMeasurements";
+import {
+  attemptOutcomes,
+  dlqArrivals,
+  eventsArrived,
+  latencyPercentile,
+  newAttemptOutcomes,
+  newDlqArrivals,
+  newLatencyPercentile,
+  scopeNames,
+  type Mark,
+} from "../domain/alertMeasurements";
+import { iso } from "../domain/clock";
 import type { ActiveRule } from "../domain/alertRules";
 import type { Deps } from "../domain/deps";
 
@@ -9,6 +20,8 @@ export interface Trigger {
   data: Record<string, unknown>;
   /** Where the admin UI shows it (a path under the base URL). */
   path: string;
+  /** A periodic rule's high-water mark once this is reported: what the trigger counted. */
+  mark?: Mark;
 }
 
 const MINUTE = 60_000;
@@ -24,65 +37,112 @@ async function scopeWords(deps: Deps, rule: ActiveRule): Promise<string> {
 }
 
 /**
- * Evaluates a periodic rule (failure_rate, latency, dlq, volume_drop) at
- * `now`: the trigger when its condition holds, else null. Cooldown is not
- * looked at here (claimTrigger does, atomically).
+ * A periodic rule at `now`. `holds`: its condition over the whole window; a
+ * firing rule whose condition no longer holds is resolved, with
+ * `resolution` saying how things stand. `trigger`: set when the condition
+ * holds and what the rule has not reported yet (after its mark) meets it by
+ * itself; it counts only that, and carries the mark that covers it. So an
+ * item (a DLQ entry, a failed or slow attempt, a quiet window) triggers a
+ * rule at most once. Cooldown is not looked at here (claimTrigger does,
+ * atomically).
  */
-export async function evaluateRule(deps: Deps, rule: ActiveRule, now: Date): Promise<Trigger | null> {
+export interface Evaluation {
+  holds: boolean;
+  trigger: Trigger | null;
+  resolution: Omit<Trigger, "mark"> | null;
+}
+
+const held = (trigger: Trigger | null): Evaluation => ({ holds: true, trigger, resolution: null });
+const cleared = (resolution: Omit<Trigger, "mark">): Evaluation => ({ holds: false, trigger: null, resolution });
+
+export async function evaluateRule(deps: Deps, rule: ActiveRule, now: Date): Promise<Evaluation> {
   const path = `/alert-rules/${rule.id}`;
   switch (rule.ruleType) {
     case "failure_rate": {
       const c = rule.config as ActiveRule<"failure_rate">["config"];
       const since = new Date(now.getTime() - c.window_minutes * MINUTE);
-      const { succeeded, failed } = await attemptOutcomes(deps, rule, since);
-      const attempts = succeeded + failed;
-      if (attempts === 0 || attempts < c.min_attempts) return null;
-      const percent = (failed / attempts) * 100;
-      if (percent < c.threshold_percent) return null;
-      return {
-        reason: `${round1(percent)}% of deliveries${await scopeWords(deps, rule)} failed in the last ${minutes(c.window_minutes)} (${failed} of ${attempts}; threshold ${c.threshold_percent}%)`,
-        data: { failure_percent: round1(percent), failed, succeeded, attempts, threshold_percent: c.threshold_percent, min_attempts: c.min_attempts, window_minutes: c.window_minutes },
-        path,
+      const meets = (o: { succeeded: number; failed: number }) => {
+        const attempts = o.succeeded + o.failed;
+        const percent = attempts === 0 ? 0 : (o.failed / attempts) * 100;
+        return { attempts, percent, ok: attempts > 0 && attempts >= c.min_attempts && percent >= c.threshold_percent };
       };
+      const words = async (o: { succeeded: number; failed: number }) => {
+        const { attempts, percent } = meets(o);
+        return {
+          reason: `${round1(percent)}% of deliveries${await scopeWords(deps, rule)} failed in the last ${minutes(c.window_minutes)} (${o.failed} of ${attempts}; threshold ${c.threshold_percent}%)`,
+          data: { failure_percent: round1(percent), failed: o.failed, succeeded: o.succeeded, attempts, threshold_percent: c.threshold_percent, min_attempts: c.min_attempts, window_minutes: c.window_minutes },
+        };
+      };
+      const all = await attemptOutcomes(deps, rule, since);
+      if (!meets(all).ok) return cleared(resolved(await words(all), path));
+      const fresh = await newAttemptOutcomes(deps, rule, since, rule.reportedUntil);
+      if (!fresh.mark || !meets(fresh).ok) return held(null);
+      return held({ ...(await words(fresh)), path, mark: fresh.mark });
     }
     case "latency": {
       const c = rule.config as ActiveRule<"latency">["config"];
       const since = new Date(now.getTime() - c.window_minutes * MINUTE);
-      const { samples, valueMs } = await latencyPercentile(deps, rule, since, c.percentile);
-      if (valueMs === null || valueMs < c.threshold_ms) return null;
-      return {
-        reason: `p${c.percentile} delivery latency${await scopeWords(deps, rule)} was ${valueMs} ms over the last ${minutes(c.window_minutes)} (${plural(samples, "attempt")}; threshold ${c.threshold_ms} ms)`,
-        data: { latency_ms: valueMs, percentile: c.percentile, threshold_ms: c.threshold_ms, samples, window_minutes: c.window_minutes },
-        path,
-      };
+      const words = async (m: { samples: number; valueMs: number | null }) => ({
+        reason:
+          m.valueMs === null
+            ? `no timed deliveries${await scopeWords(deps, rule)} in the last ${minutes(c.window_minutes)} (threshold ${c.threshold_ms} ms)`
+            : `p${c.percentile} delivery latency${await scopeWords(deps, rule)} was ${m.valueMs} ms over the last ${minutes(c.window_minutes)} (${plural(m.samples, "attempt")}; threshold ${c.threshold_ms} ms)`,
+        data: { latency_ms: m.valueMs, percentile: c.percentile, threshold_ms: c.threshold_ms, samples: m.samples, window_minutes: c.window_minutes },
+      });
+      const all = await latencyPercentile(deps, rule, since, c.percentile);
+      if (all.valueMs === null || all.valueMs < c.threshold_ms) return cleared(resolved(await words(all), path));
+      const fresh = await newLatencyPercentile(deps, rule, since, c.percentile, rule.reportedUntil);
+      if (!fresh.mark || fresh.valueMs === null || fresh.valueMs < c.threshold_ms) return held(null);
+      return held({ ...(await words(fresh)), path, mark: fresh.mark });
     }
     case "dlq": {
       const c = rule.config as ActiveRule<"dlq">["config"];
       const since = new Date(now.getTime() - c.window_minutes * MINUTE);
-      const arrived = await dlqArrivals(deps, rule, since);
-      if (arrived < c.threshold) return null;
-      return {
-        reason: `${plural(arrived, "delivery", "deliveries")}${await scopeWords(deps, rule)} landed in the dead-letter queue in the last ${minutes(c.window_minutes)} (threshold ${c.threshold})`,
-        data: { dlq_count: arrived, threshold: c.threshold, window_minutes: c.window_minutes },
+      const all = await dlqArrivals(deps, rule, since);
+      if (all < c.threshold) {
+        return cleared(
+          resolved(
+            {
+              reason: `${plural(all, "delivery", "deliveries")}${await scopeWords(deps, rule)} from the last ${minutes(c.window_minutes)} still in the dead-letter queue (threshold ${c.threshold})`,
+              data: { dlq_count: all, threshold: c.threshold, window_minutes: c.window_minutes },
+            },
+            path,
+          ),
+        );
+      }
+      const fresh = await newDlqArrivals(deps, rule, since, rule.reportedUntil);
+      if (!fresh.mark || fresh.count < c.threshold) return held(null);
+      return held({
+        reason: `${plural(fresh.count, "delivery", "deliveries")}${await scopeWords(deps, rule)} landed in the dead-letter queue in the last ${minutes(c.window_minutes)} (threshold ${c.threshold})`,
+        data: { dlq_count: fresh.count, threshold: c.threshold, window_minutes: c.window_minutes },
         path,
-      };
+        mark: fresh.mark,
+      });
     }
     case "volume_drop": {
       const c = rule.config as ActiveRule<"volume_drop">["config"];
       const window = c.window_minutes * MINUTE;
+      const since = new Date(now.getTime() - window);
       // A rule younger than its window has not watched a whole window yet: nothing has dropped.
-      if (now.getTime() - Date.parse(rule.createdAt) < window) return null;
-      const arrived = await eventsArrived(deps, rule, new Date(now.getTime() - window));
-      if (arrived >= c.min_events) return null;
-      return {
-        reason: `Only ${plural(arrived, "event")} arrived${await scopeWords(deps, rule)} in the last ${minutes(c.window_minutes)} (expected at least ${c.min_events})`,
+      if (now.getTime() - Date.parse(rule.createdAt) < window) return { holds: false, trigger: null, resolution: null };
+      const arrived = await eventsArrived(deps, rule, since);
+      const words = async () => ({
+        reason: `${arrived < c.min_events ? "Only " : ""}${plural(arrived, "event")} arrived${await scopeWords(deps, rule)} in the last ${minutes(c.window_minutes)} (expected at least ${c.min_events})`,
         data: { events: arrived, min_events: c.min_events, window_minutes: c.window_minutes },
-        path,
-      };
+      });
+      if (arrived >= c.min_events) return cleared(resolved(await words(), path));
+      // What a quiet window reports is the window itself: the next trigger needs a whole window after the last one reported.
+      if (rule.reportedUntil && Date.parse(rule.reportedUntil.at) > since.getTime()) return held(null);
+      return held({ ...(await words()), path, mark: { at: iso(now), id: null } });
     }
     case "issue_opened":
-      return null;
+      return { holds: false, trigger: null, resolution: null };
   }
+}
+
+/** A resolution's words: how things stand now that the condition no longer holds. */
+function resolved(w: { reason: string; data: Record<string, unknown> }, path: string): Omit<Trigger, "mark"> {
+  return { reason: `Resolved: ${w.reason}`, data: w.data, path };
 }
 
 /** An issue_opened rule's trigger for one issue. */

@@ -119,6 +119,10 @@ export interface ChannelNotified {
   attempts: number;
 }
 
+/** What a history entry records: a trigger, or the end of a firing (its condition no longer holds). */
+export const HISTORY_STATUSES = ["triggered", "resolved"] as const;
+export type HistoryStatus = (typeof HISTORY_STATUSES)[number];
+
 export const alertHistoryEntry = z.object({
   id: z.string(),
   org_id: z.string(),
@@ -128,6 +132,7 @@ export const alertHistoryEntry = z.object({
   trigger_data: z.string().describe("JSON object of the measured numbers, encoded as a string"),
   channels_notified: z.string().describe("JSON array of {channel_id, channel_name, channel_type, success, error, attempts}, encoded as a string"),
   created_at: z.string(),
+  status: z.enum(HISTORY_STATUSES).describe("triggered: the rule fired; resolved: its condition cleared after it fired"),
 });
 export type AlertHistoryEntry = z.infer<typeof alertHistoryEntry>;
 

@@ -1,4 +1,4 @@
-import { and, asc, count, desc, eq, inArray, isNull, lt, sql, type SQL } from "drizzle-orm";
+import { and, asc, count, desc, eq, inArray, isNull, lt, sql, type Column, type SQL } from "drizzle-orm";
 import {
   DEFAULT_COOLDOWN_MINUTES,
   RECENT_HISTORY,
@@ -7,6 +7,7 @@ import {
   type AlertRule,
   type ChannelNotified,
   type CreateAlertRuleInput,
+  type HistoryStatus,
   type ListAlertRulesQuery,
   type RuleConfigs,
   type RuleType,
@@ -16,6 +17,7 @@ import { AppError, notFound } from "../contracts/errors";
 import { hex32, normalizeId } from "../contracts/ids";
 import type { PageQuery } from "../contracts/pagination";
 import { alertHistory, alertRules, destinations, sources } from "../db/schema";
+import type { Mark } from "./alertMeasurements";
 import { iso } from "./clock";
 import type { Deps, Scope } from "./deps";
 import { checkedChannelIds, parseIds } from "./notificationChannels";
@@ -56,6 +58,7 @@ export function serializeHistory(row: HistoryRow): AlertHistoryEntry {
     trigger_data: row.triggerData,
     channels_notified: row.channelsNotified,
     created_at: row.createdAt,
+    status: row.status as HistoryStatus,
   };
 }
 
@@ -121,6 +124,9 @@ export async function createAlertRule(deps: Deps, scope: Scope, input: CreateAle
     triggerCount: 0,
     createdAt: now,
     updatedAt: now,
+    firingSince: null,
+    reportedUntil: null,
+    reportedUntilId: null,
   };
   await deps.db.insert(alertRules).values(row);
   // A new rule is evaluated now rather than at the next interval.
@@ -197,8 +203,17 @@ export async function updateAlertRule(deps: Deps, scope: Scope, rawId: string, i
   if (input.destination_id !== undefined) next.destinationId = (await scopedDestinationId(deps, scope, input.destination_id)) ?? null;
   if (input.cooldown_minutes !== undefined) next.cooldownMinutes = input.cooldown_minutes;
   next.updatedAt = iso(deps.clock.now());
-  const { id, orgId, envId, createdAt, lastTriggeredAt, triggerCount, ...changes } = next;
-  await deps.db.update(alertRules).set(changes).where(eq(alertRules.id, id));
+  // The alert task's state is its own: written back here only to reset it (a stale copy would undo its work).
+  const { id, orgId, envId, createdAt, lastTriggeredAt, triggerCount, firingSince, reportedUntil, reportedUntilId, ...changes } = next;
+  const reset: Partial<RuleRow> = {};
+  // Switched off, a rule stops firing without a resolved notification (it is no longer watched).
+  if (next.enabled === 0) reset.firingSince = null;
+  // Another type counts other things: nothing of them has been reported.
+  if (next.ruleType !== row.ruleType) Object.assign(reset, { firingSince: null, reportedUntil: null, reportedUntilId: null });
+  await deps.db
+    .update(alertRules)
+    .set({ ...changes, ...reset })
+    .where(eq(alertRules.id, id));
   deps.bus.publish({ type: "alerts.evaluate" });
   return { alert_rule: serializeAlertRule(next) };
 }
@@ -226,6 +241,10 @@ export interface ActiveRule<T extends RuleType = RuleType> {
   cooldownMinutes: number;
   lastTriggeredAt: string | null;
   createdAt: string;
+  /** When its condition began to hold, while it is firing; null when it is not. */
+  firingSince: string | null;
+  /** What it has reported up to (docs/alerts.md, "Firing, resolved and what is counted"). */
+  reportedUntil: Mark | null;
 }
 
 function activeRule(row: RuleRow): ActiveRule | null {
@@ -251,6 +270,8 @@ function activeRule(row: RuleRow): ActiveRule | null {
     cooldownMinutes: row.cooldownMinutes,
     lastTriggeredAt: row.lastTriggeredAt,
     createdAt: row.createdAt,
+    firingSince: row.firingSince,
+    reportedUntil: row.reportedUntil === null ? null : { at: row.reportedUntil, id: row.reportedUntilId },
   };
 }
 
@@ -271,34 +292,63 @@ export function coolingDown(rule: Pick<ActiveRule, "lastTriggeredAt" | "cooldown
   return rule.lastTriggeredAt !== null && now.getTime() - Date.parse(rule.lastTriggeredAt) < rule.cooldownMinutes * 60_000;
 }
 
+const sameOrNull = (col: Column, v: string | null) => (v === null ? isNull(col) : eq(col, v));
+
+/** The rule's state is still as it was read: nobody triggered or resolved it since. */
+const unchangedSinceRead = (rule: ActiveRule) =>
+  and(
+    eq(alertRules.id, rule.id),
+    eq(alertRules.enabled, 1),
+    sameOrNull(alertRules.lastTriggeredAt, rule.lastTriggeredAt),
+    sameOrNull(alertRules.firingSince, rule.firingSince),
+    sameOrNull(alertRules.reportedUntil, rule.reportedUntil?.at ?? null),
+    sameOrNull(alertRules.reportedUntilId, rule.reportedUntil?.id ?? null),
+  );
+
 /**
  * Takes a trigger: counts it and sets last_triggered_at, only if the rule is
  * still enabled, out of its cooldown, and nobody else took a trigger since
- * it was read (two evaluations at once fire it once). Updates `rule`.
+ * it was read (two evaluations at once fire it once). For a periodic rule
+ * (`mark` given) it also starts or continues its firing and moves its
+ * high-water mark past what this trigger reports, in the same statement, so
+ * no node reports those items again. Updates `rule`.
  */
-export async function claimTrigger({ db }: Deps, rule: ActiveRule, now: Date): Promise<boolean> {
+export async function claimTrigger({ db }: Deps, rule: ActiveRule, now: Date, mark?: Mark): Promise<boolean> {
   if (coolingDown(rule, now)) return false;
   const at = iso(now);
+  const state = mark ? { firingSince: rule.firingSince ?? at, reportedUntil: mark.at, reportedUntilId: mark.id } : {};
   const taken = await db
     .update(alertRules)
-    .set({ lastTriggeredAt: at, triggerCount: sql`${alertRules.triggerCount} + 1` })
-    .where(
-      and(
-        eq(alertRules.id, rule.id),
-        eq(alertRules.enabled, 1),
-        rule.lastTriggeredAt === null ? isNull(alertRules.lastTriggeredAt) : eq(alertRules.lastTriggeredAt, rule.lastTriggeredAt),
-      ),
-    )
+    .set({ lastTriggeredAt: at, triggerCount: sql`${alertRules.triggerCount} + 1`, ...state })
+    .where(unchangedSinceRead(rule))
     .returning({ id: alertRules.id });
   if (taken.length === 0) return false;
   rule.lastTriggeredAt = at;
+  if (mark) {
+    rule.firingSince = state.firingSince!;
+    rule.reportedUntil = mark;
+  }
   return true;
+}
+
+/**
+ * Ends a rule's firing when its condition no longer holds: only if it is
+ * still firing as it was read (one node sends the resolved notification).
+ * Returns when it had been firing since, or null when someone else got there.
+ */
+export async function claimResolution({ db }: Deps, rule: ActiveRule): Promise<string | null> {
+  const since = rule.firingSince;
+  if (since === null) return null;
+  const taken = await db.update(alertRules).set({ firingSince: null }).where(unchangedSinceRead(rule)).returning({ id: alertRules.id });
+  if (taken.length === 0) return null;
+  rule.firingSince = null;
+  return since;
 }
 
 export async function recordAlertHistory(
   { db }: Deps,
   rule: Pick<ActiveRule, "id" | "orgId" | "envId">,
-  entry: { id?: string; reason: string; data: Record<string, unknown>; channels: ChannelNotified[]; at: Date },
+  entry: { id?: string; status?: HistoryStatus; reason: string; data: Record<string, unknown>; channels: ChannelNotified[]; at: Date },
 ): Promise<AlertHistoryEntry> {
   const row: HistoryRow = {
     id: entry.id ?? hex32(),
@@ -309,6 +359,7 @@ export async function recordAlertHistory(
     triggerData: JSON.stringify(entry.data),
     channelsNotified: JSON.stringify(entry.channels),
     createdAt: iso(entry.at),
+    status: entry.status ?? "triggered",
   };
   await db.insert(alertHistory).values(row);
   return serializeHistory(row);

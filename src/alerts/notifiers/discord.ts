@@ -6,6 +6,7 @@ import type { AlertNotification, ChannelKind } from "./types";
 
 const RED = 0xe5484d;
 const BLUE = 0x3e63dd;
+const GREEN = 0x30a46c;
 
 /**
  * An execute-webhook payload: `content` for the notification line, one
@@ -16,14 +17,14 @@ const BLUE = 0x3e63dd;
 export function discordMessage(n: AlertNotification) {
   return {
     username: "hookrelay",
-    content: truncate(`🚨 ${headline(n)}`, 2000),
+    content: truncate(`${n.type === "alert.resolved" ? "✅" : "🚨"} ${headline(n)}`, 2000),
     allowed_mentions: { parse: [] as string[] },
     embeds: [
       {
-        title: truncate(n.type === "alert.test" ? "Test notification" : n.ruleName, 256),
+        title: truncate(n.type === "alert.test" ? "Test notification" : n.type === "alert.resolved" ? `Resolved: ${n.ruleName}` : n.ruleName, 256),
         url: n.link,
         description: truncate(`${n.reason}\n\n[Open in hookrelay](${n.link})`, 4096),
-        color: n.type === "alert.test" ? BLUE : RED,
+        color: n.type === "alert.test" ? BLUE : n.type === "alert.resolved" ? GREEN : RED,
         fields: dataFields(n.data)
           .slice(0, 24)
           .map(([name, value]) => ({ name: truncate(name, 256), value: truncate(value, 1024), inline: true })),

@@ -10,20 +10,26 @@ const esc = (s: string) => s.replaceAll("&", "&amp;").replaceAll("<", "&lt;").re
 /** Subject, a text part and an HTML part saying the same. */
 export function emailMessage(n: AlertNotification) {
   const fields = dataFields(n.data);
-  const title = n.type === "alert.test" ? "Test notification" : `Alert: ${n.ruleName}`;
+  const title = n.type === "alert.test" ? "Test notification" : n.type === "alert.resolved" ? `Resolved: ${n.ruleName}` : `Alert: ${n.ruleName}`;
   const text = [
     title,
     "",
     n.reason,
     "",
-    ...(n.type === "alert.triggered" ? [`Rule type: ${n.ruleType}`] : []),
+    ...(n.type !== "alert.test" ? [`Rule type: ${n.ruleType}`] : []),
     ...fields.map(([k, v]) => `${k}: ${v}`),
     `Triggered at: ${n.triggeredAt}`,
+    ...(n.resolvedAt ? [`Resolved at: ${n.resolvedAt}`] : []),
     "",
     `Open in hookrelay: ${n.link}`,
     "",
   ].join("\n");
-  const rows = [...(n.type === "alert.triggered" ? [["rule type", n.ruleType] as [string, string]] : []), ...fields, ["triggered at", n.triggeredAt] as [string, string]]
+  const rows = [
+    ...(n.type !== "alert.test" ? [["rule type", n.ruleType] as [string, string]] : []),
+    ...fields,
+    ["triggered at", n.triggeredAt] as [string, string],
+    ...(n.resolvedAt ? [["resolved at", n.resolvedAt] as [string, string]] : []),
+  ]
     .map(([k, v]) => `<tr><th align="left" style="padding:2px 12px 2px 0;color:#555">${esc(k)}</th><td>${esc(v)}</td></tr>`)
     .join("");
   const html = `<!doctype html><html><body style="font-family:system-ui,sans-serif;font-size:14px">

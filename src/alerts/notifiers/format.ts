@@ -10,6 +10,8 @@ export function dataFields(data: Record<string, unknown>): [string, string][] {
 /** One line that says what happened: the subject of an email, the text of a chat message. */
 export function headline(n: AlertNotification): string {
   if (n.type === "alert.test") return `Test notification from hookrelay: ${n.reason}`;
+  // The reason of a resolution starts "Resolved: ".
+  if (n.type === "alert.resolved") return `Alert "${n.ruleName}": ${n.reason}`;
   return `Alert "${n.ruleName}" fired: ${n.reason}`;
 }
 

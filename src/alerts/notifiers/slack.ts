@@ -13,14 +13,14 @@ const esc = (s: string) => s.replaceAll("&", "&amp;").replaceAll("<", "&lt;").re
  * blocks for Slack itself.
  */
 export function slackMessage(n: AlertNotification) {
-  const title = n.type === "alert.test" ? "Test notification from hookrelay" : `Alert: ${n.ruleName}`;
+  const title = n.type === "alert.test" ? "Test notification from hookrelay" : n.type === "alert.resolved" ? `Resolved: ${n.ruleName}` : `Alert: ${n.ruleName}`;
   const fields = dataFields(n.data).slice(0, 10);
   const details = fields.map(([k, v]) => `*${esc(k)}:* ${esc(v)}`).join("\n");
   return {
-    text: `:rotating_light: ${esc(headline(n))}\n<${n.link}|Open in hookrelay>`,
+    text: `${n.type === "alert.resolved" ? ":white_check_mark:" : ":rotating_light:"} ${esc(headline(n))}\n<${n.link}|Open in hookrelay>`,
     blocks: [
       { type: "header", text: { type: "plain_text", text: truncate(title, 150) } },
-      { type: "section", text: { type: "mrkdwn", text: truncate(`${esc(n.reason)}${n.type === "alert.triggered" ? `\nRule type: \`${esc(n.ruleType)}\`` : ""}`, 3000) } },
+      { type: "section", text: { type: "mrkdwn", text: truncate(`${esc(n.reason)}${n.type !== "alert.test" ? `\nRule type: \`${esc(n.ruleType)}\`` : ""}`, 3000) } },
       ...(details ? [{ type: "section", text: { type: "mrkdwn", text: truncate(details, 3000) } }] : []),
       { type: "context", elements: [{ type: "mrkdwn", text: `<${n.link}|Open in hookrelay> · ${esc(n.triggeredAt)}` }] },
     ],

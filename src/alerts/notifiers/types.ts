@@ -9,8 +9,11 @@ export interface AlertNotification {
    * the Standard Webhooks `webhook-id`.
    */
   id: string;
-  /** `alert.triggered` for a rule that fired, `alert.test` for POST /notification-channels/{id}/test. */
-  type: "alert.triggered" | "alert.test";
+  /**
+   * `alert.triggered` for a rule that fired, `alert.resolved` for a firing
+   * rule whose condition cleared, `alert.test` for POST /notification-channels/{id}/test.
+   */
+  type: "alert.triggered" | "alert.resolved" | "alert.test";
   alertRuleId: string | null;
   ruleName: string;
   ruleType: string;
@@ -18,7 +21,10 @@ export interface AlertNotification {
   reason: string;
   /** The measured numbers (and the ids they concern). */
   data: Record<string, unknown>;
+  /** When the rule fired; for `alert.resolved`, when the firing it ends began. */
   triggeredAt: string;
+  /** `alert.resolved` only: when the condition was seen cleared. */
+  resolvedAt?: string;
   /** Where to look in the admin UI. */
   link: string;
 }

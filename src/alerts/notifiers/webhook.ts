@@ -13,6 +13,7 @@ export function webhookBody(n: AlertNotification): string {
     reason: n.reason,
     data: n.data,
     triggered_at: n.triggeredAt,
+    ...(n.resolvedAt ? { resolved_at: n.resolvedAt } : {}),
     link: n.link,
   });
 }

@@ -80,6 +80,16 @@ export const alertRules = pgTable(
     triggerCount: bigint("trigger_count", { mode: "number" }).notNull().default(0),
     createdAt: text("created_at").notNull(),
     updatedAt: text("updated_at").notNull(),
+    /**
+     * The alert task's state, kept here because the evaluating node may change
+     * (docs/alerts.md, "Firing, resolved and what is counted"): when the
+     * condition began to hold (null: not firing), and the high-water mark of
+     * what the rule has reported (the last counted item's time and id), so
+     * nothing is counted twice.
+     */
+    firingSince: text("firing_since"),
+    reportedUntil: text("reported_until"),
+    reportedUntilId: text("reported_until_id"),
   },
   (t) => [index("alert_rules_scope").on(t.orgId, t.envId, t.createdAt, t.id), index("alert_rules_enabled_type").on(t.enabled, t.ruleType)],
 );
@@ -99,6 +109,8 @@ export const alertHistory = pgTable(
     /** JSON array: one entry per channel with its outcome. */
     channelsNotified: text("channels_notified").notNull(),
     createdAt: text("created_at").notNull(),
+    /** `triggered` (the rule fired) or `resolved` (its condition cleared). */
+    status: text("status").notNull().default("triggered"),
   },
   (t) => [index("alert_history_rule_created").on(t.alertRuleId, t.createdAt, t.id), index("alert_history_created").on(t.createdAt)],
 );
