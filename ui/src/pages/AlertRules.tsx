@@ -614,7 +614,7 @@ function HistoryPanel({ ruleId, stamp }: { ruleId: string; stamp: string }) {
     <section className="panel" aria-label="History">
       <div className="panel-head">
         <h2>History</h2>
-        <span className="muted">each time the rule fired, newest first</span>
+        <span className="muted">each time the rule fired or resolved, newest first</span>
       </div>
       <ErrorAlert error={history.error} onRetry={history.reload} />
       {history.loading && !history.data ? null : entries.length === 0 ? (
@@ -637,10 +637,12 @@ function HistoryItem({ entry }: { entry: AlertHistoryEntry }) {
   const data = parseJsonField<Record<string, unknown>>(entry.trigger_data, {});
   const outcomes = parseJsonField<ChannelNotified[]>(entry.channels_notified, []);
   const failed = outcomes.filter((o) => !o.success).length;
+  // A firing rule whose condition cleared sent a resolved notification (docs/alerts.md).
+  const resolved = entry.status === "resolved";
   return (
-    <li className={failed > 0 ? "bad" : "ok"} aria-label={`Fired ${fullTime(entry.created_at)}`}>
+    <li className={failed > 0 ? "bad" : "ok"} aria-label={`${resolved ? "Resolved" : "Fired"} ${fullTime(entry.created_at)}`}>
       <div className="tl-head">
-        <span className="badge warn">fired</span>
+        {resolved ? <span className="badge ok">resolved</span> : <span className="badge warn">fired</span>}
         <Time iso={entry.created_at} />
         <span className="muted">{fullTime(entry.created_at)}</span>
       </div>

@@ -6,7 +6,8 @@ CREATE TABLE "alert_history" (
 	"trigger_reason" text NOT NULL,
 	"trigger_data" text NOT NULL,
 	"channels_notified" text NOT NULL,
-	"created_at" text NOT NULL
+	"created_at" text NOT NULL,
+	"status" text DEFAULT 'triggered' NOT NULL
 );
 --> statement-breakpoint
 CREATE TABLE "alert_rules" (
@@ -25,7 +26,10 @@ CREATE TABLE "alert_rules" (
 	"last_triggered_at" text,
 	"trigger_count" bigint DEFAULT 0 NOT NULL,
 	"created_at" text NOT NULL,
-	"updated_at" text NOT NULL
+	"updated_at" text NOT NULL,
+	"firing_since" text,
+	"reported_until" text,
+	"reported_until_id" text
 );
 --> statement-breakpoint
 CREATE TABLE "api_keys" (
