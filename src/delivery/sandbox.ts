@@ -93,6 +93,11 @@ export class Sandbox {
     return this.slots.length;
   }
 
+  /** Calls running now (tests). */
+  busy(): number {
+    return this.slots.filter((s) => s.call !== null).length;
+  }
+
   /** Ends every worker; calls still queued or running fail. */
   close() {
     this.closed = true;
