@@ -98,6 +98,9 @@ export class Sandbox {
     return this.slots.filter((s) => s.call !== null).length;
   }
 
+  /** Workers terminated so far because a call ran out of time or memory (tests). */
+  terminated = 0;
+
   /** Ends every worker; calls still queued or running fail. */
   close() {
     this.closed = true;
@@ -144,6 +147,7 @@ export class Sandbox {
     // Keeps the process alive while a call runs (an idle pool never does).
     (slot.worker as RefWorker).ref();
     slot.timer = setTimeout(() => {
+      this.terminated++;
       this.retire(slot, { ok: false, failure: { kind: "time", message: `ran longer than ${call.deadlineMs} ms` } });
       this.dispatch();
     }, call.deadlineMs + (call.request.op === "transform" ? TRANSFORM_KILL_GRACE_MS : 0));
@@ -192,6 +196,7 @@ export class Sandbox {
       if (rss - base <= RSS_GROWTH_LIMIT_BYTES) return;
       // Which busy worker grew cannot be told from outside: each stops.
       const mib = Math.round(RSS_GROWTH_LIMIT_BYTES / 1024 / 1024);
+      this.terminated += busy.length;
       for (const slot of busy) this.retire(slot, { ok: false, failure: { kind: "memory", message: `the process grew by more than ${mib} MiB while it ran` } });
       this.dispatch();
     }, RSS_SAMPLE_MS);

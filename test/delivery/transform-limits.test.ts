@@ -1,4 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { sandbox } from "../../src/delivery/sandbox";
 import { createConnection, createDestination, createSourceId, listAttempts, sendEvent, waitFor, waitForEventStatus } from "../helpers/delivery";
 import { startTestServer, type TestServer } from "../helpers/server";
 import { startSink, type Sink } from "../helpers/sink";
@@ -93,11 +94,14 @@ describe("regex filter rules", () => {
       destination_id: await createDestination(server, key, { url: `${sink.url}/all` }),
       filter_rules: [{ field: "body.s", operator: "exists" }],
     });
+    const terminated = sandbox().terminated;
     const eventId = await sendEvent(server, sourceId, { s: "a".repeat(40) + "!" });
-    // While the router waits on the sandbox, this process answers at once.
     expect((await server.request("/healthz")).status).toBe(200);
     expect(await waitForEventStatus(server, key, eventId, ["delivered"], 30_000)).toBe("delivered");
     expect(received("/all")).toHaveLength(1);
     expect(received("/backtracking")).toHaveLength(0);
+    // The regex ran in the sandbox (this server runs in the test's process), not in the thread that answers
+    // requests, and routing stopped it at its deadline rather than waiting for it to give up.
+    expect(sandbox().terminated).toBe(terminated + 1);
   });
 });
