@@ -56,7 +56,7 @@ export async function matchesFilter(rules: readonly FilterRule[], request: Filte
 /** Runs regex checks in the sandbox: true when every one matches (none: true). */
 export async function regexChecksInSandbox(checks: readonly RegexCheck[], timeoutMs = REGEX_TIMEOUT_MS): Promise<boolean> {
   if (checks.length === 0) return true;
-  const reply = await sandbox().run({ op: "regex", checks: [...checks] }, timeoutMs);
+  const reply = await sandbox().submit({ op: "regex", checks: [...checks] }, timeoutMs);
   if (reply.ok) return reply.value === true;
   if (reply.failure.kind === "error") throw new Error(reply.failure.message);
   throw new FilterLimitError(`regex filter stopped: it ${reply.failure.kind === "time" ? `ran longer than ${timeoutMs} ms` : reply.failure.message}`);

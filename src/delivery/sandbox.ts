@@ -80,7 +80,7 @@ export class Sandbox {
   constructor(private readonly size: number) {}
 
   /** Runs one request; `deadlineMs` counts from when a worker takes it, not from the queue. */
-  run(request: SandboxRequest, deadlineMs: number): Promise<SandboxReply> {
+  submit(request: SandboxRequest, deadlineMs: number): Promise<SandboxReply> {
     if (this.closed) return Promise.reject(new Error("the sandbox is closed"));
     return new Promise((resolve, reject) => {
       this.queue.push({ request, deadlineMs, resolve, reject });

@@ -107,7 +107,7 @@ export async function applyTransform(expression: string, input: TransformInput, 
   } catch (e) {
     throw new TransformError(e instanceof Error ? e.message : String(e), undefined, undefined, false);
   }
-  const reply = await sandbox().run({ op: "transform", expression, input, timeoutMs: opts.timeoutMs }, opts.timeoutMs);
+  const reply = await sandbox().submit({ op: "transform", expression, input, timeoutMs: opts.timeoutMs }, opts.timeoutMs);
   if (reply.ok) return JSON.parse(reply.value as string) as unknown;
   throw transformFailure(reply.failure, opts.timeoutMs);
 }
