@@ -4,7 +4,7 @@ import { AppError } from "../contracts/errors";
 import { sandbox, type SandboxFailure, type SandboxReply } from "./sandbox";
 
 /**
- * JSONata transforms (contract §5): the parsed body is the input, `$headers`,
+ * JSONata transforms (docs/delivery.md, "Transforms"): the parsed body is the input, `$headers`,
  * `$query` and `$method` are bound, the result is the delivered body.
  * Expressions are compiled here (saving a connection checks them), and
  * evaluated in the sandbox's workers (sandbox.ts) under a time and a memory
