@@ -248,14 +248,15 @@ type AstNode = { type?: string; value?: unknown; position?: number; [k: string]:
  * checked concat: jsonata evaluates the very AST `ast()` returns. A node
  * carrying more than its operands (a predicate, a grouping) is left as it is.
  */
-function routeConcat(node: unknown) {
+function routeConcat(node: unknown, seen = new WeakSet<object>()) {
+  if (typeof node !== "object" || node === null || seen.has(node)) return;
+  seen.add(node);
   if (Array.isArray(node)) {
-    for (const n of node) routeConcat(n);
+    for (const n of node) routeConcat(n, seen);
     return;
   }
-  if (typeof node !== "object" || node === null) return;
   const n = node as AstNode;
-  for (const [k, v] of Object.entries(n)) if (k !== "procedure" && typeof v === "object") routeConcat(v);
+  for (const v of Object.values(n)) routeConcat(v, seen);
   if (n.type === "binary" && n.value === "&" && Object.keys(n).every((k) => k === "type" || k === "value" || k === "position" || k === "lhs" || k === "rhs")) {
     const { lhs, rhs } = n;
     delete n.lhs;
