@@ -13,6 +13,8 @@ export const errorStatus = {
   payload_too_large: 413,
   unsupported_media_type: 415,
   schema_violation: 422,
+  /** A transform stopped by its time or memory limit (docs/delivery.md). */
+  transform_limit_exceeded: 422,
   rate_limited: 429,
   internal: 500,
 } as const;

@@ -33,8 +33,13 @@ export interface StoredEventsHook {
 }
 
 export interface StoredEventsBatch {
-  /** Before an event is inserted `pending`: whether any connection takes it (false: it is stored `ignored`). Decides from memory, synchronously. */
-  takes(write: EventWrite): boolean;
+  /**
+   * Before an event is inserted `pending`: whether any connection takes it
+   * (false: it is stored `ignored`). Decides from memory, synchronously;
+   * null: it cannot decide now, the event is stored unrouted for the
+   * background router (`stored` still runs, to say so after the commit).
+   */
+  takes(write: EventWrite): boolean | null;
   /** After the batch's inserts, in a savepoint: queues the routed events' first tries. Returns what to do once committed. */
   stored(events: StoredRoutedEvent[]): (() => void) | Promise<() => void>;
 }
@@ -155,6 +160,8 @@ function failsEveryRetry(error: unknown): boolean {
 /** One group commit's routing: the hook's batch (null once it threw), what it threw, and the events it routed. */
 class BatchRouting implements EventRouting {
   routed: StoredRoutedEvent[] = [];
+  /** The hook left some event unrouted (takes said null). */
+  private deferred = false;
   private failure: { error: unknown } | null = null;
 
   private constructor(
@@ -177,7 +184,9 @@ class BatchRouting implements EventRouting {
   takes(write: EventWrite): boolean | null {
     if (!this.batch) return null;
     try {
-      return this.batch.takes(write);
+      const taken = this.batch.takes(write);
+      if (taken === null) this.deferred = true;
+      return taken;
     } catch (error) {
       this.batch = null;
       this.failure = { error };
@@ -200,7 +209,7 @@ class BatchRouting implements EventRouting {
     };
     if (this.failure) return fail(this.failure.error);
     const batch = this.batch;
-    if (!batch || this.routed.length === 0) return () => {};
+    if (!batch || (this.routed.length === 0 && !this.deferred)) return () => {};
     try {
       return await transaction(db, async () => batch.stored(this.routed));
     } catch (error) {

@@ -76,7 +76,7 @@ export function startDeliveryWork(ctx: BackgroundContext, opts: DeliveryWorkOpti
   // takes the rest: held events released, events a CLI stored in local mode (the poll), and
   // any batch whose routing failed.
   onEventsStored(deps.db, {
-    begin: (sourceIds) => ingestRouting(deps, sourceIds, rules, logger),
+    begin: (sourceIds) => ingestRouting(deps, sourceIds, rules, logger, () => router.wake()),
     failed: (error) => {
       logger.error("routing at ingest failed; the router takes these events", { error: error instanceof Error ? error.message : String(error) });
       return () => router.wake();

@@ -1,6 +1,7 @@
 import type { z } from "zod";
 import { filterRules, regexParts, type FilterRule } from "../contracts/connections";
 import { AppError } from "../contracts/errors";
+import { sandbox } from "./sandbox";
 
 export type { FilterRule } from "../contracts/connections";
 
@@ -31,12 +32,68 @@ function issueDetails(error: z.ZodError, prefix: string) {
   return error.issues.map((i) => ({ field: [prefix, ...i.path].join("."), message: i.message }));
 }
 
-/** Every rule must match; no rules match everything. */
-export function matchesFilter(rules: readonly FilterRule[], request: FilterRequest): boolean {
+/** A regex rule's test, left for the sandbox: the pattern as stored and the field's text. */
+export interface RegexCheck {
+  pattern: string;
+  text: string;
+}
+
+/** A regex check that missed its deadline (docs/delivery.md, "Limits of transforms and filters"). */
+export class FilterLimitError extends Error {}
+
+/**
+ * Every rule must match; no rules match everything. Regex rules run in the
+ * sandbox (sandbox.ts) under a deadline: a pattern that backtracks without
+ * end on provider-controlled text must not hold the process. A regex that
+ * misses the deadline throws FilterLimitError.
+ */
+export async function matchesFilter(rules: readonly FilterRule[], request: FilterRequest, opts: { timeoutMs?: number } = {}): Promise<boolean> {
+  const checks = filterChecks(rules, request);
+  if (checks === false) return false;
+  return regexChecksInSandbox(checks, opts.timeoutMs);
+}
+
+/** Runs regex checks in the sandbox: true when every one matches (none: true). */
+export async function regexChecksInSandbox(checks: readonly RegexCheck[], timeoutMs = REGEX_TIMEOUT_MS): Promise<boolean> {
+  if (checks.length === 0) return true;
+  const reply = await sandbox().submit({ op: "regex", checks: [...checks] }, timeoutMs);
+  if (reply.ok) return reply.value === true;
+  if (reply.failure.kind === "error") throw new Error(reply.failure.message);
+  throw new FilterLimitError(`regex filter stopped: it ${reply.failure.kind === "time" ? `ran longer than ${timeoutMs} ms` : reply.failure.message}`);
+}
+
+/**
+ * How long one event's regex rules may take together. Short: a sane pattern
+ * takes microseconds, and JavaScriptCore gives up on a backtracking one by
+ * itself only after most of a second, answering "no match".
+ */
+export const REGEX_TIMEOUT_MS = 250;
+
+/**
+ * Every rule but the regex ones, in this thread: false when one fails,
+ * else the regex tests still to run (an empty list: the filter matches).
+ */
+export function filterChecks(rules: readonly FilterRule[], request: FilterRequest): false | RegexCheck[] {
+  const checks: RegexCheck[] = [];
   for (const rule of rules) {
-    if (!matchesRule(rule, request)) return false;
+    if (rule.operator === "regex") {
+      const actual = resolveField(fieldPath(rule.field), request);
+      if (typeof actual !== "string" && typeof actual !== "number" && typeof actual !== "boolean") return false;
+      if (typeof rule.value !== "string") return false;
+      checks.push({ pattern: rule.value, text: String(actual) });
+    } else if (!matchesRule(rule, request)) return false;
   }
-  return true;
+  return checks;
+}
+
+/** In the sandbox only: whether every check's pattern matches its text. */
+export function regexChecksPass(checks: readonly RegexCheck[]): boolean {
+  return checks.every((c) => regexFor(c.pattern).test(c.text));
+}
+
+/** Whether any rule is a regex (matching then needs the sandbox). */
+export function hasRegexRule(rules: readonly FilterRule[]): boolean {
+  return rules.some((r) => r.operator === "regex");
 }
 
 function matchesRule(rule: FilterRule, request: FilterRequest): boolean {
@@ -65,8 +122,8 @@ function matchesRule(rule: FilterRule, request: FilterRequest): boolean {
     case "exists":
       return (actual !== undefined) === (expected === undefined ? true : expected === true);
     case "regex":
-      if (typeof actual !== "string" && typeof actual !== "number" && typeof actual !== "boolean") return false;
-      return typeof expected === "string" && regexFor(expected).test(String(actual));
+      // Never here: filterChecks hands regex rules to the sandbox.
+      return false;
   }
 }
 

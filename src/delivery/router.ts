@@ -54,17 +54,37 @@ export async function routePendingEvents(deps: Deps, opts: { limit?: number; rul
  * when it begins, `takes` decides before each event is inserted, from the
  * request in memory, so the row is written routed (or `ignored`) once;
  * `stored` queues the first tries after the inserts. No second transaction,
- * no read back, no wake-up delay.
+ * no read back, no wake-up delay. An event a regex rule must decide is
+ * stored unrouted instead: regex rules run in the sandbox, which the
+ * transaction must not wait for, so the background router takes it
+ * (`deferred` wakes it after the commit).
  */
-export async function ingestRouting(deps: Pick<Deps, "db" | "clock" | "bus">, sourceIds: string[], rules: FilterRuleCache, logger?: Logger): Promise<StoredEventsBatch> {
+export async function ingestRouting(
+  deps: Pick<Deps, "db" | "clock" | "bus">,
+  sourceIds: string[],
+  rules: FilterRuleCache,
+  logger?: Logger,
+  deferred?: () => void,
+): Promise<StoredEventsBatch> {
   const bySource = await connectionsBySource(deps.db, sourceIds);
   const asked = new Set(sourceIds);
   const matchedOf = new Map<EventWrite, SourceConnection[]>();
+  let deferring = false;
   return {
     takes(write) {
       // Deciding without the source's connections would store its events `ignored`: fail, and the router takes them.
       if (!asked.has(write.sourceId)) throw new Error(`routing began without the connections of ${write.sourceId}`);
-      const matched = matchingConnections(bySource.get(write.sourceId) ?? [], () => eventView(write), rules, logger);
+      let seen: FilterRequest | null = null;
+      const matched: SourceConnection[] = [];
+      for (const c of bySource.get(write.sourceId) ?? []) {
+        if (!eligible(c)) continue;
+        const verdict = rules.matchesNow(c, () => (seen ??= eventView(write)), logger);
+        if (verdict === null) {
+          deferring = true;
+          return null;
+        }
+        if (verdict) matched.push(c);
+      }
       matchedOf.set(write, matched);
       return matched.length > 0;
     },
@@ -72,7 +92,10 @@ export async function ingestRouting(deps: Pick<Deps, "db" | "clock" | "bus">, so
       const plans = events.map((event) => ({ event, matched: matchedOf.get(event.write) ?? [] }));
       // Stored routed already, `ignored` ones included (their event.created says so): no status to change.
       const routed = await applyRoutes(deps.db, plans, deps.clock.now(), { stored: true });
-      return () => announceRouted(deps, routed);
+      return () => {
+        announceRouted(deps, routed);
+        if (deferring) deferred?.();
+      };
     },
   };
 }
@@ -85,24 +108,34 @@ function announceRouted(deps: Pick<Deps, "bus">, routed: RoutedBatch) {
 
 /**
  * The connections each event goes through. The requests are read in one go,
- * and only those of events some filter rule must look at.
+ * and only those of events some filter rule must look at. Before the
+ * routing transaction: regex rules await the sandbox. A connection whose
+ * regex ran out of time matches none of the batch's later events, so one
+ * bad pattern costs a batch one deadline, not one per event.
  */
 async function planRoutes(db: Db, events: RoutableEvent[], rules: FilterRuleCache, logger?: Logger): Promise<Plan[]> {
   const bySource = await connectionsBySource(db, [...new Set(events.map((e) => e.sourceId))]);
   const candidatesOf = (e: RoutableEvent) => (bySource.get(e.sourceId) ?? []).filter(eligible);
   const filtered = events.filter((e) => candidatesOf(e).some((c) => rules.readsRequest(c, logger)));
   const requests = await routingSql(db).requests(filtered.map((e) => e.id));
-  return events.map((event) => ({ event, matched: matchingConnections(candidatesOf(event), () => requestView(requests.get(event.id)), rules, logger) }));
+  const outOfTime = new Set<string>();
+  const plans: Plan[] = [];
+  for (const event of events) {
+    let seen: FilterRequest | null = null;
+    const view = () => (seen ??= requestView(requests.get(event.id)));
+    const matched: SourceConnection[] = [];
+    for (const c of candidatesOf(event)) {
+      if (outOfTime.has(c.id)) continue;
+      const verdict = rules.matchesNow(c, view, logger) ?? (await rules.matches(c, view, logger, () => outOfTime.add(c.id)));
+      if (verdict) matched.push(c);
+    }
+    plans.push({ event, matched });
+  }
+  return plans;
 }
 
 /** Enabled, and its destination not disabled. */
 const eligible = (c: SourceConnection) => c.enabled === 1 && c.destinationStatus !== "disabled";
-
-/** Of a source's connections, those an event goes through: eligible, filter matching. */
-function matchingConnections(candidates: SourceConnection[], view: () => FilterRequest, rules: FilterRuleCache, logger?: Logger): SourceConnection[] {
-  let seen: FilterRequest | null = null;
-  return candidates.filter((c) => eligible(c) && rules.matches(c, () => (seen ??= view()), logger));
-}
 
 /**
  * Inside a write transaction: marks the events routed (or ignored) unless

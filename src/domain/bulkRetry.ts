@@ -2,8 +2,9 @@ import { eq, sql } from "drizzle-orm";
 import { EVENT_STATUSES, type ListEventsQuery } from "../contracts/events";
 import { jobs } from "../db/schema";
 import { transaction } from "../db/transaction";
+import { eventView } from "../delivery/eventView";
 import { iso } from "./clock";
-import { connectionsBySource, FilterRuleCache } from "./deliveries";
+import { connectionsBySource, FilterRuleCache, filterVerdicts } from "./deliveries";
 import type { Deps, Scope } from "./deps";
 import { listEvents } from "./events";
 import { createJob, newJobRow, type JobRow } from "./jobs";
@@ -56,13 +57,16 @@ export async function bulkRetryStep(deps: Deps, job: JobRow): Promise<boolean> {
   // The filter leaves rejected events out; a job started before it did must not deliver them either.
   const rows = (await loadRetryEvents(deps, scope, page.events.map((e) => e.id))).filter((e) => e.status !== "rejected");
   const bySource = await connectionsBySource(deps.db, [...new Set(rows.map((r) => r.sourceId))]);
-  const rules = new FilterRuleCache();
+  const passes = await filterVerdicts(
+    rows.map((event) => ({ event, connections: bySource.get(event.sourceId) ?? [], view: () => eventView(event) })),
+    new FilterRuleCache(),
+  );
   const now = deps.clock.now();
   let succeeded = 0;
   let queued = 0;
   await transaction(deps.db, async (tx) => {
     for (const event of rows) {
-      const r = await queueEventRetries(tx, { event, connections: bySource.get(event.sourceId) ?? [], trigger: "bulk_retry", now, jobId: job.id, rules });
+      const r = await queueEventRetries(tx, { event, connections: bySource.get(event.sourceId) ?? [], trigger: "bulk_retry", now, jobId: job.id, passes });
       if (r.retried.length > 0) succeeded++;
       queued += r.retried.length;
     }

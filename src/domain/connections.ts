@@ -201,7 +201,8 @@ export async function deleteConnection(deps: Deps, scope: Scope, rawId: string) 
 /**
  * The transform preview: runs an expression against a stored event of the
  * caller's scope (or a given body and headers) exactly as a worker would.
- * Syntax and evaluation errors are 400s with JSONata's message.
+ * Syntax and evaluation errors are 400s with JSONata's message; a transform
+ * stopped by its time or memory limit is a 422 saying which.
  */
 export async function testTransform(deps: Deps, scope: Scope, input: TestTransformInput) {
   checkTransform(input.transform_expression);
@@ -223,6 +224,9 @@ export async function testTransform(deps: Deps, scope: Scope, input: TestTransfo
     const result = await applyTransform(input.transform_expression, view, { timeoutMs: DEFAULT_TRANSFORM_TIMEOUT_MS });
     return { result };
   } catch (e) {
+    if (e instanceof TransformError && e.limit) {
+      throw new AppError("transform_limit_exceeded", e.message, [{ field: "body.transform_expression", message: e.message, limit: e.limit, code: e.jsonataCode }]);
+    }
     if (e instanceof TransformError) {
       throw new AppError("validation_error", e.message, [{ field: "body.transform_expression", message: e.message, code: e.jsonataCode, position: e.position }]);
     }

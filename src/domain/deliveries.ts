@@ -6,7 +6,7 @@ import { routingSql, type SourceConnection } from "../db/routingSql";
 import { deliveryAttempts } from "../db/schema";
 // Pure leaf modules shared with the workers (as in domain/connections.ts).
 import type { FilterRequest } from "../delivery/filter";
-import { matchesFilter, parseFilterRules } from "../delivery/filter";
+import { filterChecks, FilterLimitError, parseFilterRules, regexChecksInSandbox } from "../delivery/filter";
 import type { Logger } from "../observability/logger";
 import { iso } from "./clock";
 
@@ -129,16 +129,64 @@ export class FilterRuleCache {
     return (this.get(conn, logger)?.length ?? 0) > 0;
   }
 
-  /** Whether the event passes the connection's filter; `view` is built only when a rule needs it. */
-  matches(conn: SourceConnection, view: () => FilterRequest, logger?: Logger): boolean {
+  /**
+   * Whether the event passes the connection's filter, decided in this
+   * thread; null when a regex rule is left to decide, which only the sandbox
+   * may run (`matches`). `view` is built only when a rule needs it.
+   */
+  matchesNow(conn: SourceConnection, view: () => FilterRequest, logger?: Logger): boolean | null {
+    const checks = this.checks(conn, view, logger);
+    return checks === false ? false : checks.length === 0 ? true : null;
+  }
+
+  /**
+   * Whether the event passes the connection's filter, regex rules included
+   * (in the sandbox, under its deadline). A regex that misses the deadline
+   * counts as no match, with a warning naming the connection.
+   */
+  async matches(conn: SourceConnection, view: () => FilterRequest, logger?: Logger, onLimit?: () => void): Promise<boolean> {
+    const checks = this.checks(conn, view, logger);
+    if (checks === false) return false;
+    try {
+      return await regexChecksInSandbox(checks);
+    } catch (err) {
+      const limit = err instanceof FilterLimitError;
+      if (limit) onLimit?.();
+      logger?.warn(limit ? "a regex filter rule ran out of time; treated as no match" : "filter evaluation failed; treated as no match", {
+        connection_id: conn.id,
+        error: err instanceof Error ? err.message : String(err),
+      });
+      return false;
+    }
+  }
+
+  private checks(conn: SourceConnection, view: () => FilterRequest, logger?: Logger) {
     const rules = this.get(conn, logger);
     if (rules === null) return false;
-    if (rules.length === 0) return true;
+    if (rules.length === 0) return [];
     try {
-      return matchesFilter(rules, view());
+      return filterChecks(rules, view());
     } catch (err) {
       logger?.warn("filter evaluation failed; treated as no match", { connection_id: conn.id, error: err instanceof Error ? err.message : String(err) });
       return false;
     }
   }
+}
+
+/**
+ * Which connections each event passes, decided before a write transaction:
+ * a regex rule awaits the sandbox, which must not happen while the
+ * transaction holds the write turn (ingest waits on it).
+ */
+export async function filterVerdicts<E extends { id: string }>(
+  items: { event: E; connections: SourceConnection[]; view: () => FilterRequest }[],
+  rules: FilterRuleCache,
+  logger?: Logger,
+): Promise<(eventId: string, connectionId: string) => boolean> {
+  const passed = new Set<string>();
+  for (const { event, connections, view } of items) {
+    let seen: FilterRequest | null = null;
+    for (const c of connections) if (await rules.matches(c, () => (seen ??= view()), logger)) passed.add(`${event.id}\u0000${c.id}`);
+  }
+  return (eventId, connectionId) => passed.has(`${eventId}\u0000${connectionId}`);
 }

@@ -6,7 +6,7 @@ import { deliveryAttempts, events } from "../db/schema";
 import { transaction, type Tx } from "../db/transaction";
 import { eventView } from "../delivery/eventView";
 import { iso } from "./clock";
-import { connectionsBySource, FilterRuleCache, newQueuedAttemptThrough, type SourceConnection } from "./deliveries";
+import { connectionsBySource, FilterRuleCache, filterVerdicts, newQueuedAttemptThrough, type SourceConnection } from "./deliveries";
 import type { Deps, Scope } from "./deps";
 
 /**
@@ -58,14 +58,22 @@ const notReplay = or(isNull(deliveryAttempts.triggerType), ne(deliveryAttempts.t
 /** Queues the retries of one event inside the caller's write transaction. */
 export async function queueEventRetries(
   tx: Tx,
-  args: { event: RetryEventRow; connections: SourceConnection[]; trigger: RetryTrigger; now: Date; jobId?: string; rules: FilterRuleCache; force?: boolean },
+  args: {
+    event: RetryEventRow;
+    connections: SourceConnection[];
+    trigger: RetryTrigger;
+    now: Date;
+    jobId?: string;
+    /** Whether the event passes a connection's filter, decided before the transaction (filterVerdicts). */
+    passes: (eventId: string, connectionId: string) => boolean;
+    force?: boolean;
+  },
 ): Promise<RetryResult> {
   const { event, now } = args;
   if (event.status === "rejected" && !args.force) throw rejectedConflict(event);
   const forced = event.status === "rejected";
   const nowIso = iso(now);
   const result: RetryResult = { retried: [], errors: [] };
-  let view: ReturnType<typeof eventView> | null = null;
   for (const c of args.connections) {
     const ids = { destination_id: c.destinationId, connection_id: c.id };
     if (c.enabled !== 1) {
@@ -76,7 +84,7 @@ export async function queueEventRetries(
       result.errors.push({ ...ids, code: "destination_disabled", message: "the destination is disabled" });
       continue;
     }
-    if (!args.rules.matches(c, () => (view ??= eventView(event)))) {
+    if (!args.passes(event.id, c.id)) {
       result.errors.push({ ...ids, code: "filter_not_matched", message: `the event does not pass the filter of connection ${c.name}` });
       continue;
     }
@@ -149,14 +157,15 @@ export async function retryEvent(deps: Deps, scope: Scope, rawId: string, opts: 
   const [event] = await loadRetryEvents(deps, scope, [id]);
   if (!event) throw notFound("Event");
   if (event.status === "rejected" && !opts.force) throw rejectedConflict(event);
-  const bySource = await connectionsBySource(deps.db, [event.sourceId]);
+  const connections = (await connectionsBySource(deps.db, [event.sourceId])).get(event.sourceId) ?? [];
+  const passes = await filterVerdicts([{ event, connections, view: () => eventView(event) }], new FilterRuleCache());
   const result = await transaction(deps.db, (tx) =>
     queueEventRetries(tx, {
       event,
-      connections: bySource.get(event.sourceId) ?? [],
+      connections,
       trigger: "manual",
       now: deps.clock.now(),
-      rules: new FilterRuleCache(),
+      passes,
       force: opts.force,
     }),
   );

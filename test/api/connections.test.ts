@@ -1,6 +1,7 @@
 import { eq } from "drizzle-orm";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { connections } from "../../src/db/schema";
+import { sandbox } from "../../src/delivery/sandbox";
 import { createSource, insertEvent, otherOrgKey, scopeOf, type TestScope } from "../helpers/rows";
 import { call, startTestServer, type TestServer } from "../helpers/server";
 
@@ -301,16 +302,49 @@ describe("POST /v1/connections/test-transform", () => {
     expect(nothing).toMatchObject({ status: 200, body: { result: null } });
   });
 
-  it("answers 400 with JSONata's message for syntax errors, evaluation errors and timeouts", async () => {
+  it("answers 400 with JSONata's message for syntax errors and evaluation errors", async () => {
     const syntax = await call(server, "POST", "/v1/connections/test-transform", { key, body: { transform_expression: "{ a: ", body: {} } });
     expectValidation(syntax, "body.transform_expression");
     expect(syntax.body.error.message).toMatch(/Expected "}" before end of expression/);
     const runtime = await call(server, "POST", "/v1/connections/test-transform", { key, body: { transform_expression: "$nope()", body: {} } });
     expectValidation(runtime, "body.transform_expression");
     expect(runtime.body.error.message).toMatch(/non-function/);
+  });
+
+  const limited = (res: { status: number; body: any }, limit: "time" | "memory") => {
+    expect(res.status).toBe(422);
+    expect(res.body.error.code).toBe("transform_limit_exceeded");
+    expect(res.body.error.details[0]).toMatchObject({ field: "body.transform_expression", limit });
+    return res.body.error.message as string;
+  };
+
+  it("answers 422 transform_limit_exceeded when a transform runs out of time or memory", async () => {
+    const pad = await call(server, "POST", "/v1/connections/test-transform", { key, body: { transform_expression: '$length($pad("", 100000000, "a"))', body: {} } });
+    expect(limited(pad, "memory")).toMatch(/memory limit \(\$pad's result would be 100000000 characters long, over the 10000000 limit\)/);
     const loop = await call(server, "POST", "/v1/connections/test-transform", { key, body: { transform_expression: "($f := function($n) { $f($n + 1) }; $f(0))", body: {} } });
-    expectValidation(loop, "body.transform_expression");
-    expect(loop.body.error.message).toMatch(/timed out/);
+    expect(limited(loop, "time")).toMatch(/ran longer than the 1000 ms time limit/);
+    const sequence = await call(server, "POST", "/v1/connections/test-transform", { key, body: { transform_expression: "$count([1..2000000])", body: {} } });
+    expect(limited(sequence, "memory")).toMatch(/maximum sequence length of 1,000,000 was exceeded, the expression asked for 2000000/);
+  });
+
+  it("answers 422 for a catastrophically backtracking regex, and /healthz answers while it runs", async () => {
+    const expression = "$contains(s, /(a*)*b/) or $contains(s, /(a*)*c/) or $contains(s, /(a*)*d/) or $contains(s, /(a*)*e/)";
+    let done = false;
+    const pending = call(server, "POST", "/v1/connections/test-transform", { key, body: { transform_expression: expression, body: { s: "a".repeat(100_000) } } }).finally(() => {
+      done = true;
+    });
+    // The regex runs in the sandbox (this server runs in the test's process): once it is running there,
+    // the server's own thread stays free for other requests.
+    const deadline = Date.now() + 20_000;
+    while (sandbox().busy() === 0 && !done && Date.now() < deadline) await new Promise((r) => setTimeout(r, 5));
+    const health = await server.request("/healthz");
+    expect(health.status).toBe(200);
+    const answeredWhileRunning = !done;
+    const res = await pending;
+    expect(limited(res, "time")).toMatch(/ran longer than the 1000 ms time limit \(check for an infinite loop, runaway recursion or a backtracking regex\)/);
+    expect(answeredWhileRunning).toBe(true);
+    // The terminated worker was replaced: the next preview works.
+    expect(await call(server, "POST", "/v1/connections/test-transform", { key, body: { transform_expression: "a", body: { a: 1 } } })).toMatchObject({ status: 200, body: { result: 1 } });
   });
 
   it("answers 404 for unknown events or another organization's, 400 without event or body", async () => {

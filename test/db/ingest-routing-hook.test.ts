@@ -105,6 +105,45 @@ describeOnly("sqlite", "the group commit's stored-events hook", "drives the SQLi
     expect(followedUp).toBe(true);
   });
 
+  it("stores an event the hook cannot decide now (takes → null) pending and unrouted, and still runs the follow-up", async () => {
+    let followedUp = false;
+    let storedRouted: string[] | null = null;
+    let asked = 0;
+    onEventsStored(store.db, {
+      // The first event waits for the background router (a regex rule decides it); the second is decided here.
+      begin: () => ({
+        takes: () => (asked++ === 0 ? null : true),
+        stored: (events) => {
+          storedRouted = events.map((e) => e.id);
+          return () => (followedUp = true);
+        },
+      }),
+      failed: (error) => {
+        throw error;
+      },
+    });
+    const [deferred, decided] = await Promise.all([writeEvent(store.db, () => new Date(), write()), writeEvent(store.db, () => new Date(), write())]);
+    expect(routedAt(idOf(deferred!))).toEqual({ status: "pending", routedAt: null });
+    expect(routedAt(idOf(decided!))).toEqual({ status: "pending", routedAt: expect.any(String) });
+    expect(storedRouted).toEqual([idOf(decided!)]);
+    await new Promise((r) => setImmediate(r));
+    expect(followedUp).toBe(true);
+
+    // Nothing decided in the batch at all: the follow-up (which wakes the router) runs all the same.
+    followedUp = false;
+    asked = 0;
+    onEventsStored(store.db, {
+      begin: () => ({ takes: () => null, stored: () => () => (followedUp = true) }),
+      failed: (error) => {
+        throw error;
+      },
+    });
+    const alone = await writeEvent(store.db, () => new Date(), write());
+    expect(routedAt(idOf(alone))).toEqual({ status: "pending", routedAt: null });
+    await new Promise((r) => setImmediate(r));
+    expect(followedUp).toBe(true);
+  });
+
   it("stores every event of the batch unrouted when deciding one of them throws", async () => {
     let failure: unknown = null;
     let asked = 0;

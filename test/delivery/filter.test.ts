@@ -1,7 +1,7 @@
 import { describe, expect, it } from "vitest";
 import { AppError } from "../../src/contracts/errors";
 import { eventView } from "../../src/delivery/eventView";
-import { matchesFilter, parseFilterRules, type FilterRequest } from "../../src/delivery/filter";
+import { FilterLimitError, matchesFilter, parseFilterRules, type FilterRequest } from "../../src/delivery/filter";
 
 const request: FilterRequest = {
   body: {
@@ -38,114 +38,130 @@ function problems(rules: unknown): { field: string; message: string }[] {
 }
 
 describe("matchesFilter: field roots", () => {
-  it("reads dot paths into the body, array indexes included", () => {
-    expect(one("body.type", "eq", "order.created")).toBe(true);
-    expect(one("body.customer.address.country", "eq", "DE")).toBe(true);
-    expect(one("body.items.1.sku", "eq", "b-2")).toBe(true);
-    expect(one("body.items[0].qty", "eq", 2)).toBe(true);
-    expect(one("body.items.5.sku", "exists")).toBe(false);
-    expect(one("body.type.deeper", "exists")).toBe(false);
-    expect(one("body", "contains", "x")).toBe(false);
+  it("reads dot paths into the body, array indexes included", async () => {
+    expect(await one("body.type", "eq", "order.created")).toBe(true);
+    expect(await one("body.customer.address.country", "eq", "DE")).toBe(true);
+    expect(await one("body.items.1.sku", "eq", "b-2")).toBe(true);
+    expect(await one("body.items[0].qty", "eq", 2)).toBe(true);
+    expect(await one("body.items.5.sku", "exists")).toBe(false);
+    expect(await one("body.type.deeper", "exists")).toBe(false);
+    expect(await one("body", "contains", "x")).toBe(false);
   });
 
-  it("reads headers by lower-case name whatever case the rule uses", () => {
-    expect(one("headers.X-GitHub-Event", "eq", "push")).toBe(true);
-    expect(one("headers.x-github-event", "eq", "push")).toBe(true);
-    expect(one("headers.x-missing", "exists", false)).toBe(true);
+  it("reads headers by lower-case name whatever case the rule uses", async () => {
+    expect(await one("headers.X-GitHub-Event", "eq", "push")).toBe(true);
+    expect(await one("headers.x-github-event", "eq", "push")).toBe(true);
+    expect(await one("headers.x-missing", "exists", false)).toBe(true);
   });
 
-  it("reads query parameters (names are whole keys, dots and all), method and path", () => {
-    expect(one("query.env", "eq", "prod")).toBe(true);
-    expect(one("query.a.b", "eq", "dotted")).toBe(true);
-    expect(one("method", "eq", "post")).toBe(true);
-    expect(one("method", "in", ["get", "POST"])).toBe(true);
-    expect(one("path", "regex", "^/hooks/")).toBe(true);
+  it("reads query parameters (names are whole keys, dots and all), method and path", async () => {
+    expect(await one("query.env", "eq", "prod")).toBe(true);
+    expect(await one("query.a.b", "eq", "dotted")).toBe(true);
+    expect(await one("method", "eq", "post")).toBe(true);
+    expect(await one("method", "in", ["get", "POST"])).toBe(true);
+    expect(await one("path", "regex", "^/hooks/")).toBe(true);
   });
 
-  it("matches a whole string body with contains", () => {
-    expect(match([{ field: "body", operator: "contains", value: "ping" }], { ...request, body: "ping=1" })).toBe(true);
+  it("matches a whole string body with contains", async () => {
+    expect(await match([{ field: "body", operator: "contains", value: "ping" }], { ...request, body: "ping=1" })).toBe(true);
   });
 });
 
 describe("matchesFilter: operators", () => {
-  it("eq / neq compare JSON values, and strings equal numbers and booleans with the same text", () => {
-    expect(one("body.amount", "eq", 1500)).toBe(true);
-    expect(one("body.amount", "eq", "1500")).toBe(true);
-    expect(one("headers.x-count", "eq", 42)).toBe(true);
-    expect(one("body.paid", "eq", true)).toBe(true);
-    expect(one("body.note", "eq", null)).toBe(true);
-    expect(one("body.tags", "eq", ["vip", "eu"])).toBe(true);
-    expect(one("body.customer.address", "eq", { country: "DE" })).toBe(true);
-    expect(one("body.amount", "eq", 1501)).toBe(false);
-    expect(one("body.missing", "eq", null)).toBe(false);
-    expect(one("body.currency", "neq", "USD")).toBe(true);
-    expect(one("body.currency", "neq", "EUR")).toBe(false);
-    expect(one("body.missing", "neq", "x")).toBe(true);
+  it("eq / neq compare JSON values, and strings equal numbers and booleans with the same text", async () => {
+    expect(await one("body.amount", "eq", 1500)).toBe(true);
+    expect(await one("body.amount", "eq", "1500")).toBe(true);
+    expect(await one("headers.x-count", "eq", 42)).toBe(true);
+    expect(await one("body.paid", "eq", true)).toBe(true);
+    expect(await one("body.note", "eq", null)).toBe(true);
+    expect(await one("body.tags", "eq", ["vip", "eu"])).toBe(true);
+    expect(await one("body.customer.address", "eq", { country: "DE" })).toBe(true);
+    expect(await one("body.amount", "eq", 1501)).toBe(false);
+    expect(await one("body.missing", "eq", null)).toBe(false);
+    expect(await one("body.currency", "neq", "USD")).toBe(true);
+    expect(await one("body.currency", "neq", "EUR")).toBe(false);
+    expect(await one("body.missing", "neq", "x")).toBe(true);
   });
 
-  it("gt / gte / lt / lte compare numbers (numeric text included) and otherwise text, so ISO dates order", () => {
-    expect(one("body.amount", "gt", 1000)).toBe(true);
-    expect(one("body.amount", "gte", 1500)).toBe(true);
-    expect(one("body.amount", "lt", 1500)).toBe(false);
-    expect(one("body.amount", "lte", "1500")).toBe(true);
-    expect(one("headers.x-count", "gt", 9)).toBe(true);
-    expect(one("body.created", "gte", "2026-01-01")).toBe(true);
-    expect(one("body.created", "lt", "2026-01-01")).toBe(false);
-    expect(one("body.missing", "lt", 5)).toBe(false);
-    expect(one("body.paid", "gt", 0)).toBe(false);
-    expect(one("body.currency", "gt", 5)).toBe(false);
+  it("gt / gte / lt / lte compare numbers (numeric text included) and otherwise text, so ISO dates order", async () => {
+    expect(await one("body.amount", "gt", 1000)).toBe(true);
+    expect(await one("body.amount", "gte", 1500)).toBe(true);
+    expect(await one("body.amount", "lt", 1500)).toBe(false);
+    expect(await one("body.amount", "lte", "1500")).toBe(true);
+    expect(await one("headers.x-count", "gt", 9)).toBe(true);
+    expect(await one("body.created", "gte", "2026-01-01")).toBe(true);
+    expect(await one("body.created", "lt", "2026-01-01")).toBe(false);
+    expect(await one("body.missing", "lt", 5)).toBe(false);
+    expect(await one("body.paid", "gt", 0)).toBe(false);
+    expect(await one("body.currency", "gt", 5)).toBe(false);
   });
 
-  it("contains finds substrings and array members", () => {
-    expect(one("body.customer.email", "contains", "Example")).toBe(true);
-    expect(one("body.customer.email", "contains", "example")).toBe(false);
-    expect(one("body.tags", "contains", "vip")).toBe(true);
-    expect(one("body.tags", "contains", "us")).toBe(false);
-    expect(one("body.customer", "contains", "id")).toBe(false);
-    expect(one("body.missing", "contains", "x")).toBe(false);
+  it("contains finds substrings and array members", async () => {
+    expect(await one("body.customer.email", "contains", "Example")).toBe(true);
+    expect(await one("body.customer.email", "contains", "example")).toBe(false);
+    expect(await one("body.tags", "contains", "vip")).toBe(true);
+    expect(await one("body.tags", "contains", "us")).toBe(false);
+    expect(await one("body.customer", "contains", "id")).toBe(false);
+    expect(await one("body.missing", "contains", "x")).toBe(false);
   });
 
-  it("in admits any listed value", () => {
-    expect(one("body.currency", "in", ["USD", "EUR"])).toBe(true);
-    expect(one("body.amount", "in", [1, "1500"])).toBe(true);
-    expect(one("body.currency", "in", ["USD"])).toBe(false);
-    expect(one("body.missing", "in", ["x", null])).toBe(false);
+  it("in admits any listed value", async () => {
+    expect(await one("body.currency", "in", ["USD", "EUR"])).toBe(true);
+    expect(await one("body.amount", "in", [1, "1500"])).toBe(true);
+    expect(await one("body.currency", "in", ["USD"])).toBe(false);
+    expect(await one("body.missing", "in", ["x", null])).toBe(false);
   });
 
-  it("exists is true by default, false asks for absence; null counts as present", () => {
-    expect(one("body.customer.id", "exists")).toBe(true);
-    expect(one("body.customer.id", "exists", false)).toBe(false);
-    expect(one("body.note", "exists")).toBe(true);
-    expect(one("body.nope", "exists", false)).toBe(true);
+  it("exists is true by default, false asks for absence; null counts as present", async () => {
+    expect(await one("body.customer.id", "exists")).toBe(true);
+    expect(await one("body.customer.id", "exists", false)).toBe(false);
+    expect(await one("body.note", "exists")).toBe(true);
+    expect(await one("body.nope", "exists", false)).toBe(true);
   });
 
-  it("regex tests text, numbers and booleans; a leading (?i) makes it case-insensitive", () => {
-    expect(one("body.type", "regex", "^order\\.")).toBe(true);
-    expect(one("body.customer.email", "regex", "(?i)ann@")).toBe(true);
-    expect(one("path", "regex", "/hooks/orders")).toBe(true);
-    expect(one("body.customer.email", "regex", "ann@")).toBe(false);
-    expect(one("body.amount", "regex", "^15")).toBe(true);
-    expect(one("body.customer", "regex", ".*")).toBe(false);
-    expect(one("body.missing", "regex", ".*")).toBe(false);
+  it("regex tests text, numbers and booleans; a leading (?i) makes it case-insensitive", async () => {
+    expect(await one("body.type", "regex", "^order\\.")).toBe(true);
+    expect(await one("body.customer.email", "regex", "(?i)ann@")).toBe(true);
+    expect(await one("path", "regex", "/hooks/orders")).toBe(true);
+    expect(await one("body.customer.email", "regex", "ann@")).toBe(false);
+    expect(await one("body.amount", "regex", "^15")).toBe(true);
+    expect(await one("body.customer", "regex", ".*")).toBe(false);
+    expect(await one("body.missing", "regex", ".*")).toBe(false);
   });
 
-  it("needs every rule to match; no rules (or null) match everything", () => {
-    expect(match([{ field: "body.type", operator: "eq", value: "order.created" }, { field: "headers.x-github-event", operator: "eq", value: "push" }])).toBe(true);
-    expect(match([{ field: "body.type", operator: "eq", value: "order.created" }, { field: "headers.x-github-event", operator: "eq", value: "pull" }])).toBe(false);
-    expect(match([])).toBe(true);
-    expect(match(null)).toBe(true);
-    expect(match(undefined)).toBe(true);
+  it("stops a catastrophically backtracking regex at its deadline instead of holding the thread", async () => {
+    const text = "a".repeat(40) + "!";
+    let ticks = 0;
+    const timer = setInterval(() => ticks++, 5);
+    const started = Date.now();
+    const outcome = await match([{ field: "body.text", operator: "regex", value: "^(a+)+$" }], { ...request, body: { text } }).catch((e: unknown) => e);
+    clearInterval(timer);
+    expect(outcome).toBeInstanceOf(FilterLimitError);
+    expect((outcome as Error).message).toMatch(/ran longer than 250 ms/);
+    // This thread kept running meanwhile (the regex ran in the sandbox), and the answer came at the deadline, not when the regex gave up.
+    expect(ticks).toBeGreaterThan(5);
+    expect(Date.now() - started).toBeLessThan(10_000);
+    // The sandbox replaced the terminated worker: the next check works.
+    expect(await one("body.type", "regex", "^order\\.")).toBe(true);
   });
 
-  it("accepts the stored JSON text form", () => {
-    expect(match('[{"field":"body.currency","operator":"eq","value":"EUR"}]')).toBe(true);
+  it("needs every rule to match; no rules (or null) match everything", async () => {
+    expect(await match([{ field: "body.type", operator: "eq", value: "order.created" }, { field: "headers.x-github-event", operator: "eq", value: "push" }])).toBe(true);
+    expect(await match([{ field: "body.type", operator: "eq", value: "order.created" }, { field: "headers.x-github-event", operator: "eq", value: "pull" }])).toBe(false);
+    expect(await match([])).toBe(true);
+    expect(await match(null)).toBe(true);
+    expect(await match(undefined)).toBe(true);
   });
 
-  it("copes with bodies that are not objects", () => {
+  it("accepts the stored JSON text form", async () => {
+    expect(await match('[{"field":"body.currency","operator":"eq","value":"EUR"}]')).toBe(true);
+  });
+
+  it("copes with bodies that are not objects", async () => {
     for (const body of [null, "text", 5, [1, 2]]) {
-      expect(match([{ field: "body.type", operator: "exists" }], { ...request, body })).toBe(false);
+      expect(await match([{ field: "body.type", operator: "exists" }], { ...request, body })).toBe(false);
     }
-    expect(match([{ field: "body.0", operator: "eq", value: 1 }], { ...request, body: [1, 2] })).toBe(true);
+    expect(await match([{ field: "body.0", operator: "eq", value: 1 }], { ...request, body: [1, 2] })).toBe(true);
   });
 });
 

@@ -54,7 +54,8 @@ describe("applyTransform", () => {
     expect(e.timedOut).toBe(true);
     expect(e.code).toBe("transform_error");
     expect(e.jsonataCode).toBe("D1012");
-    expect(e.message).toMatch(/timed out after 200 ms/);
+    expect(e.limit).toBe("time");
+    expect(e.message).toMatch(/ran longer than the 200 ms time limit/);
   });
 
   it("stops runaway non-tail recursion and huge sequences quickly", async () => {
@@ -63,6 +64,39 @@ describe("applyTransform", () => {
     expect(deep.timedOut).toBe(false);
     const huge = await failure(run("$count([1..9000000])"));
     expect(huge.jsonataCode).toBe("D2015");
+    expect(huge.limit).toBe("memory");
+    // The limit, not the length asked for, is "the maximum".
+    expect(huge.message).toMatch(/maximum sequence length of 1,000,000 was exceeded, the expression asked for 9000000/);
+    const appended = await failure(run("$append([1..600000], [1..600000])"));
+    expect(appended.message).toMatch(/maximum sequence length of 1,000,000 was exceeded, the expression asked for 1200000/);
+  });
+
+  it("stops built-in calls that would build a huge string before they build it", async () => {
+    const started = Date.now();
+    const pad = await failure(run('$length($pad("", 100000000, "a"))'));
+    expect(pad.limit).toBe("memory");
+    expect(pad.message).toMatch(/\$pad's result would be 100000000 characters long, over the 10000000 limit/);
+    const doubling = await failure(run('($f := function($s, $n) { $n = 0 ? $s : $f($s & $s, $n - 1) }; $length($f("xxxxxxxx", 30)))'));
+    expect(doubling.limit).toBe("memory");
+    expect(doubling.message).toMatch(/a string joined with & would be \d+ characters long/);
+    const join = await failure(run('$join([1..20].$pad("", 1000000, "x"))'));
+    expect(join.message).toMatch(/\$join's result would be 20000000 characters/);
+    const str = await failure(run('($a := $pad("", 5000000, "x"); $string([$a, $a, $a]))'));
+    expect(str.message).toMatch(/\$string's result would be more than 10000000 characters of JSON/);
+    const result = await failure(run('($a := $pad("", 5000000, "x"); [$a, $a, $a])'));
+    expect(result.message).toMatch(/the result would be more than 10000000 characters of JSON/);
+    // Refused before anything was built: no deadline was needed.
+    expect(Date.now() - started).toBeLessThan(20_000);
+    // & and the wrapped built-ins still behave as JSONata's own.
+    expect(await run('"a" & 1 & {"k": true} & nothing & $pad("b", -3, "-") & $join(["x", "y"], ",") & $string([1])')).toBe('a1{"k":true}--bx,y[1]');
+  });
+
+  it("ends a single long built-in call (a backtracking regex) at the deadline, and the next transform runs", async () => {
+    const body = { s: "a".repeat(100_000) };
+    const e = await failure(applyTransform("$contains(s, /(a*)*b/) or $contains(s, /(a*)*c/) or $contains(s, /(a*)*d/)", { ...input, body }, { timeoutMs: 50 }));
+    expect(e.limit).toBe("time");
+    expect(e.message).toMatch(/ran longer than the 50 ms time limit/);
+    expect(await run("data.id")).toBe("o_1");
   });
 
   it("stops a long loop at the time limit and lets other work run meanwhile", async () => {

@@ -18,8 +18,9 @@ export function registerConnectionRoutes(api: Api) {
       path: "/connections/test-transform",
       tags,
       summary: "Run a JSONata transform against a stored event (or a given body) without saving it",
+      description: "A transform stopped by its time or memory limit → 422 transform_limit_exceeded (docs/delivery.md).",
       request: jsonBody(testTransformInput),
-      responses: responses({ status: 200, schema: testTransformResult }, [400, 401, 403, 404]),
+      responses: responses({ status: 200, schema: testTransformResult }, [400, 401, 403, 404, 422]),
     },
     async (c, { body }) => c.json(await testTransform(c.get("deps"), c.get("scope"), body), 200),
   );
