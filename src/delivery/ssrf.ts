@@ -69,7 +69,9 @@ function embeddedIPv4(ip: ipaddr.IPv6, range: string): ipaddr.IPv4 | null {
 export function refusalReason(address: string, blockPrivate: boolean): string | null {
   let ip: Address;
   try {
-    ip = ipaddr.parse(address);
+    // ipaddr.js reads a dotted tail such as "::127.0.0.1" as IPv4-mapped; the URL parser (and the OS) as IPv4-compatible.
+    const text = address.includes(":") && address.includes(".") ? new URL(`http://[${address}]/`).hostname.slice(1, -1) : address;
+    ip = ipaddr.parse(text);
   } catch {
     return "not an IP address";
   }
