@@ -59,6 +59,7 @@ export function serializeEndpoint({ endpoint: e, destination: d }: Joined): Endp
     filter_types: e.filterTypes,
     rate_limit_per_second: d.rateLimitPerSecond,
     expires_at: e.expiresAt,
+    portal_held: e.portalHeld,
     created_at: e.createdAt,
     updated_at: e.updatedAt,
   };

@@ -91,6 +91,7 @@ describe("endpoints a portal link sets, on a server that allows private destinat
     const h = asPortal(await portalToken(server, key, app.id));
     const created = await call(server, "POST", `/v1/applications/${app.id}/endpoints`, { headers: h, body: { url: `${sink.url}/held` } });
     expect(created.status).toBe(201);
+    expect(created.body.endpoint.portal_held).toBe(1);
     const endpointId = created.body.endpoint.id;
     const first = await sendMessage(server, key, app.id, { event_type: "held.test", payload: { n: 1 } });
     await waitFor(async () => ((await getMessage(server, key, app.id, first.id)).status === "delivered" ? true : null), { timeoutMs: 20_000, what: "the opted-in delivery" });
@@ -110,7 +111,8 @@ describe("endpoints a portal link sets, on a server that allows private destinat
     expect(JSON.stringify(byEndpoint.body)).not.toContain("127.0.0.1 is");
 
     // The operator setting the URL takes it over: no longer held, a resend arrives.
-    expect((await call(server, "PATCH", `/v1/applications/${app.id}/endpoints/${endpointId}`, { key, body: { url: `${sink.url}/held` } })).status).toBe(200);
+    const takenOver = await call(server, "PATCH", `/v1/applications/${app.id}/endpoints/${endpointId}`, { key, body: { url: `${sink.url}/held` } });
+    expect(takenOver.body.endpoint.portal_held).toBe(0);
     expect((await call(server, "POST", `/v1/applications/${app.id}/messages/${second.id}/resend`, { key, body: { endpoint_id: endpointId } })).status).toBe(202);
     await sink.waitFor(sink.requests.length + 1, 20_000);
     expect(sink.at("/held").map((r) => JSON.parse(r.body))).toEqual([{ n: 1 }, { n: 2 }]);
