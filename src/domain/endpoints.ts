@@ -111,7 +111,8 @@ export function portalHeldBlocksPrivate(held: number, appOptedIn: number, server
  */
 function checkPortalUrl(deps: Deps, app: { allowPrivateEndpoints: number }, url: string) {
   const blockPrivate = portalHeldBlocksPrivate(1, app.allowPrivateEndpoints, deps.settings.blockPrivateDestinations);
-  const host = new URL(url).hostname.replace(/^\[(.*)\]$/, "$1").toLowerCase();
+  // A trailing dot names the same host ("localhost." is localhost).
+  const host = new URL(url).hostname.replace(/^\[(.*)\]$/, "$1").replace(/\.$/, "").toLowerCase();
   const literal = /^[\d.]+$/.test(host) || host.includes(":");
   const reason = literal ? refusalReason(host, blockPrivate) : host === "localhost" || host.endsWith(".localhost") ? (blockPrivate ? "a loopback name" : null) : null;
   if (reason) {

@@ -314,7 +314,7 @@ async function takePortalResend(deps: Deps, applicationId: string, now: Date) {
   if (taken.length > 0) return;
   const [row] = await deps.db.select({ window: a.portalResendWindow }).from(a).where(eq(a.id, applicationId)).limit(1);
   const wait = row?.window ? Math.max(1, Math.ceil((Date.parse(row.window) + RESEND_WINDOW_MS - now.getTime()) / 1000)) : 1;
-  throw new AppError("rate_limited", `Too many resends through this portal link: at most ${limit} a minute; try again in ${wait} s`, { retry_after_seconds: wait });
+  throw new AppError("rate_limited", `Too many resends through portal links of this application: at most ${limit} a minute; try again in ${wait} s`, { retry_after_seconds: wait });
 }
 
 /**

@@ -51,6 +51,8 @@ const ATTACKS = [
   `http://[64:ff9b::7f00:1]:${port}/`,
   `http://[::1]:${port}/`,
   `http://localhost:${port}/`,
+  `http://localhost.:${port}/`,
+  `http://127.0.0.1.:${port}/`,
   "http://10.0.0.1/",
   "http://192.168.1.1/",
   "http://100.64.0.1/",
