@@ -73,7 +73,8 @@ async function scenario(label: string, endpointCount: number, messageCount: numb
     clock: systemClock,
     secrets: loadSecretBox(dataDir),
     bus: { publish() {}, subscribe: () => () => {} },
-    settings: { baseUrl: "http://localhost", retentionDays: 30, maxBodyBytes: 5 * 1024 * 1024, blockPrivateDestinations: false, trustProxy: "" },
+    // One application with every endpoint: far past the default cap of 20 (HOOKRELAY_MAX_ENDPOINTS_PER_APP).
+    settings: { baseUrl: "http://localhost", retentionDays: 30, maxBodyBytes: 5 * 1024 * 1024, blockPrivateDestinations: false, trustProxy: "", maxEndpointsPerApp: endpoints },
     node: newThisNode("http://localhost"),
   };
   await bootstrap(store.db, systemClock, ADMIN);

@@ -12,7 +12,7 @@ export function nextPage(ctx: Context, res: { cursor: string | null }, what: str
   if (res.cursor) ctx.out.note(`more ${what}: --cursor ${res.cursor}`);
 }
 
-/** `hookrelay apps list|get|create|update|delete|portal`; an application is named by its id or its uid. */
+/** `hookrelay apps list|get|create|update|delete|portal|portal-revoke`; an application is named by its id or its uid. */
 export function registerApps(program: Command) {
   const r = new Resource(
     program,
@@ -40,7 +40,8 @@ export function registerApps(program: Command) {
       uid: "your own id for the customer (letters, digits, . - _), unique in the environment; paths accept it instead of the id",
       metadata: "a JSON object of your own: JSON, or @file.json",
       rate_limit: "messages per second across the application's endpoints",
-      status: "active, or disabled (sending refused)",
+      status: "active, or disabled (sending refused, portal links revoked)",
+      allow_private_endpoints: "true lets endpoints added through its portal links reach private addresses (as far as the server allows); default false",
     },
   };
 
@@ -96,6 +97,21 @@ export function registerApps(program: Command) {
       });
       ctx.out.result(res, { text: (r) => r.url });
       ctx.out.note(`expires ${res.expires_at}; whoever has the link manages ${app}'s endpoints until then`);
+    },
+  );
+  r.verb(
+    "portal-revoke <app>",
+    "Revoke every consumer portal link issued for the application so far (links minted afterwards work)",
+    ["hookrelay apps portal-revoke acme", "hookrelay apps portal-revoke acme --json"],
+    (cmd) => cmd,
+    async (ctx, _opts, [app], domain) => {
+      const res = await ctx.run({
+        method: "POST",
+        path: path`/applications/${app!}/portal/revoke`,
+        expect: "success",
+        local: async (deps, scope) => (await domain()).revokePortalLinks(deps, scope, app!),
+      });
+      ctx.out.result(res, { text: () => `revoked every portal link of ${app} issued so far` });
     },
   );
   return r;

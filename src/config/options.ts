@@ -50,6 +50,26 @@ const url = (name: string) => (raw: string) => {
   }
 };
 
+/**
+ * HOOKRELAY_SMTP_URL: smtp:// or smtps://, with at most the query options the
+ * email notifier maps to explicit settings (requireTLS, tls.rejectUnauthorized):
+ * any other (a proxy) would take mail past the address guard.
+ */
+const smtpUrlOption = (raw: string): string | undefined => {
+  if (raw.trim() === "") return undefined;
+  let u: URL;
+  try {
+    u = new URL(raw.trim());
+  } catch {
+    throw new ConfigError("SMTP URL must look like smtp://user:pass@host:587 or smtps://user:pass@host:465");
+  }
+  if (u.protocol !== "smtp:" && u.protocol !== "smtps:") throw new ConfigError("SMTP URL must use smtp:// or smtps://");
+  for (const k of u.searchParams.keys()) {
+    if (k !== "requireTLS" && k !== "tls.rejectUnauthorized") throw new ConfigError(`SMTP URL option "${k}" is not supported: only requireTLS and tls.rejectUnauthorized are`);
+  }
+  return raw.trim();
+};
+
 const databaseUrl = (raw: string): string | undefined => {
   if (raw.trim() === "") return undefined;
   let u: URL;
@@ -100,10 +120,12 @@ export const serverOptions = {
   deliveryConcurrency: opt({ key: "deliveryConcurrency", flag: "--delivery-concurrency <n>", env: "HOOKRELAY_DELIVERY_CONCURRENCY", description: "Deliveries in flight at once", default: 32, parse: int("delivery concurrency", 1, 1024) }),
   blockPrivateDestinations: opt({ key: "blockPrivateDestinations", flag: "--block-private-destinations <bool>", env: "HOOKRELAY_BLOCK_PRIVATE_DESTINATIONS", description: "Refuse deliveries to loopback and private addresses too", default: false, parse: bool("block private destinations") }),
   alertIntervalSeconds: opt({ key: "alertIntervalSeconds", flag: "--alert-interval-seconds <s>", env: "HOOKRELAY_ALERT_INTERVAL_SECONDS", description: "How often failure_rate, latency, dlq and volume_drop rules are evaluated (issue_opened and dlq also fire at once)", default: 30, parse: int("alert interval", 1, 86400) }),
-  smtpUrl: opt<string | undefined>({ key: "smtpUrl", flag: "--smtp-url <url>", env: "HOOKRELAY_SMTP_URL", description: "SMTP server for email channels: smtp:// (STARTTLS when offered; ?requireTLS=true insists) or smtps:// (implicit TLS), e.g. smtp://user:pass@host:587", default: undefined, defaultLabel: "none", secret: true, parse: optStr }),
+  smtpUrl: opt<string | undefined>({ key: "smtpUrl", flag: "--smtp-url <url>", env: "HOOKRELAY_SMTP_URL", description: "SMTP server for email channels: smtp:// (STARTTLS when offered; ?requireTLS=true insists) or smtps:// (implicit TLS), e.g. smtp://user:pass@host:587; no other query option", default: undefined, defaultLabel: "none", secret: true, parse: smtpUrlOption }),
   backupInterval: opt<number | undefined>({ key: "backupInterval", flag: "--backup-interval <duration>", env: "HOOKRELAY_BACKUP_INTERVAL", description: "Back up the SQLite database into <data-dir>/backups this often: 90s, 30m, 24h, 7d (not with a database URL: use pg_dump)", default: undefined, defaultLabel: "off", parse: duration("backup interval") }),
   backupKeep: opt({ key: "backupKeep", flag: "--backup-keep <count>", env: "HOOKRELAY_BACKUP_KEEP", description: "Scheduled backups kept; older ones are deleted", default: 7, parse: int("backup keep", 1, 10000) }),
   endpointDisableAfter: opt<number | undefined>({ key: "endpointDisableAfter", flag: "--endpoint-disable-after <duration>", env: "HOOKRELAY_ENDPOINT_DISABLE_AFTER", description: "An application endpoint whose deliveries fail this long without a single success is disabled (an issue opens): 90s, 30m, 24h, 5d, or off", default: 5 * 86_400_000, defaultLabel: "5d", parse: duration("endpoint disable after") }),
+  maxEndpointsPerApp: opt({ key: "maxEndpointsPerApp", flag: "--max-endpoints-per-app <n>", env: "HOOKRELAY_MAX_ENDPOINTS_PER_APP", description: "Endpoints an application may have (a portal link cannot add more)", default: 20, parse: int("max endpoints per application", 1, 100000) }),
+  portalResendsPerMinute: opt({ key: "portalResendsPerMinute", flag: "--portal-resends-per-minute <n>", env: "HOOKRELAY_PORTAL_RESENDS_PER_MINUTE", description: "Message resends a portal link may ask for per application and minute (more answer 429)", default: 10, parse: int("portal resends per minute", 1, 100000) }),
   portalLinkTtl: opt({ key: "portalLinkTtl", flag: "--portal-link-ttl <duration>", env: "HOOKRELAY_PORTAL_LINK_TTL", description: "How long a consumer portal link lasts unless its request sets expires_in: 60s to 7d", default: 3_600_000, defaultLabel: "1h", parse: boundedDuration("portal link TTL", 60_000, 7 * 86_400_000) }),
   shutdownTimeoutMs: opt({ key: "shutdownTimeoutMs", flag: "--shutdown-timeout-ms <ms>", env: "HOOKRELAY_SHUTDOWN_TIMEOUT_MS", description: "How long SIGTERM waits for in-flight work", default: 10000, parse: int("shutdown timeout", 0, 600000) }),
 } as const;

@@ -1,4 +1,5 @@
 import { z } from "zod";
+import { flag } from "./common";
 
 /** Applications (spec: Application; contract §8): the receivers of outbound messages, each owning endpoints. */
 
@@ -52,6 +53,13 @@ const fields = {
   /** Deliveries per second across all of the application's endpoints. */
   rate_limit: z.int().min(1).max(100_000).nullable(),
   status: z.enum(APPLICATION_STATUSES),
+  /**
+   * Opts the application in: endpoints set through its portal links may reach
+   * what the server's own destinations may (private addresses unless
+   * HOOKRELAY_BLOCK_PRIVATE_DESTINATIONS). Off by default: they are held to
+   * the private-address block. Never settable with a portal link.
+   */
+  allow_private_endpoints: flag,
 };
 
 export const createApplicationInput = z.object({
@@ -86,6 +94,7 @@ export const application = z.object({
   metadata: z.string().nullable().describe("JSON object, encoded as a string"),
   status: z.string(),
   rate_limit: z.number().int().nullable(),
+  allow_private_endpoints: z.number().int().describe("1: endpoints set through a portal link may reach private addresses (as far as the server allows); 0: held to the private-address block"),
   created_at: z.string(),
   updated_at: z.string(),
 });

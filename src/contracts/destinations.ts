@@ -49,6 +49,25 @@ function httpUrlProblem(raw: string): string | null {
   return null;
 }
 
+/**
+ * A host that is an IP address in another spelling (2130706433, 0177.0.0.1,
+ * 0x7f.1, [::127.0.0.1]) is stored as the URL parser, and so the HTTP client,
+ * reads it (http://127.0.0.1/…): the stored URL says where deliveries go
+ * (docs/delivery.md). Any other URL is kept exactly as given.
+ */
+export function canonicalHostUrl(raw: string): string {
+  let u: URL;
+  try {
+    u = new URL(raw);
+  } catch {
+    return raw;
+  }
+  const ipHost = /^\d+\.\d+\.\d+\.\d+$/.test(u.hostname) || u.hostname.startsWith("[");
+  if (!ipHost) return raw;
+  const slashes = raw.indexOf("//");
+  return slashes >= 0 && raw.slice(slashes + 2).toLowerCase().startsWith(u.host) ? raw : u.href;
+}
+
 export const destinationUrl = z
   .string()
   .trim()
@@ -57,7 +76,8 @@ export const destinationUrl = z
   .superRefine((s, ctx) => {
     const problem = httpUrlProblem(s);
     if (problem) ctx.addIssue({ code: "custom", message: problem });
-  });
+  })
+  .overwrite(canonicalHostUrl);
 
 /** RFC 9110 token: what a header name may be. */
 const HEADER_NAME = /^[!#$%&'*+.^_`|~0-9A-Za-z-]+$/;

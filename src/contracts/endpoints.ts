@@ -66,6 +66,7 @@ export const endpoint = z.object({
   filter_types: z.string().nullable().describe("JSON array of event type names, encoded as a string; null: every type"),
   rate_limit_per_second: z.number().int().nullable(),
   expires_at: z.string().nullable(),
+  portal_held: z.number().int().describe("1: its URL was set through a portal link, so it is held to the private-address block unless the application allows private endpoints"),
   created_at: z.string(),
   updated_at: z.string(),
 });

@@ -52,6 +52,8 @@ export const smtpUrl = z
     }
     if (u.protocol !== "smtp:" && u.protocol !== "smtps:") ctx.addIssue({ code: "custom", message: "must use smtp:// (plain or STARTTLS) or smtps:// (implicit TLS)" });
     else if (!u.hostname) ctx.addIssue({ code: "custom", message: "must name a host" });
+    // The mail library would read connection options from the query, a proxy among them, and go wherever it says.
+    else if (s.includes("?") || s.includes("#")) ctx.addIssue({ code: "custom", message: "must not carry a query string or fragment: set require_tls and tls_verify in the channel's config instead" });
   });
 
 export const webhookChannelConfig = z.object({
@@ -66,6 +68,10 @@ export const emailChannelConfig = z.object({
   from: emailAddress.optional(),
   /** Overrides HOOKRELAY_SMTP_URL for this channel. */
   smtp_url: smtpUrl.optional(),
+  /** smtp:// only: refuse to send unless the server upgrades the connection with STARTTLS. */
+  require_tls: z.boolean().optional(),
+  /** false accepts any certificate (a self-signed one on your own mail server); default true. */
+  tls_verify: z.boolean().optional(),
 });
 
 export type WebhookChannelConfig = z.infer<typeof webhookChannelConfig>;

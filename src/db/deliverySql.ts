@@ -49,6 +49,10 @@ export type DestinationForDelivery = typeof destinations.$inferSelect & {
   previousSecret: string | null;
   previousUntil: string | null;
   applicationRateLimit: number | null;
+  /** 1: the endpoint's URL was set through a portal link (src/domain/endpoints.ts, portalHeldBlocksPrivate). */
+  portalHeld: number | null;
+  /** 1: the application lets such endpoints reach private addresses. */
+  allowPrivateEndpoints: number | null;
 };
 
 /** AttemptRow's columns in SQL, named as AttemptRow names them (bun:sqlite returns plain objects). */
@@ -128,7 +132,8 @@ export const deliverySql = preparedFor((db: Db) => {
               d.retry_strategy AS retryStrategy, d.retry_interval_seconds AS retryIntervalSeconds, d.signing_secret AS signingSecret, d.status,
               d.application_id AS applicationId, d.created_at AS createdAt, d.updated_at AS updatedAt,
               e.id AS endpointId, e.expires_at AS endpointExpiresAt, e.previous_secret AS previousSecret,
-              e.previous_secret_expires_at AS previousUntil, a.rate_limit AS applicationRateLimit
+              e.previous_secret_expires_at AS previousUntil, a.rate_limit AS applicationRateLimit,
+              e.portal_held AS portalHeld, a.allow_private_endpoints AS allowPrivateEndpoints
          FROM destinations d
          LEFT JOIN application_endpoints e ON e.destination_id = d.id
          LEFT JOIN applications a ON a.id = e.application_id

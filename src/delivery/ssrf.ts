@@ -5,18 +5,25 @@ import { describeNetworkError } from "./networkErrors";
 /**
  * The SSRF guard: destination URLs are user input, and the relay runs inside
  * someone's network. Checked after DNS resolution, so a hostname that
- * resolves to a forbidden address is refused just like the literal address.
+ * resolves to a forbidden address is refused just like the literal address
+ * (docs/delivery.md, "Which addresses a delivery may reach").
  *
  * - Always refused: link-local (169.254.0.0/16 — where cloud metadata
- *   services live — and fe80::/10), plus the well-known IPv6 metadata address.
- * - Refused only with HOOKRELAY_BLOCK_PRIVATE_DESTINATIONS: loopback, RFC 1918
- *   private, carrier-grade NAT, IPv6 unique-local and unspecified addresses.
- *   Allowed by default because homelab destinations live there.
+ *   services live — and fe80::/10), the well-known IPv6 metadata address,
+ *   IPv4-compatible IPv6 (`::a.b.c.d`, deprecated and never a real target),
+ *   and NAT64 (`64:ff9b::/96`) or IPv4-mapped forms of an address that is
+ *   itself refused or not globally routable: those spellings must not reach
+ *   what the plain IPv4 address may not.
+ * - Refused only with blockPrivate (HOOKRELAY_BLOCK_PRIVATE_DESTINATIONS, and
+ *   always for endpoints a portal link set): every address that is not
+ *   global unicast: loopback, RFC 1918 private, carrier-grade NAT, IPv6
+ *   unique-local, unspecified, multicast, reserved, benchmarking, every
+ *   IPv4-in-IPv6 form (mapped, compatible, NAT64, 6to4, Teredo), and the rest
+ *   of ipaddr.js's special ranges. Allowed by default because homelab
+ *   destinations live there.
  */
 export class DestinationRefused extends Error {}
 
-const ALWAYS_BLOCKED = new Set(["linkLocal"]);
-const PRIVATE = new Set(["loopback", "private", "carrierGradeNat", "uniqueLocal", "unspecified"]);
 /** AWS's IPv6 instance-metadata endpoint sits in unique-local space; it is metadata all the same. */
 const METADATA_V6 = ipaddr.parse("fd00:ec2::254").toNormalizedString();
 
@@ -27,22 +34,70 @@ const RANGE_NAMES: Record<string, string> = {
   carrierGradeNat: "carrier-grade NAT",
   uniqueLocal: "unique-local",
   unspecified: "unspecified",
+  ipv4Mapped: "IPv4-mapped",
+  ipv4Compatible: "IPv4-compatible",
+  rfc6052: "NAT64",
+  rfc6145: "IPv4-translated",
+  "6to4": "6to4",
+  teredo: "Teredo",
 };
+
+/** ipaddr.js's name for global unicast: the one range a blocked-private target may be in. */
+const GLOBAL = "unicast";
+
+type Address = ipaddr.IPv4 | ipaddr.IPv6;
+
+/**
+ * An IPv6 address's range, with the IPv4-compatible form (`::a.b.c.d`, the
+ * first 96 bits zero but not `::` or `::1`) named: ipaddr.js calls it unicast.
+ */
+function rangeOf(ip: Address): string {
+  const range = ip.range();
+  if (ip.kind() === "ipv6" && range === GLOBAL && (ip as ipaddr.IPv6).parts.slice(0, 6).every((p) => p === 0)) return "ipv4Compatible";
+  return range;
+}
+
+/** The IPv4 address an IPv6 form carries in its last 32 bits (mapped, compatible, translated, NAT64 /96), or null. */
+function embeddedIPv4(ip: ipaddr.IPv6, range: string): ipaddr.IPv4 | null {
+  const nat64 = range === "rfc6052" && ip.parts[0] === 0x64 && ip.parts[1] === 0xff9b && ip.parts.slice(2, 6).every((p) => p === 0);
+  if (!(nat64 || range === "ipv4Mapped" || range === "ipv4Compatible" || range === "rfc6145")) return null;
+  const [hi, lo] = [ip.parts[6]!, ip.parts[7]!];
+  return new ipaddr.IPv4([hi >> 8, hi & 0xff, lo >> 8, lo & 0xff]);
+}
 
 /** Why `address` may not be contacted ("a link-local … address"), or null when it may. */
 export function refusalReason(address: string, blockPrivate: boolean): string | null {
-  let ip: ipaddr.IPv4 | ipaddr.IPv6;
+  let ip: Address;
   try {
-    ip = ipaddr.process(address); // folds ::ffff:a.b.c.d into IPv4, so the mapped form cannot sneak past
+    // ipaddr.js reads a dotted tail such as "::127.0.0.1" as IPv4-mapped; the URL parser (and the OS) as IPv4-compatible.
+    const text = address.includes(":") && address.includes(".") ? new URL(`http://[${address}]/`).hostname.slice(1, -1) : address;
+    ip = ipaddr.parse(text);
   } catch {
     return "not an IP address";
   }
-  if (ip.kind() === "ipv6" && ip.toNormalizedString() === METADATA_V6) return "a cloud metadata address";
-  const range = ip.range();
-  if (ALWAYS_BLOCKED.has(range) || (blockPrivate && PRIVATE.has(range))) {
-    return `a ${RANGE_NAMES[range] ?? range} address`;
+  const named = (range: string) => {
+    const name = RANGE_NAMES[range] ?? range;
+    return `${/^[aeiouIU]/.test(name) ? "an" : "a"} ${name} address`;
+  };
+  if (ip.kind() === "ipv4") {
+    const range = rangeOf(ip);
+    if (range === "linkLocal") return named(range);
+    return blockPrivate && range !== GLOBAL ? named(range) : null;
   }
-  return null;
+  const v6 = ip as ipaddr.IPv6;
+  if (v6.toNormalizedString() === METADATA_V6) return "a cloud metadata address";
+  const range = rangeOf(v6);
+  if (range === "linkLocal" || range === "ipv4Compatible") return named(range);
+  const inner = embeddedIPv4(v6, range);
+  if (inner) {
+    const innerRange = rangeOf(inner);
+    // The mapped form is how a dual-stack socket spells a plain IPv4 peer: judged as that address.
+    // Other forms of a non-global address are refused outright (RFC 6052 forbids NAT64 of one).
+    if (innerRange === "linkLocal" || (range !== "ipv4Mapped" && innerRange !== GLOBAL) || (blockPrivate && innerRange !== GLOBAL)) {
+      return `${named(range)} of ${inner.toString()}, ${named(innerRange)}`;
+    }
+  }
+  return blockPrivate && range !== GLOBAL ? named(range) : null;
 }
 
 export interface ResolvedTarget {

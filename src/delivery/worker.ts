@@ -110,8 +110,18 @@ export function startDeliveryWorker(deps: Deps, opts: DeliveryWorkerOptions): De
       const endpoint =
         row.applicationId && row.endpointId
           ? endpointDeliveryFrom(
-              { applicationId: row.applicationId, expiresAt: row.endpointExpiresAt, previousSecret: row.previousSecret, previousUntil: row.previousUntil, current: row.signingSecret, rateLimit: row.applicationRateLimit },
+              {
+                applicationId: row.applicationId,
+                expiresAt: row.endpointExpiresAt,
+                previousSecret: row.previousSecret,
+                previousUntil: row.previousUntil,
+                current: row.signingSecret,
+                rateLimit: row.applicationRateLimit,
+                portalHeld: row.portalHeld,
+                allowPrivateEndpoints: row.allowPrivateEndpoints,
+              },
               deps.secrets,
+              deps.settings.blockPrivateDestinations,
             )
           : null;
       // The current and the previous secret come from one read: a rotation is never seen half done.
@@ -405,7 +415,9 @@ export function startDeliveryWorker(deps: Deps, opts: DeliveryWorkerOptions): De
       attemptNumber: row.attemptNumber ?? 1,
       now: sentAt,
     });
-    const result = await send(request, { timeoutMs: destination.timeoutMs, blockPrivate: deps.settings.blockPrivateDestinations });
+    // An endpoint a portal link set is held to the private-address block, checked again at each send (DNS may have changed).
+    const blockPrivate = endpoint ? endpoint.blockPrivate : deps.settings.blockPrivateDestinations;
+    const result = await send(request, { timeoutMs: destination.timeoutMs, blockPrivate });
     if (result.responseStatus !== null || result.error === "timeout") opts.metrics?.deliveryDuration.observe(result.durationMs / 1000);
 
     const now = clock.now();

@@ -11,7 +11,7 @@ import {
   type ListApplicationsQuery,
   type UpdateApplicationInput,
 } from "../contracts/applications";
-import { jsonText } from "../contracts/common";
+import { jsonText, toFlag } from "../contracts/common";
 import { AppError, notFound } from "../contracts/errors";
 import { hex32 } from "../contracts/ids";
 import { decodeCursor, encodeCursor } from "../contracts/pagination";
@@ -44,6 +44,7 @@ export function serializeApplication(row: ApplicationRow): ApplicationDto {
     metadata: row.metadata,
     status: row.status,
     rate_limit: row.rateLimit,
+    allow_private_endpoints: row.allowPrivateEndpoints,
     created_at: row.createdAt,
     updated_at: row.updatedAt,
   };
@@ -94,6 +95,10 @@ export async function createApplication(deps: Deps, scope: Scope, raw: CreateApp
     metadata: jsonText(input.metadata),
     status: input.status ?? "active",
     rateLimit: input.rate_limit ?? null,
+    allowPrivateEndpoints: toFlag(input.allow_private_endpoints),
+    portalGeneration: 0,
+    portalResendWindow: null,
+    portalResendCount: 0,
     createdAt: now,
     updatedAt: now,
   };
@@ -156,20 +161,30 @@ export async function updateApplication(deps: Deps, scope: Scope, appId: string,
   if (input.metadata !== undefined) next.metadata = jsonText(input.metadata);
   if (input.rate_limit !== undefined) next.rateLimit = input.rate_limit;
   if (input.status !== undefined) next.status = input.status;
+  if (input.allow_private_endpoints !== undefined) next.allowPrivateEndpoints = toFlag(input.allow_private_endpoints);
   next.updatedAt = iso(deps.clock.now());
-  const { id, orgId, envId, createdAt, ...changes } = next;
+  // The portal columns are never written from a copy read earlier: a revocation in between would be undone.
+  const { id, orgId, envId, createdAt, portalGeneration, portalResendWindow, portalResendCount, ...changes } = next;
+  // Disabling revokes every portal link issued so far (docs/outbound.md, "Revoking links").
+  const disabling = next.status === "disabled" && row.status !== "disabled";
+  let updated: ApplicationRow | undefined;
   try {
-    await deps.db.update(applications).set(changes).where(eq(applications.id, id));
+    [updated] = await deps.db
+      .update(applications)
+      .set(disabling ? { ...changes, portalGeneration: sql`${applications.portalGeneration} + 1` } : changes)
+      .where(eq(applications.id, id))
+      .returning();
   } catch (err) {
     if (isUniqueViolation(err)) throw uidConflict(next.uid);
     throw err;
   }
-  // Deliveries through the application's endpoints read its rate limit with their destination.
-  if (next.rateLimit !== row.rateLimit) {
+  if (!updated) throw notFound("Application");
+  // Deliveries through the application's endpoints read its rate limit and opt-in with their destination.
+  if (next.rateLimit !== row.rateLimit || next.allowPrivateEndpoints !== row.allowPrivateEndpoints) {
     const owned = await deps.db.select({ id: destinations.id }).from(destinations).where(eq(destinations.applicationId, id));
     for (const d of owned) deps.bus.publish({ type: "destination.updated", destinationId: d.id });
   }
-  return { application: serializeApplication(next) };
+  return { application: serializeApplication(updated) };
 }
 
 /**
@@ -197,10 +212,45 @@ export async function deleteApplication(deps: Deps, scope: Scope, appId: string)
 export async function createPortalLink(deps: Deps, scope: Scope, appId: string, raw: CreatePortalLinkInput = {}) {
   const input = parseOrThrow(createPortalLinkInput, raw ?? {}, "portal link request");
   const row = await findApplication(deps, scope, appId);
+  if (row.status !== "active") throw new AppError("conflict", `Application ${row.uid} is ${row.status}: its portal links do not work; enable it first`, { status: row.status });
   const ttlMs = input.expires_in !== undefined ? input.expires_in * 1000 : (deps.settings.portalLinkTtlMs ?? DEFAULT_PORTAL_TTL_MS);
   const exp = Math.floor((deps.clock.now().getTime() + ttlMs) / 1000);
-  const token = signPortalToken(deps.secrets.deriveKey(PORTAL_KEY_PURPOSE), { app: row.id, org: row.orgId, env: row.envId, exp });
+  const token = signPortalToken(deps.secrets.deriveKey(PORTAL_KEY_PURPOSE), { app: row.id, org: row.orgId, env: row.envId, exp, gen: row.portalGeneration });
   return { url: `${deps.settings.baseUrl}/portal#token=${token}`, expires_at: new Date(exp * 1000).toISOString() };
+}
+
+/**
+ * Revokes every portal link issued for the application so far, at once and
+ * on every node: links carry the generation they were minted in, and this
+ * moves the stored one on (docs/outbound.md, "Revoking links"). Links minted
+ * afterwards work.
+ */
+export async function revokePortalLinks(deps: Deps, scope: Scope, appId: string) {
+  const row = await findApplication(deps, scope, appId);
+  await deps.db
+    .update(applications)
+    .set({ portalGeneration: sql`${applications.portalGeneration} + 1`, updatedAt: iso(deps.clock.now()) })
+    .where(eq(applications.id, row.id));
+  return { success: true as const };
+}
+
+/**
+ * A verified portal link's claims against its application as stored now:
+ * refused (401) once the application is disabled or its links were revoked
+ * after this one was minted. Read on every request, from the database every
+ * node shares, so a revocation holds everywhere at once. A deleted
+ * application is left to findApplication (404).
+ */
+export async function checkPortalLink({ db }: Pick<Deps, "db">, claims: { app: string; gen?: number }): Promise<void> {
+  const [row] = await db
+    .select({ status: applications.status, generation: applications.portalGeneration })
+    .from(applications)
+    .where(eq(applications.id, claims.app))
+    .limit(1);
+  if (!row) return;
+  if (row.status !== "active" || (claims.gen ?? 0) !== row.generation) {
+    throw new AppError("unauthorized", "This portal link has been revoked: ask for a new one");
+  }
 }
 
 /** What the portal page loads first: its application, and when its link ends. Only for a portal link's scope. */

@@ -11,6 +11,23 @@ import { paginate } from "./paging";
 type AttemptRow = typeof deliveryAttempts.$inferSelect;
 type JoinedRow = { attempt: AttemptRow; connectionName: string | null; destinationName: string | null };
 
+/** What a portal link is told when a delivery was refused by the guard or could not connect. */
+export const PORTAL_UNREACHABLE_DETAIL = "the endpoint could not be reached: check that its URL names a public address that accepts connections";
+
+/**
+ * An attempt as a portal link sees it: a refused or unreachable target gets
+ * one generic detail, so the texts (which address a name resolved to,
+ * "connection refused" against "host unreachable") do not map the
+ * operator's network (docs/outbound.md, "What a portal link can reach").
+ */
+export function attemptSerializerFor(scope: Scope): (row: JoinedRow) => DeliveryAttempt {
+  if (!scope.portal) return serializeAttempt;
+  return (row) => {
+    const a = serializeAttempt(row);
+    return a.error === "ssrf_blocked" || a.error === "connection_error" ? { ...a, error_detail: PORTAL_UNREACHABLE_DETAIL } : a;
+  };
+}
+
 /** The one API shape of a delivery attempt (spec: Delivery attempt list item). */
 export function serializeAttempt({ attempt: a, connectionName, destinationName }: JoinedRow): DeliveryAttempt {
   return {

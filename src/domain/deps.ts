@@ -56,6 +56,10 @@ export interface DomainSettings {
   endpointDisableAfterMs?: number;
   /** HOOKRELAY_PORTAL_LINK_TTL: how long a portal link lasts unless its request says otherwise. */
   portalLinkTtlMs?: number;
+  /** HOOKRELAY_MAX_ENDPOINTS_PER_APP: endpoints an application may have; undefined: 20. */
+  maxEndpointsPerApp?: number;
+  /** HOOKRELAY_PORTAL_RESENDS_PER_MINUTE: resends a portal link may ask for per application and minute; undefined: 10. */
+  portalResendsPerMinute?: number;
 }
 
 /** Everything a use-case needs, passed explicitly. */
@@ -97,5 +101,7 @@ export function domainSettings(config: Config, baseUrl: string = config.baseUrl)
     smtpUrl: config.smtpUrl,
     endpointDisableAfterMs: config.endpointDisableAfter,
     portalLinkTtlMs: config.portalLinkTtl,
+    maxEndpointsPerApp: config.maxEndpointsPerApp,
+    portalResendsPerMinute: config.portalResendsPerMinute,
   };
 }

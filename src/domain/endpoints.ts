@@ -10,18 +10,20 @@ import {
   type RotateSecretInput,
   type UpdateEndpointInput,
 } from "../contracts/endpoints";
-import { notFound } from "../contracts/errors";
+import { AppError, notFound } from "../contracts/errors";
 import { hex32, idPrefix } from "../contracts/ids";
 import { decodeCursor, encodeCursor } from "../contracts/pagination";
 import { listEndpointAttemptsQuery, type ListEndpointAttemptsQuery } from "../contracts/messages";
 import type { Db } from "../db/open";
 import { preparedFor } from "../db/prepared";
 import { applicationEndpoints, applications, connections, deliveryAttempts, destinations, issues } from "../db/schema";
+import { lockRow } from "../db/rowLock";
 import { transaction } from "../db/transaction";
+import { refusalReason } from "../delivery/ssrf";
 import { findApplication, parseQueryOrThrow } from "./applications";
 import { iso } from "./clock";
 import type { Deps, Scope } from "./deps";
-import { serializeAttempt } from "./deliveryAttempts";
+import { attemptSerializerFor } from "./deliveryAttempts";
 import { generateSigningSecret } from "./destinations";
 import { parseOrThrow } from "./eventTypes";
 import type { OpenedIssue } from "./issues";
@@ -57,6 +59,7 @@ export function serializeEndpoint({ endpoint: e, destination: d }: Joined): Endp
     filter_types: e.filterTypes,
     rate_limit_per_second: d.rateLimitPerSecond,
     expires_at: e.expiresAt,
+    portal_held: e.portalHeld,
     created_at: e.createdAt,
     updated_at: e.updatedAt,
   };
@@ -86,9 +89,43 @@ async function findEndpoint(deps: Deps, scope: Scope, appId: string, endpointId:
   return { ...row, app };
 }
 
+/** How many endpoints an application may have unless HOOKRELAY_MAX_ENDPOINTS_PER_APP says otherwise. */
+export const DEFAULT_MAX_ENDPOINTS_PER_APP = 20;
+
+/**
+ * What marks an endpoint as portal-held (docs/outbound.md, "What a portal
+ * link can reach"): its URL was set through a portal link. Such an endpoint,
+ * and every delivery to it, is held to the private-address block unless its
+ * application is opted in (allow_private_endpoints), whatever the server's
+ * default. An operator (API key, session, CLI) setting the URL releases it.
+ */
+export function portalHeldBlocksPrivate(held: number, appOptedIn: number, serverBlocksPrivate: boolean): boolean {
+  return held === 1 && appOptedIn !== 1 ? true : serverBlocksPrivate;
+}
+
+/**
+ * A portal link may not point an endpoint at an address the block refuses.
+ * Checked here on what the URL itself names (an IP literal in any spelling,
+ * `localhost`); names are resolved and checked at each delivery instead, so
+ * that no answer here tells a portal user what the operator's DNS knows.
+ */
+function checkPortalUrl(deps: Deps, app: { allowPrivateEndpoints: number }, url: string) {
+  const blockPrivate = portalHeldBlocksPrivate(1, app.allowPrivateEndpoints, deps.settings.blockPrivateDestinations);
+  // A trailing dot names the same host ("localhost." is localhost).
+  const host = new URL(url).hostname.replace(/^\[(.*)\]$/, "$1").replace(/\.$/, "").toLowerCase();
+  const literal = /^[\d.]+$/.test(host) || host.includes(":");
+  const reason = literal ? refusalReason(host, blockPrivate) : host === "localhost" || host.endsWith(".localhost") ? (blockPrivate ? "a loopback name" : null) : null;
+  if (reason) {
+    throw new AppError("validation_error", `A portal link may not point an endpoint at ${host}: it is ${reason}`, [
+      { field: "body.url", message: "must point at a public address: a portal link cannot reach loopback, private, link-local or other non-global addresses" },
+    ]);
+  }
+}
+
 export async function createEndpoint(deps: Deps, scope: Scope, appId: string, raw: CreateEndpointInput) {
   const input = parseOrThrow(createEndpointInput, raw, "endpoint");
   const app = await findApplication(deps, scope, appId);
+  if (scope.portal) checkPortalUrl(deps, app, input.url);
   const now = iso(deps.clock.now());
   const id = hex32();
   const destination: DestinationRow = {
@@ -125,10 +162,18 @@ export async function createEndpoint(deps: Deps, scope: Scope, appId: string, ra
     previousSecret: null,
     previousSecretExpiresAt: null,
     failingSince: null,
+    portalHeld: scope.portal ? 1 : 0,
     createdAt: now,
     updatedAt: now,
   };
+  const max = deps.settings.maxEndpointsPerApp ?? DEFAULT_MAX_ENDPOINTS_PER_APP;
   await transaction(deps.db, async (tx) => {
+    // Counted under the application's row lock: two creates at once cannot both take the last place.
+    await lockRow(tx, applications, app.id);
+    const count = await tx.$count(applicationEndpoints, eq(applicationEndpoints.applicationId, app.id));
+    if (count >= max) {
+      throw new AppError("conflict", `Application ${app.uid} has ${count} endpoints, the most it may have (HOOKRELAY_MAX_ENDPOINTS_PER_APP): delete one first`, { max_endpoints: max });
+    }
     await tx.insert(destinations).values(destination);
     await tx.insert(applicationEndpoints).values(endpoint);
   });
@@ -158,12 +203,15 @@ export async function getEndpoint(deps: Deps, scope: Scope, appId: string, endpo
 export async function updateEndpoint(deps: Deps, scope: Scope, appId: string, endpointId: string, raw: UpdateEndpointInput) {
   const input = parseOrThrow(updateEndpointInput, raw, "endpoint");
   const current = await findEndpoint(deps, scope, appId, endpointId);
+  if (input.url !== undefined && scope.portal) checkPortalUrl(deps, current.app, input.url);
   const now = iso(deps.clock.now());
   const endpoint: EndpointRow = { ...current.endpoint, updatedAt: now };
   const destination: DestinationRow = { ...current.destination, updatedAt: now };
   if (input.url !== undefined) {
     destination.url = input.url;
     destination.name = destinationName(current.app, input.url);
+    // Whoever set the URL last decides whether it is held (portalHeldBlocksPrivate).
+    endpoint.portalHeld = scope.portal ? 1 : 0;
   }
   if (input.description !== undefined) endpoint.description = input.description;
   if (input.filter_types !== undefined) endpoint.filterTypes = filterTypesText(input.filter_types);
@@ -264,7 +312,7 @@ export async function listEndpointAttempts(deps: Deps, scope: Scope, appId: stri
     .limit(query.limit + 1);
   const page = rows.slice(0, query.limit);
   const last = page[page.length - 1];
-  return { attempts: page.map(serializeAttempt), cursor: rows.length > query.limit && last ? encodeCursor({ t: last.attempt.createdAt, id: last.attempt.id }, "next") : null };
+  return { attempts: page.map(attemptSerializerFor(scope)), cursor: rows.length > query.limit && last ? encodeCursor({ t: last.attempt.createdAt, id: last.attempt.id }, "next") : null };
 }
 
 // ---------------------------------------------------------------- for the delivery worker
@@ -277,6 +325,8 @@ export interface EndpointDelivery {
   expiresAt: string | null;
   /** The application's rate_limit (deliveries per second across its endpoints); null: none. */
   applicationRateLimit: number | null;
+  /** Whether the private-address block holds for deliveries to it (portalHeldBlocksPrivate). */
+  blockPrivate: boolean;
 }
 
 /** The columns an endpoint's delivery settings are made from (the worker reads them with its destination, src/db/deliverySql.ts). */
@@ -289,15 +339,18 @@ export interface EndpointDeliveryColumns {
   /** The destination's signing secret, sealed. */
   current: string;
   rateLimit: number | null;
+  portalHeld: number | null;
+  allowPrivateEndpoints: number | null;
 }
 
-export function endpointDeliveryFrom(row: EndpointDeliveryColumns, secrets: Pick<Deps["secrets"], "open">): EndpointDelivery {
+export function endpointDeliveryFrom(row: EndpointDeliveryColumns, secrets: Pick<Deps["secrets"], "open">, serverBlocksPrivate: boolean): EndpointDelivery {
   const current = secrets.open(row.current);
   const previous = row.previousSecret && row.previousUntil ? { secret: secrets.open(row.previousSecret), until: Date.parse(row.previousUntil) } : null;
   return {
     applicationId: row.applicationId,
     expiresAt: row.expiresAt,
     applicationRateLimit: row.rateLimit,
+    blockPrivate: portalHeldBlocksPrivate(row.portalHeld ?? 0, row.allowPrivateEndpoints ?? 0, serverBlocksPrivate),
     signingSecrets: (now) => (previous && now.getTime() < previous.until && previous.secret !== current ? [current, previous.secret] : [current]),
   };
 }

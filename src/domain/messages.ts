@@ -17,14 +17,14 @@ import {
 import { decodeCursor, encodeCursor } from "../contracts/pagination";
 import type { Db } from "../db/open";
 import { preparedFor } from "../db/prepared";
-import { applicationEndpoints, connections, deliveryAttempts, destinations, events, messages, sources } from "../db/schema";
+import { applicationEndpoints, applications, connections, deliveryAttempts, destinations, events, messages, sources } from "../db/schema";
 import { inWriteTurn } from "../db/writeTurn";
 // Pure leaf shared with resend: which endpoints a message goes to.
 import { admits, isExpired } from "../outbound/fanout";
 import { findApplication, parseQueryOrThrow } from "./applications";
 import { iso } from "./clock";
 import { insertQueuedAttempt, newQueuedAttempt } from "./deliveries";
-import { serializeAttempt } from "./deliveryAttempts";
+import { attemptSerializerFor } from "./deliveryAttempts";
 import type { Deps, Scope } from "./deps";
 import type { ChangedEvent } from "./eventStatus";
 import { isUniqueViolation, parseOrThrow, validatePayloadForEventType } from "./eventTypes";
@@ -284,7 +284,37 @@ export async function listMessageAttempts(deps: Deps, scope: Scope, appId: strin
     .where(and(...conds))
     .orderBy(desc(deliveryAttempts.createdAt), desc(deliveryAttempts.id))
     .limit(query.limit);
-  return { attempts: rows.map(serializeAttempt) };
+  return { attempts: rows.map(attemptSerializerFor(scope)) };
+}
+
+/** Resends a portal link may ask for per application and minute unless HOOKRELAY_PORTAL_RESENDS_PER_MINUTE says otherwise. */
+export const DEFAULT_PORTAL_RESENDS_PER_MINUTE = 10;
+const RESEND_WINDOW_MS = 60_000;
+
+/**
+ * Counts one portal resend against the application's window, or refuses it
+ * (429, details.retry_after_seconds). One conditional UPDATE on the
+ * application's row, so nodes sharing the database share the count and two
+ * resends at once cannot both take the last place. Without it a portal user
+ * could make the relay send as fast as they can click.
+ */
+async function takePortalResend(deps: Deps, applicationId: string, now: Date) {
+  const limit = deps.settings.portalResendsPerMinute ?? DEFAULT_PORTAL_RESENDS_PER_MINUTE;
+  const a = applications;
+  const opened = iso(new Date(now.getTime() - RESEND_WINDOW_MS));
+  const current = sql`(${a.portalResendWindow} IS NOT NULL AND ${a.portalResendWindow} > ${opened})`;
+  const taken = await deps.db
+    .update(a)
+    .set({
+      portalResendCount: sql`CASE WHEN ${current} THEN ${a.portalResendCount} + 1 ELSE 1 END`,
+      portalResendWindow: sql`CASE WHEN ${current} THEN ${a.portalResendWindow} ELSE ${iso(now)} END`,
+    })
+    .where(and(eq(a.id, applicationId), sql`NOT (${current} AND ${a.portalResendCount} >= ${limit})`))
+    .returning({ id: a.id });
+  if (taken.length > 0) return;
+  const [row] = await deps.db.select({ window: a.portalResendWindow }).from(a).where(eq(a.id, applicationId)).limit(1);
+  const wait = row?.window ? Math.max(1, Math.ceil((Date.parse(row.window) + RESEND_WINDOW_MS - now.getTime()) / 1000)) : 1;
+  throw new AppError("rate_limited", `Too many resends through portal links of this application: at most ${limit} a minute; try again in ${wait} s`, { retry_after_seconds: wait });
 }
 
 /**
@@ -312,6 +342,8 @@ export async function resendMessage(deps: Deps, scope: Scope, appId: string, idO
   const now = deps.clock.now();
   if (target.destination.status !== "active") throw new AppError("conflict", `Endpoint ${endpointId} is ${target.destination.status}; enable it to resend`, { endpoint_id: endpointId, status: target.destination.status });
   if (isExpired(target, now)) throw new AppError("conflict", `Endpoint ${endpointId} expired at ${target.expiresAt}`, { endpoint_id: endpointId, expires_at: target.expiresAt });
+
+  if (scope.portal) await takePortalResend(deps, app.id, now);
 
   const { db } = deps;
   const at = iso(now);
@@ -367,7 +399,7 @@ export async function resendMessage(deps: Deps, scope: Scope, appId: string, idO
     .where(eq(deliveryAttempts.id, result.attemptId))
     .limit(1);
   if (!attempt) throw notFound("Attempt");
-  return { attempt: serializeAttempt(attempt) };
+  return { attempt: attemptSerializerFor(scope)(attempt) };
 }
 
 // ---------------------------------------------------------------- bookkeeping, inside the recording transaction

@@ -4,8 +4,10 @@ import { PORTAL_TOKEN_PREFIX } from "../contracts/portal";
 /**
  * Portal link tokens: `hrp_<claims>.<mac>`, both base64url, the MAC being
  * HMAC-SHA256 over `hrp_<claims>` with a key derived from the data dir's
- * secret key (SecretBox.deriveKey). Stateless: a token is good until it
- * expires, for as long as its application exists. A pure leaf (it imports
+ * secret key (SecretBox.deriveKey). The MAC is checked without the
+ * database; the generation (`gen`) is then compared with the application's
+ * (checkPortalLink in src/domain/applications.ts), which revoking moves
+ * on. A pure leaf (it imports
  * only contracts): the domain signs tokens, the API's auth middleware checks them.
  */
 export { PORTAL_TOKEN_PREFIX };
@@ -17,6 +19,8 @@ export interface PortalClaims {
   env: string;
   /** Expiry, Unix seconds. */
   exp: number;
+  /** The application's portal generation when minted; absent in links minted before revocation existed (generation 0). */
+  gen?: number;
 }
 
 export function signPortalToken(key: Uint8Array, claims: PortalClaims): string {
@@ -40,6 +44,7 @@ export function verifyPortalToken(key: Uint8Array, token: string, now: Date): Po
     return null;
   }
   if (typeof claims.app !== "string" || typeof claims.org !== "string" || typeof claims.env !== "string" || typeof claims.exp !== "number") return null;
+  if (claims.gen !== undefined && !Number.isSafeInteger(claims.gen)) return null;
   if (now.getTime() >= claims.exp * 1000) return null;
   return claims as PortalClaims;
 }

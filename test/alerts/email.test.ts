@@ -6,6 +6,7 @@
  */
 import { eq } from "drizzle-orm";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { loadConfig } from "../../src/config/config";
 import { notificationChannels } from "../../src/db/schema";
 import { call, startTestServer, type TestServer } from "../helpers/server";
 import { closedPort, createChannel, mailSubject, mimeText, startSmtp, type TestSmtp } from "./helpers";
@@ -77,7 +78,7 @@ describe("email over plain SMTP", () => {
 describe("email over STARTTLS", () => {
   it("upgrades the connection before logging in, and checks the certificate unless told not to", async () => {
     const smtp = await smtpServer("starttls", { user: "alerts", pass: "secret" });
-    const trusted = await testSend(`smtp://alerts:secret@127.0.0.1:${smtp.port}?requireTLS=true&tls.rejectUnauthorized=false`);
+    const trusted = await testSend(`smtp://alerts:secret@127.0.0.1:${smtp.port}`, { require_tls: true, tls_verify: false });
     expect(trusted.result).toEqual({ success: true, error: null });
     expect(smtp.mails[0]).toMatchObject({ secure: true, user: "alerts" });
 
@@ -90,7 +91,7 @@ describe("email over STARTTLS", () => {
 
   it("refuses to go on unencrypted with requireTLS when the server offers no STARTTLS", async () => {
     const smtp = await smtpServer("plain");
-    const { result } = await testSend(`smtp://127.0.0.1:${smtp.port}?requireTLS=true`);
+    const { result } = await testSend(`smtp://127.0.0.1:${smtp.port}`, { require_tls: true });
     expect(result.success).toBe(false);
     expect(smtp.mails).toHaveLength(0);
   });
@@ -99,7 +100,7 @@ describe("email over STARTTLS", () => {
 describe("email over implicit TLS (smtps://)", () => {
   it("speaks TLS from the first byte", async () => {
     const smtp = await smtpServer("implicit", { user: "alerts", pass: "secret" });
-    const { result } = await testSend(`smtps://alerts:secret@127.0.0.1:${smtp.port}?tls.rejectUnauthorized=false`);
+    const { result } = await testSend(`smtps://alerts:secret@127.0.0.1:${smtp.port}`, { tls_verify: false });
     expect(result).toEqual({ success: true, error: null });
     expect(smtp.mails[0]).toMatchObject({ secure: true, user: "alerts", to: ["ops@example.com"] });
   });
@@ -118,5 +119,42 @@ describe("the SMTP password at rest and in responses", () => {
     await call(server, "PATCH", `/v1/notification-channels/${id}`, { key, body: { config: { smtp_url: res.body.config.smtp_url, to: "other@example.com" } } });
     const [after] = await server.deps.db.select().from(notificationChannels).where(eq(notificationChannels.id, id));
     expect(server.deps.secrets.open(after!.config)).toContain("smtps://alerts:very-secret@mail.example.com:465");
+  });
+});
+
+describe("smtp_url options", () => {
+  it("refuses a query string or fragment in a channel's smtp_url (400): the mail library would take a proxy or any other option from it", async () => {
+    for (const smtp_url of ["smtp://127.0.0.1:2525/?proxy=socks5://169.254.169.254:1080", "smtps://mail.example.com:465?proxy=http://10.0.0.1:3128", "smtp://mail.example.com?requireTLS=true", "smtp://mail.example.com#x"]) {
+      const res = await call(server, "POST", "/v1/notification-channels", { key, body: { name: "Mail", channel_type: "email", config: { to: "ops@example.com", smtp_url } } });
+      expect(res.status, smtp_url).toBe(400);
+      expect(res.body.error.details.map((d: { field: string }) => d.field), smtp_url).toContain("body.config.smtp_url");
+    }
+    const id = await createChannel(server, key, { name: "Mail", channel_type: "email", config: { to: "ops@example.com", smtp_url: "smtp://mail.example.com:587" } });
+    const patched = await call(server, "PATCH", `/v1/notification-channels/${id}`, { key, body: { config: { to: "ops@example.com", smtp_url: "smtp://mail.example.com:587?proxy=http://127.0.0.1:1/" } } });
+    expect(patched.status).toBe(400);
+  });
+
+  it("never follows a proxy named by a channel stored before queries were refused", async () => {
+    // A bare TCP listener: any connection at all (an HTTP CONNECT, a SOCKS greeting) is counted.
+    const proxied: string[] = [];
+    const proxy = Bun.listen({ hostname: "127.0.0.1", port: 0, socket: { open: (s) => void (proxied.push("connection"), s.end()), data() {} } });
+    try {
+      const smtp = await smtpServer("plain");
+      const id = await createChannel(server, key, { name: "Old", channel_type: "email", config: { to: "ops@example.com", smtp_url: `smtp://127.0.0.1:${smtp.port}` } });
+      const stored = { to: "ops@example.com", smtp_url: `smtp://127.0.0.1:${smtp.port}/?proxy=http://127.0.0.1:${proxy.port}/` };
+      await server.deps.db.update(notificationChannels).set({ config: server.deps.secrets.seal(JSON.stringify(stored)) }).where(eq(notificationChannels.id, id));
+      const res = await call(server, "POST", `/v1/notification-channels/${id}/test`, { key });
+      // Read back through the channel schema, which refuses it, or caught by the notifier: either way not sent.
+      expect(res.body.success).toBe(false);
+      expect(proxied).toEqual([]);
+      expect(smtp.mails).toHaveLength(0);
+    } finally {
+      proxy.stop(true);
+    }
+  });
+
+  it("HOOKRELAY_SMTP_URL takes requireTLS and tls.rejectUnauthorized, and refuses any other query option at start-up", () => {
+    expect(loadConfig({}, { HOOKRELAY_SMTP_URL: "smtp://mail.example.com:587?requireTLS=true" }).smtpUrl).toBe("smtp://mail.example.com:587?requireTLS=true");
+    expect(() => loadConfig({}, { HOOKRELAY_SMTP_URL: "smtp://mail.example.com:587?proxy=socks5://10.0.0.1:1080" })).toThrow(/proxy/);
   });
 });

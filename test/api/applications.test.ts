@@ -35,6 +35,7 @@ describe("POST /v1/applications", () => {
       metadata: JSON.stringify({ plan: "pro" }),
       status: "active",
       rate_limit: 50,
+      allow_private_endpoints: 0,
       created_at: a.created_at,
       updated_at: a.created_at,
     });

@@ -14,7 +14,8 @@ let otherApp: { id: string; uid: string };
 beforeAll(async () => {
   server = await startTestServer();
   key = await server.apiKey();
-  app = await createApp(server, key, { uid: "portal-app", name: "Portal customer" });
+  // Opted in: the portal adds endpoints on the test's local receiver (docs/outbound.md, "What a portal link can reach").
+  app = await createApp(server, key, { uid: "portal-app", name: "Portal customer", allow_private_endpoints: true });
   otherApp = await createApp(server, key, { uid: "portal-other" });
 });
 afterAll(async () => {

@@ -132,6 +132,16 @@ describe("apps", () => {
     const tooShort = refused(await both(["apps", "portal", "acme", "--expires-in", "10"]), "validation_error");
     expect(tooShort.details[0]).toMatchObject({ field: "body.expires_in" });
   });
+
+  it("revokes every portal link issued so far (apps portal-revoke), in either mode", async () => {
+    const session = async (link: { url: string }) => (await call(server, "GET", "/v1/portal/session", { headers: { authorization: `Bearer ${link.url.split("#token=")[1]}` } })).status;
+    for (const run of [remote, local]) {
+      const link = ok(await remote(["apps", "portal", "acme"]));
+      expect(await session(link)).toBe(200);
+      expect(ok(await run(["apps", "portal-revoke", "acme"]))).toEqual({ success: true });
+      expect(await session(link)).toBe(401);
+    }
+  });
 });
 
 describe("endpoints", () => {

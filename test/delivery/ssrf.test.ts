@@ -15,6 +15,22 @@ describe("refusalReason", () => {
     }
   });
 
+  it("refuses NAT64 and IPv4-compatible spellings of a refused or non-global address even when private destinations are allowed", () => {
+    for (const a of ["::7f00:1", "::127.0.0.1", "::a00:1", "64:ff9b::7f00:1", "64:ff9b::a9fe:a9fe", "64:ff9b::a00:1", "::ffff:a9fe:a9fe", "::ffff:0:7f00:1"]) {
+      expect(refusalReason(a, false), a).not.toBeNull();
+    }
+    expect(refusalReason("64:ff9b::7f00:1", false)).toBe("a NAT64 address of 127.0.0.1, a loopback address");
+    // NAT64 of a public address is how an IPv6-only host reaches it through DNS64: allowed unless private destinations are blocked.
+    expect(refusalReason("64:ff9b::5db8:d822", false)).toBeNull();
+    expect(refusalReason("64:ff9b::5db8:d822", true)).not.toBeNull();
+  });
+
+  it("refuses every non-global range under the block: mapped, NAT64, 6to4, Teredo, multicast, reserved, broadcast", () => {
+    for (const a of ["::ffff:7f00:1", "::ffff:5db8:d822", "2002:7f00:1::", "2001::1", "64:ff9b:1::1", "224.0.0.1", "255.255.255.255", "192.0.2.1", "198.18.0.1", "ff02::1", "2001:db8::1", "::"]) {
+      expect(refusalReason(a, true), a).not.toBeNull();
+    }
+  });
+
   it("allows public addresses either way", () => {
     for (const a of ["93.184.216.34", "2606:4700::1111", "8.8.8.8"]) {
       expect(refusalReason(a, true)).toBeNull();
@@ -36,6 +52,10 @@ describe("resolveAllowedTarget", () => {
 
   it("takes IP literals as they are, IPv6 in brackets too", async () => {
     await expect(resolveAllowedTarget(new URL("http://[fe80::1]:8080/"), false)).rejects.toThrow(/fe80::1 is a link-local/);
+    // The URL parser spells them [::7f00:1] and [64:ff9b::7f00:1]: still refused.
+    await expect(resolveAllowedTarget(new URL("http://[::127.0.0.1]/"), false)).rejects.toThrow(DestinationRefused);
+    await expect(resolveAllowedTarget(new URL("http://[64:ff9b::7f00:1]/"), false)).rejects.toThrow(/NAT64 address of 127\.0\.0\.1/);
+    await expect(resolveAllowedTarget(new URL("http://0x7f.1/"), true)).rejects.toThrow(/127\.0\.0\.1 is a loopback/);
     expect(await resolveAllowedTarget(new URL("http://127.0.0.1:1/"), false)).toEqual({ address: "127.0.0.1", family: 4, literal: true });
   });
 });

@@ -1,3 +1,4 @@
+import { isIP } from "node:net";
 import { createTransport } from "nodemailer";
 import { emailChannelConfig, type EmailChannelConfig } from "../../contracts/notificationChannels";
 import { DestinationRefused, DnsFailure, resolveAllowedTarget } from "../../delivery/ssrf";
@@ -50,23 +51,61 @@ function defaultFrom(baseUrl: string): string {
   return `hookrelay <hookrelay@${host}>`;
 }
 
+/** The query keys HOOKRELAY_SMTP_URL may carry (the operator's own setting, kept working); a channel's smtp_url may carry none. */
+export const SERVER_SMTP_QUERY_KEYS = ["requireTLS", "tls.rejectUnauthorized"] as const;
+
+/**
+ * The SMTP connection as explicit options, never the URL itself: the mail
+ * library would read any option from a URL's query (`?proxy=…` among them)
+ * and connect wherever it says, past the guard. The host is the address the
+ * guard checked (so a second DNS answer cannot differ), the name kept for
+ * TLS certificate checks.
+ */
+export function smtpTransportOptions(url: URL, checked: { address: string }, opts: { requireTls?: boolean; tlsVerify?: boolean }, timeoutMs: number) {
+  const secure = url.protocol === "smtps:";
+  const hostname = url.hostname.replace(/^\[(.*)\]$/, "$1");
+  // SNI names a host, never an address (TLS forbids it): an address is checked against the certificate without it.
+  const sni = isIP(hostname) ? {} : { servername: hostname };
+  return {
+    host: checked.address,
+    port: url.port ? Number(url.port) : secure ? 465 : 587,
+    secure,
+    requireTLS: opts.requireTls === true,
+    ...(url.username ? { auth: { user: decodeURIComponent(url.username), pass: decodeURIComponent(url.password) } } : {}),
+    tls: { ...sni, rejectUnauthorized: opts.tlsVerify !== false },
+    ...sni,
+    connectionTimeout: timeoutMs,
+    greetingTimeout: timeoutMs,
+    socketTimeout: timeoutMs,
+  };
+}
+
 async function sendMail(config: EmailChannelConfig, n: AlertNotification, ctx: SendContext): Promise<void> {
-  const url = config.smtp_url ?? ctx.smtpUrl;
-  if (!url) throw new NotifyError("no SMTP server: set HOOKRELAY_SMTP_URL or the channel's smtp_url");
-  // The SMTP host is user input too: the destinations' guard applies (it is connected to by name, not pinned).
+  const raw = config.smtp_url ?? ctx.smtpUrl;
+  if (!raw) throw new NotifyError("no SMTP server: set HOOKRELAY_SMTP_URL or the channel's smtp_url");
+  const url = new URL(raw);
+  let requireTls = config.require_tls;
+  let tlsVerify = config.tls_verify;
+  if (config.smtp_url) {
+    // Stored before queries were refused (docs/alerts.md): not sent with options nobody can check.
+    if (url.search) throw new NotifyError("the channel's smtp_url carries a query string: edit it (use require_tls and tls_verify)");
+  } else {
+    for (const k of url.searchParams.keys()) {
+      if (!(SERVER_SMTP_QUERY_KEYS as readonly string[]).includes(k)) throw new NotifyError(`HOOKRELAY_SMTP_URL carries an unknown option "${k}"`);
+    }
+    requireTls ??= url.searchParams.get("requireTLS") === "true";
+    tlsVerify ??= url.searchParams.get("tls.rejectUnauthorized") !== "false";
+  }
+  // The SMTP host is user input too: the destinations' guard applies, and the address it checked is the one connected to.
+  let checked: { address: string };
   try {
-    await resolveAllowedTarget(new URL(url), ctx.blockPrivate);
+    checked = await resolveAllowedTarget(url, ctx.blockPrivate);
   } catch (err) {
     if (err instanceof DestinationRefused || err instanceof DnsFailure) throw new NotifyError(`SMTP server ${err.message}`);
     throw err;
   }
-  // smtp:// upgrades with STARTTLS when the server offers it (?requireTLS=true insists), smtps:// is TLS from the start.
-  const transport = createTransport({
-    url,
-    connectionTimeout: ctx.timeoutMs,
-    greetingTimeout: ctx.timeoutMs,
-    socketTimeout: ctx.timeoutMs,
-  });
+  // smtp:// upgrades with STARTTLS when the server offers it (require_tls insists), smtps:// is TLS from the start.
+  const transport = createTransport(smtpTransportOptions(url, checked, { requireTls, tlsVerify }, ctx.timeoutMs));
   const message = emailMessage(n);
   let timer: ReturnType<typeof setTimeout> | undefined;
   try {
@@ -88,6 +127,12 @@ export const email: ChannelKind<EmailChannelConfig> = {
   type: "email",
   config: emailChannelConfig,
   secretFields: ["smtp_url"],
-  masked: (c) => ({ to: c.to, ...(c.from ? { from: c.from } : {}), ...(c.smtp_url ? { smtp_url: maskUrlPassword(c.smtp_url) } : {}) }),
+  masked: (c) => ({
+    to: c.to,
+    ...(c.from ? { from: c.from } : {}),
+    ...(c.smtp_url ? { smtp_url: maskUrlPassword(c.smtp_url) } : {}),
+    ...(c.require_tls !== undefined ? { require_tls: c.require_tls } : {}),
+    ...(c.tls_verify !== undefined ? { tls_verify: c.tls_verify } : {}),
+  }),
   send: sendMail,
 };

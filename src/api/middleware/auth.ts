@@ -21,7 +21,7 @@ export const authenticate: MiddlewareHandler<ApiEnv> = async (c, next) => {
   const deps = c.get("deps");
   const key = presentedKey((n) => c.req.header(n));
   if (key && isPortalToken(key)) {
-    const scope = portalScope(deps, key);
+    const scope = await portalScope(deps, key);
     if (!portalMayCall(c.req.method, c.req.path)) {
       throw new AppError("forbidden", "A portal link grants only its application's endpoints, messages and attempts");
     }

@@ -1,7 +1,7 @@
 import type { RouteConfig } from "@hono/zod-openapi";
 import { AppError } from "../../contracts/errors";
 import { PORTAL_TOKEN_PREFIX } from "../../contracts/portal";
-import { PORTAL_KEY_PURPOSE } from "../../domain/applications";
+import { checkPortalLink, PORTAL_KEY_PURPOSE } from "../../domain/applications";
 import type { Deps, Scope } from "../../domain/deps";
 import { verifyPortalToken } from "../../outbound/portalTokens";
 import { operation, type Api, type ApiContext, type Validated } from "../openapi";
@@ -41,10 +41,15 @@ export function portalMayCall(method: string, path: string): boolean {
   return portalRoutes.some((r) => r.method === m && r.path.test(path));
 }
 
-/** The scope a portal token grants: its application only, with every right over it that the portal routes offer. */
-export function portalScope(deps: Pick<Deps, "secrets" | "clock">, token: string): Scope {
+/**
+ * The scope a portal token grants: its application only, with every right
+ * over it that the portal routes offer. A revoked link, or one of a disabled
+ * application, is refused here (401), on every request.
+ */
+export async function portalScope(deps: Pick<Deps, "secrets" | "clock" | "db">, token: string): Promise<Scope> {
   const claims = verifyPortalToken(deps.secrets.deriveKey(PORTAL_KEY_PURPOSE), token, deps.clock.now());
   if (!claims) throw new AppError("unauthorized", "This portal link is invalid or has expired: ask for a new one");
+  await checkPortalLink(deps, claims);
   return {
     orgId: claims.org,
     envId: claims.env,

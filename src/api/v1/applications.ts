@@ -9,6 +9,7 @@ import {
   getApplication,
   listApplicationEventTypes,
   listApplications,
+  revokePortalLinks,
   updateApplication,
 } from "../../domain/applications";
 import { portalOperation } from "../middleware/portal";
@@ -83,9 +84,23 @@ export function registerApplicationRoutes(api: Api) {
         params: appParam,
         body: { required: false, content: { "application/json": { schema: createPortalLinkInput } } },
       },
-      responses: responses({ status: 200, schema: portalLink }, [400, 401, 403, 404]),
+      responses: responses({ status: 200, schema: portalLink }, [400, 401, 403, 404, 409]),
     },
     async (c, { params, body }) => c.json(await createPortalLink(c.get("deps"), c.get("scope"), params.appId, body ?? {}), 200),
+  );
+  operation(
+    api,
+    {
+      tags,
+      method: "post",
+      path: "/applications/{appId}/portal/revoke",
+      summary: "Revoke every portal link issued for the application so far",
+      description:
+        "Every link minted before this call answers 401 from now on, on every node; links minted afterwards work. Disabling the application (PATCH status disabled) revokes its links too.",
+      request: { params: appParam },
+      responses: responses({ status: 200, schema: successBody }, [401, 403, 404]),
+    },
+    async (c, { params }) => c.json(await revokePortalLinks(c.get("deps"), c.get("scope"), params.appId), 200),
   );
   portalOperation(
     api,

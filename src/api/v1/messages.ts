@@ -1,6 +1,7 @@
 import { appParam } from "../../contracts/applications";
 import { createMessageInput, listMessageAttemptsQuery, listMessagesQuery, messageAttempts, messageBody, messageList, messageParams, resendInput, resendResult } from "../../contracts/messages";
 import { createMessage, getMessage, listMessageAttempts, listMessages, resendMessage } from "../../domain/messages";
+import { AppError } from "../../contracts/errors";
 import { portalOperation } from "../middleware/portal";
 import { jsonBody, operation, responses, type Api } from "../openapi";
 
@@ -61,10 +62,19 @@ export function registerMessageRoutes(api: Api) {
       method: "post",
       path: `${base}/{id}/resend`,
       summary: "Send the message to one endpoint again",
-      description: "Body {endpoint_id}. A new delivery chain (trigger_type manual) that takes an earlier one out of the DLQ; a delivery still outstanding is made due now instead. A disabled or expired endpoint → 409.",
+      description: "Body {endpoint_id}. A new delivery chain (trigger_type manual) that takes an earlier one out of the DLQ; a delivery still outstanding is made due now instead. A disabled or expired endpoint → 409. Through a portal link, at most HOOKRELAY_PORTAL_RESENDS_PER_MINUTE (10) resends a minute per application; more → 429 with Retry-After.",
       request: { params: messageParams, ...jsonBody(resendInput) },
-      responses: responses({ status: 202, schema: resendResult }, [400, 401, 403, 404, 409]),
+      responses: responses({ status: 202, schema: resendResult }, [400, 401, 403, 404, 409, 429]),
     },
-    async (c, { params, body }) => c.json(await resendMessage(c.get("deps"), c.get("scope"), params.appId, params.id, body), 202),
+    async (c, { params, body }) => {
+      try {
+        return c.json(await resendMessage(c.get("deps"), c.get("scope"), params.appId, params.id, body), 202);
+      } catch (err) {
+        // A portal link's resends are limited per minute (docs/outbound.md): say when to come back.
+        const wait = err instanceof AppError && err.code === "rate_limited" ? (err.details as { retry_after_seconds?: number } | undefined)?.retry_after_seconds : undefined;
+        if (wait) c.header("Retry-After", String(wait));
+        throw err;
+      }
+    },
   );
 }

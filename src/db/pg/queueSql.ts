@@ -301,6 +301,8 @@ async function destinationForDeliveryPg(db: Db, destinationId: string): Promise<
       previousSecret: applicationEndpoints.previousSecret,
       previousUntil: applicationEndpoints.previousSecretExpiresAt,
       applicationRateLimit: applications.rateLimit,
+      portalHeld: applicationEndpoints.portalHeld,
+      allowPrivateEndpoints: applications.allowPrivateEndpoints,
     })
     .from(destinations)
     .leftJoin(applicationEndpoints, eq(applicationEndpoints.destinationId, destinations.id))

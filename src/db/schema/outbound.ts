@@ -23,6 +23,17 @@ export const applications = sqliteTable(
     status: text("status").notNull().default("active"),
     /** Deliveries per second across the application's endpoints; null: no limit. */
     rateLimit: integer("rate_limit"),
+    /**
+     * 1: endpoints a portal link set may reach what the server's own destinations
+     * may (HOOKRELAY_BLOCK_PRIVATE_DESTINATIONS); 0: they are held to the
+     * private-address block (docs/outbound.md, "What a portal link can reach").
+     */
+    allowPrivateEndpoints: integer("allow_private_endpoints").notNull().default(0),
+    /** Portal links carry the generation they were minted in; revoking (or disabling) moves it on, and older links stop working. */
+    portalGeneration: integer("portal_generation").notNull().default(0),
+    /** Portal resends: when the current one-minute window began, and how many it has had. */
+    portalResendWindow: text("portal_resend_window"),
+    portalResendCount: integer("portal_resend_count").notNull().default(0),
     createdAt: text("created_at").notNull(),
     updatedAt: text("updated_at").notNull(),
   },
@@ -58,6 +69,8 @@ export const applicationEndpoints = sqliteTable(
     previousSecretExpiresAt: text("previous_secret_expires_at"),
     /** The first failure since the last success: HOOKRELAY_ENDPOINT_DISABLE_AFTER later, the endpoint is disabled. */
     failingSince: text("failing_since"),
+    /** 1: its URL was set through a portal link, so deliveries to it are held to the private-address block unless the application is opted in. */
+    portalHeld: integer("portal_held").notNull().default(0),
     createdAt: text("created_at").notNull(),
     updatedAt: text("updated_at").notNull(),
   },

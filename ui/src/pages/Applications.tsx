@@ -131,9 +131,11 @@ interface Form {
   metadata: string;
   rate_limit: string;
   status: string;
+  /** "no" or "yes": whether endpoints its portal links set may reach private addresses. */
+  allow_private_endpoints: string;
 }
 
-const formFields = ["name", "uid", "description", "metadata", "rate_limit", "status"];
+const formFields = ["name", "uid", "description", "metadata", "rate_limit", "status", "allow_private_endpoints"];
 
 function toForm(a: Application | null): Form {
   return {
@@ -143,6 +145,7 @@ function toForm(a: Application | null): Form {
     metadata: prettyJson(a?.metadata).text,
     rate_limit: a?.rate_limit ? String(a.rate_limit) : "",
     status: a?.status ?? "active",
+    allow_private_endpoints: a?.allow_private_endpoints === 1 ? "yes" : "no",
   };
 }
 
@@ -183,11 +186,12 @@ function ApplicationForm({ application, onSaved }: { application: Application | 
       metadata: metadata.ok && !metadata.empty ? metadata.value : null,
       rate_limit: rate,
       status: f.status,
+      allow_private_endpoints: f.allow_private_endpoints === "yes",
     };
     const body: Record<string, unknown> = {};
     for (const k of Object.keys(value) as (keyof Form)[]) {
       if (value[k] === undefined) continue;
-      if (editing ? f[k] === initial.current[k] : value[k] === null || k === "status") continue;
+      if (editing ? f[k] === initial.current[k] : value[k] === null || value[k] === false || k === "status") continue;
       body[k] = value[k];
     }
     if (editing && Object.keys(body).length === 0) return toast("Nothing changed");
@@ -220,7 +224,7 @@ function ApplicationForm({ application, onSaved }: { application: Application | 
           {(p) => <input {...p} type="number" min={1} name="rate_limit" value={f.rate_limit} onChange={(e) => set("rate_limit", e.target.value)} />}
         </Field>
         {editing ? (
-          <Field label="Status" error={fieldErrors.status} help="Disabled: sending messages is refused (409); endpoints and history stay.">
+          <Field label="Status" error={fieldErrors.status} help="Disabled: sending messages is refused (409) and its portal links stop working; endpoints and history stay.">
             {(p) => (
               <select {...p} name="status" value={f.status} onChange={(e) => set("status", e.target.value)}>
                 <Options values={APPLICATION_STATUSES} />
@@ -229,6 +233,18 @@ function ApplicationForm({ application, onSaved }: { application: Application | 
           </Field>
         ) : null}
       </div>
+      <Field
+        label="Portal endpoints on private addresses"
+        error={fieldErrors.allow_private_endpoints}
+        help="No (safer): endpoints added or changed through a portal link may only point at public addresses, checked again at every send. Yes: they may reach what this server's own destinations may, your private network included. Choose yes only for a customer you trust with it."
+      >
+        {(p) => (
+          <select {...p} name="allow_private_endpoints" value={f.allow_private_endpoints} onChange={(e) => set("allow_private_endpoints", e.target.value)}>
+            <option value="no">No: public addresses only</option>
+            <option value="yes">Yes: as the server allows</option>
+          </select>
+        )}
+      </Field>
       <JsonField label="Metadata (optional)" name="metadata" object rows={4} value={f.metadata} onChange={(v) => set("metadata", v)} error={fieldErrors.metadata} placeholder='{"plan": "pro"}' help="A JSON object of your own; hookrelay only stores it." />
       <FormActions busy={busy} label={editing ? "Save application" : "Create application"} busyLabel={editing ? "Saving…" : "Creating…"} cancelTo={editing ? undefined : "/applications"} />
     </form>
@@ -279,6 +295,7 @@ function ApplicationDetail({ place, tab, onSaved }: { place: AppPlace; tab: AppT
         actions={
           <>
             <PortalLinkButton app={app} />
+            <RevokePortalLinksButton app={app} />
             <button type="button" className="btn danger" onClick={() => setConfirmDelete(true)}>
               Delete
             </button>
@@ -359,7 +376,7 @@ function PortalLinkButton({ app }: { app: Application }) {
             </p>
             <CopyField value={link.url} label="Portal link" />
             <p className="muted" style={{ margin: 0 }} data-testid="portal-expiry">
-              Expires {fullTime(link.expires_at)} ({timeAgo(link.expires_at)}). Create a new link whenever one is needed; a link cannot be revoked before it expires, except by deleting the application.
+              Expires {fullTime(link.expires_at)} ({timeAgo(link.expires_at)}). Create a new link whenever one is needed; “Revoke links” ends every link issued so far.
             </p>
             <div className="btn-row" style={{ justifyContent: "flex-end", marginTop: 0 }}>
               <button type="button" className="btn" onClick={() => setOpen(false)}>
@@ -372,6 +389,30 @@ function PortalLinkButton({ app }: { app: Application }) {
           </div>
         ) : null}
       </Modal>
+    </>
+  );
+}
+
+/** Revokes every portal link issued for the application so far, after asking. */
+function RevokePortalLinksButton({ app }: { app: Application }) {
+  const [open, setOpen] = useState(false);
+  const { busy, error, run } = useAction();
+  const revoke = () =>
+    run(async () => {
+      await api.post(`/applications/${encodeURIComponent(app.id)}/portal/revoke`, {});
+      setOpen(false);
+      toast("Every portal link issued so far is revoked");
+    });
+  return (
+    <>
+      <button type="button" className="btn" title="Revoke every portal link issued so far" onClick={() => setOpen(true)}>
+        Revoke links
+      </button>
+      <ConfirmDialog open={open} title="Revoke every portal link?" confirmLabel="Revoke links" busy={busy} error={error} onConfirm={revoke} onCancel={() => setOpen(false)}>
+        <p>
+          Every portal link issued for <strong>{app.name}</strong> so far stops working at once, wherever it is open. Links you create afterwards work.
+        </p>
+      </ConfirmDialog>
     </>
   );
 }

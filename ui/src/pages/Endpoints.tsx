@@ -320,6 +320,11 @@ export function EndpointPage({ place, id }: { place: AppPlace; id: string }) {
           Disabled: nothing is sent to this endpoint until it is enabled again. An endpoint whose deliveries keep failing without a single success is disabled automatically.
         </div>
       ) : null}
+      {e.portal_held === 1 && !place.portal ? (
+        <p className="muted" data-testid="portal-held">
+          Its URL was set through a portal link: deliveries may only go to public addresses, unless the application allows private endpoints (Settings). Changing the URL here makes it yours again.
+        </p>
+      ) : null}
       {e.description ? <p className="muted">{e.description}</p> : null}
       <SecretPanel place={place} endpoint={e} />
       <EndpointForm key={e.updated_at} place={place} endpoint={e} onSaved={(saved) => loaded.setData(() => ({ endpoint: saved }))} />

@@ -62,6 +62,7 @@ CREATE TABLE "application_endpoints" (
 	"previous_secret" text,
 	"previous_secret_expires_at" text,
 	"failing_since" text,
+	"portal_held" bigint DEFAULT 0 NOT NULL,
 	"created_at" text NOT NULL,
 	"updated_at" text NOT NULL
 );
@@ -76,6 +77,10 @@ CREATE TABLE "applications" (
 	"metadata" text,
 	"status" text DEFAULT 'active' NOT NULL,
 	"rate_limit" bigint,
+	"allow_private_endpoints" bigint DEFAULT 0 NOT NULL,
+	"portal_generation" bigint DEFAULT 0 NOT NULL,
+	"portal_resend_window" text,
+	"portal_resend_count" bigint DEFAULT 0 NOT NULL,
 	"created_at" text NOT NULL,
 	"updated_at" text NOT NULL
 );
