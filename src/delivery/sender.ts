@@ -99,6 +99,8 @@ export function buildRequest(opts: {
   event: SendEvent;
   transformed?: { value: unknown };
   sourceSignatureHeader?: string | null;
+  /** Received headers holding the source's secret (lower-case names): never forwarded, transformed or not. */
+  sourceSecretHeaders?: readonly string[];
   attemptNumber: number;
   now: Date;
 }): OutgoingRequest {
@@ -112,6 +114,7 @@ export function buildRequest(opts: {
     if (value === undefined || value === null) continue;
     headers[name] = Array.isArray(value) ? value.join(", ") : String(value);
   }
+  if (opts.sourceSecretHeaders) for (const name of opts.sourceSecretHeaders) delete headers[name];
 
   let body: Uint8Array = event.body;
   if (opts.transformed) {

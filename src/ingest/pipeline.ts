@@ -1,4 +1,5 @@
 import { AppError } from "../contracts/errors";
+import { REDACTED_HEADER_VALUE } from "../contracts/sources";
 import { normalizeIdOrNull } from "../contracts/ids";
 import { ingestSource } from "./sourceCache";
 import { countIngestRequest, writeEvent, type EventWrite, type IngestSourceRow, type WriteResult } from "../db/ingestStore";
@@ -89,7 +90,7 @@ export async function receive(deps: Deps, req: IngestRequest): Promise<IngestRes
     query: req.query,
     contentType,
     sourceIp: ip,
-    headers: JSON.stringify(headers),
+    headers: JSON.stringify(runtime.redactedHeaders.length ? redacted(headers, runtime.redactedHeaders) : headers),
     body,
     dedupWindowSeconds: source.dedup_window_seconds,
     eventType: null,
@@ -190,6 +191,13 @@ function notStored(result: Exclude<WriteResult, { kind: "stored" }>): IngestResp
   return result.kind === "source_gone"
     ? reply("not_found", new AppError("not_found", "Source not found"))
     : reply("expired", new AppError("source_expired", "Source has reached its request limit"));
+}
+
+/** A copy with the secret-bearing headers' values replaced; the verifier still sees the originals. */
+function redacted(headers: Record<string, string>, names: readonly string[]): Record<string, string> {
+  const out = { ...headers };
+  for (const name of names) if (name in out) out[name] = REDACTED_HEADER_VALUE;
+  return out;
 }
 
 function extractEventType(template: SourceTemplate | undefined, headers: Record<string, string>, json: () => unknown): string | null {
