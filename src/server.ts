@@ -4,6 +4,7 @@ import { heartbeat, markStopped, registerNode } from "./cluster/nodes";
 import { startSchedulerLease, type SchedulerLease } from "./cluster/schedulerLease";
 import { ensureDataDir, type Config } from "./config/config";
 import { startCheckpointer } from "./db/checkpointer";
+import { tightenDataDir } from "./db/privateFiles";
 import { releaseClaimsOf } from "./delivery/queue";
 import { bootstrap, type BootstrapResult } from "./domain/bootstrap";
 import { systemClock, type Clock } from "./domain/clock";
@@ -34,6 +35,20 @@ export async function startServer(config: Config, opts: { logger?: Logger; clock
   const logger = opts.logger ?? createLogger({ level: config.logLevel, format: config.logFormat });
   const clock = opts.clock ?? systemClock;
   ensureDataDir(config.dataDir);
+  // Files left readable by others (an older version, a restore by hand, umask 022) are made private before anything opens them.
+  const tightened = tightenDataDir(config.dataDir);
+  if (tightened.changed.length > 0) {
+    logger.warn("data dir files were readable by other users; made them private (dirs 0700, files 0600)", {
+      data_dir: config.dataDir,
+      files: tightened.changed.map((c) => `${c.path} (was ${c.mode})`),
+    });
+  }
+  if (tightened.failed.length > 0) {
+    logger.warn("could not make some data dir files private: change their owner or mode by hand", {
+      data_dir: config.dataDir,
+      files: tightened.failed.map((f) => `${f.path} (${f.error})`),
+    });
+  }
   // Before anything touches the database: a second server must not re-queue the first one's work.
   const lock = acquireServerLock(config.dataDir, () => clock.now());
   try {
