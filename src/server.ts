@@ -7,6 +7,7 @@ import { startCheckpointer } from "./db/checkpointer";
 import { tightenDataDir } from "./db/privateFiles";
 import { releaseClaimsOf } from "./delivery/queue";
 import { bootstrap, type BootstrapResult } from "./domain/bootstrap";
+import { sealPlainDestinationHeaders } from "./domain/destinations";
 import { systemClock, type Clock } from "./domain/clock";
 import type { Deps } from "./domain/deps";
 import type { Store } from "./db/store";
@@ -71,6 +72,8 @@ async function startLocked(config: Config, lock: ServerLock, logger: Logger, clo
   try {
     if (store.pg) deps.bus = clusterBus = await createClusterBus(store.pg.client, localBus, { nodeId: deps.node.id, logger });
     boot = await bootstrap(store.db, clock, { email: config.adminEmail, password: config.adminPassword });
+    const sealed = await sealPlainDestinationHeaders(deps);
+    if (sealed > 0) logger.info("encrypted the custom headers of destinations stored before they were secrets", { destinations: sealed });
     // A member of the cluster from here on: its claims are marked with its id, so its row must exist first.
     // The address has the configured port until the server listens (port 0: chosen then).
     deps.node.address = nodeAddress(config.host, config.port);

@@ -134,6 +134,8 @@ export function buildRequest(opts: {
   if (authed.headers !== headers) Object.assign(headers, authed.headers);
   const auth = target.auth;
   const secretHeaders = auth.type === "basic" || auth.type === "bearer" ? ["authorization"] : auth.type === "api_key" && auth.to !== "query" ? [auth.key.toLowerCase()] : [];
+  // The destination's custom headers are secrets (docs/delivery.md): an attempt row shows their names, not their values.
+  for (const name in target.headers) secretHeaders.push(name.toLowerCase());
 
   const method = target.httpMethod.toUpperCase();
   const sendsBody = method !== "GET" && method !== "HEAD";
