@@ -56,6 +56,8 @@ export interface DomainSettings {
   endpointDisableAfterMs?: number;
   /** HOOKRELAY_PORTAL_LINK_TTL: how long a portal link lasts unless its request says otherwise. */
   portalLinkTtlMs?: number;
+  /** HOOKRELAY_REJECTED_STORE_PER_MINUTE: rejected ingest requests stored per source and minute on this node (src/ingest/rejectedBudget.ts); undefined: the default. */
+  rejectedStorePerMinute?: number;
 }
 
 /** Everything a use-case needs, passed explicitly. */
@@ -97,5 +99,6 @@ export function domainSettings(config: Config, baseUrl: string = config.baseUrl)
     smtpUrl: config.smtpUrl,
     endpointDisableAfterMs: config.endpointDisableAfter,
     portalLinkTtlMs: config.portalLinkTtl,
+    rejectedStorePerMinute: config.rejectedStorePerMinute,
   };
 }

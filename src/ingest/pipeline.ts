@@ -9,6 +9,7 @@ import { dedupKey } from "./dedup";
 import { handshakeReply } from "./handshake";
 import { atPath, lazyJson } from "./json";
 import { schemaErrors, type SchemaError } from "./schemaCheck";
+import { takeRejectedSlot } from "./rejectedBudget";
 import { sourceRuntime } from "./sourceRuntime";
 import type { SourceTemplate } from "./templates";
 
@@ -46,9 +47,12 @@ export interface IngestResponse {
   status: 200 | 401 | 403 | 404 | 410 | 413 | 422;
   body: unknown;
   outcome: IngestOutcome;
+  /** A rejected request past its source's budget: answered the same, counted, not stored (./rejectedBudget.ts). */
+  notStored?: true;
 }
 
 const reply = (outcome: IngestOutcome, error: AppError): IngestResponse => ({ status: error.status as IngestResponse["status"], body: error.toBody(), outcome });
+const notStoredReply = (outcome: IngestOutcome, error: AppError): IngestResponse => ({ ...reply(outcome, error), notStored: true });
 
 /**
  * The receive pipeline, in contract §4's order: source exists (404) →
@@ -101,6 +105,9 @@ export async function receive(deps: Deps, req: IngestRequest): Promise<IngestRes
     const url = deps.settings.baseUrl + req.path + (req.query ? `?${req.query}` : "");
     const result = runtime.verifier({ method: req.method, url, headers, body, contentType, nowSeconds: Math.floor(now.getTime() / 1000) });
     if (!result.ok) {
+      if (!takeRejectedSlot(deps, source.id, now.getTime())) {
+        return notStoredReply("signature_invalid", new AppError("signature_invalid", "Signature verification failed", { reason: result.error, stored: false }));
+      }
       const stored = await store(deps, { ...base, verificationStatus: "failed", verificationError: result.error, dedupStatus: "skipped", dedupKey: null, status: "rejected", schemaErrors: null });
       if (stored.kind !== "stored") return notStored(stored);
       return reply("signature_invalid", new AppError("signature_invalid", "Signature verification failed", { event_id: stored.id, reason: result.error }));
@@ -119,6 +126,9 @@ export async function receive(deps: Deps, req: IngestRequest): Promise<IngestRes
   if (runtime.schema) {
     const errors = schemaErrors(runtime.schema, body, json);
     if (errors && runtime.schemaAction === "reject") {
+      if (!takeRejectedSlot(deps, source.id, now.getTime())) {
+        return notStoredReply("schema_violation", new AppError("schema_violation", "Payload does not match the source's JSON Schema", { errors, stored: false }));
+      }
       const stored = await store(deps, { ...base, eventType, verificationStatus, verificationError: null, dedupStatus: "skipped", dedupKey: null, status: "rejected", schemaErrors: JSON.stringify(errors) });
       if (stored.kind !== "stored") return notStored(stored);
       return reply("schema_violation", new AppError("schema_violation", "Payload does not match the source's JSON Schema", { event_id: stored.id, errors }));
