@@ -4,6 +4,7 @@ import { databasePath } from "../../src/db/open";
 import { onPostgres } from "../helpers/database";
 import { createConnection, createDestination, listAttempts, waitFor } from "../helpers/delivery";
 import { createSource, getEvent, ingest } from "../helpers/ingest";
+import { insertEvent, scopeOf } from "../helpers/rows";
 import { startTestServer, type TestServer } from "../helpers/server";
 import { startSink, type Sink } from "../helpers/sink";
 
@@ -102,6 +103,14 @@ describe("token verification headers", () => {
     const event = await getEvent(server, readKey, unverified.body.event_id);
     expect(event.verification_status).toBe("skipped");
     expect(event.headers["x-gitlab-token"]).toBe("[redacted]");
+  });
+
+  it("redacts the token of an event stored before ingest did, on the way out", async () => {
+    const source = await createSource(server, key, { name: "gitlab legacy", template: "gitlab", verification_secret: TOKEN });
+    const id = await insertEvent(server, await scopeOf(server, key), source.id, { body: "{}", headers: { "x-gitlab-token": TOKEN, "x-gitlab-event": "Push Hook" } });
+    const event = await getEvent(server, readKey, id);
+    expect(event.headers["x-gitlab-token"]).toBe("[redacted]");
+    expect(event.headers["x-gitlab-event"]).toBe("Push Hook");
   });
 
   it.skipIf(onPostgres)("leaves no token in the SQLite file (SQLite only: the file is the store)", async () => {
