@@ -34,6 +34,10 @@ Client commands (everything but \`serve\`) read these:
 
 ## Files in the data dir
 
+The dir is 0700 and every file in it 0600, whatever the umask; files left
+readable by others are tightened when \`serve\` starts (docs/operations.md
+"File modes").
+
 - \`hookrelay.db\` (with \`-wal\` and \`-shm\` while running): the one SQLite database.
 - \`secret.key\`: created on first start (mode 0600) when \`HOOKRELAY_SECRET_KEY\` is
   unset; it encrypts stored secrets. Back it up with the database: without it the

@@ -4,8 +4,10 @@ import { heartbeat, markStopped, registerNode } from "./cluster/nodes";
 import { startSchedulerLease, type SchedulerLease } from "./cluster/schedulerLease";
 import { ensureDataDir, type Config } from "./config/config";
 import { startCheckpointer } from "./db/checkpointer";
+import { tightenDataDir } from "./db/privateFiles";
 import { releaseClaimsOf } from "./delivery/queue";
 import { bootstrap, type BootstrapResult } from "./domain/bootstrap";
+import { sealPlainDestinationHeaders } from "./domain/destinations";
 import { systemClock, type Clock } from "./domain/clock";
 import type { Deps } from "./domain/deps";
 import type { Store } from "./db/store";
@@ -34,6 +36,20 @@ export async function startServer(config: Config, opts: { logger?: Logger; clock
   const logger = opts.logger ?? createLogger({ level: config.logLevel, format: config.logFormat });
   const clock = opts.clock ?? systemClock;
   ensureDataDir(config.dataDir);
+  // Files left readable by others (an older version, a restore by hand, umask 022) are made private before anything opens them.
+  const tightened = tightenDataDir(config.dataDir);
+  if (tightened.changed.length > 0) {
+    logger.warn("data dir files were readable by other users; made them private (dirs 0700, files 0600)", {
+      data_dir: config.dataDir,
+      files: tightened.changed.map((c) => `${c.path} (was ${c.mode})`),
+    });
+  }
+  if (tightened.failed.length > 0) {
+    logger.warn("could not make some data dir files private: change their owner or mode by hand", {
+      data_dir: config.dataDir,
+      files: tightened.failed.map((f) => `${f.path} (${f.error})`),
+    });
+  }
   // Before anything touches the database: a second server must not re-queue the first one's work.
   const lock = acquireServerLock(config.dataDir, () => clock.now());
   try {
@@ -56,6 +72,8 @@ async function startLocked(config: Config, lock: ServerLock, logger: Logger, clo
   try {
     if (store.pg) deps.bus = clusterBus = await createClusterBus(store.pg.client, localBus, { nodeId: deps.node.id, logger });
     boot = await bootstrap(store.db, clock, { email: config.adminEmail, password: config.adminPassword });
+    const sealed = await sealPlainDestinationHeaders(deps);
+    if (sealed > 0) logger.info("encrypted the custom headers of destinations stored before they were secrets", { destinations: sealed });
     // A member of the cluster from here on: its claims are marked with its id, so its row must exist first.
     // The address has the configured port until the server listens (port 0: chosen then).
     deps.node.address = nodeAddress(config.host, config.port);

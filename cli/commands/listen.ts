@@ -1,6 +1,7 @@
 import type { Command } from "commander";
 import { existsSync, readFileSync } from "node:fs";
 import { join } from "node:path";
+import { REDACTED_HEADER_VALUE } from "../../src/contracts/sources";
 import { act, verb } from "../command";
 import { path } from "../context";
 import { usageError } from "../errors";
@@ -280,7 +281,8 @@ function rejectionReason(d: EventDetail) {
 async function forwardOne(e: FeedEvent, detail: EventDetail, url: URL, timeoutMs: number, started: number): Promise<ForwardLine> {
   try {
     const headers = new Headers();
-    for (const [k, v] of Object.entries(detail.headers ?? {})) if (!DROP.has(k.toLowerCase())) headers.set(k, v);
+    // A header stored as [redacted] held the source's secret (docs/ingest.md "Redacted headers"): it is not sent, as delivery does not send it.
+    for (const [k, v] of Object.entries(detail.headers ?? {})) if (!DROP.has(k.toLowerCase()) && v !== REDACTED_HEADER_VALUE) headers.set(k, v);
     headers.set("x-hookrelay-event-id", e.id);
     headers.set("x-hookrelay-source-id", e.source_id);
     const body = detail.body_encoding === "base64" ? Buffer.from(detail.body, "base64") : detail.body;

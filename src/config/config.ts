@@ -1,4 +1,4 @@
-import { accessSync, constants, mkdirSync } from "node:fs";
+import { accessSync, chmodSync, constants, existsSync, mkdirSync } from "node:fs";
 import { resolve } from "node:path";
 import { ConfigError, serverOptions, type ServerOptionKey } from "./options";
 
@@ -20,10 +20,17 @@ export function loadConfig(flags: Record<string, string | undefined> = {}, env: 
   return config;
 }
 
-/** Fails with a one-line reason when the data dir cannot be created or written. */
+/**
+ * Fails with a one-line reason when the data dir cannot be created or
+ * written. A dir made here is 0700 whatever the umask (docs/operations.md
+ * "File modes"); an existing one is tightened by serve (src/db/privateFiles.ts).
+ */
 export function ensureDataDir(dataDir: string) {
   try {
-    mkdirSync(dataDir, { recursive: true });
+    if (!existsSync(dataDir)) {
+      mkdirSync(dataDir, { recursive: true, mode: 0o700 });
+      chmodSync(dataDir, 0o700);
+    }
     accessSync(dataDir, constants.W_OK);
   } catch {
     throw new ConfigError(`data dir ${dataDir} is not writable`);

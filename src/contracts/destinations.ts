@@ -208,7 +208,7 @@ export const destination = z.object({
   name: z.string(),
   url: z.string(),
   http_method: z.string(),
-  headers: z.string().nullable().describe("JSON object, encoded as a string"),
+  headers: z.string().nullable().describe("JSON object, encoded as a string; values are ******** for a read-scope key"),
   auth_type: z.string(),
   auth_config: z.string().nullable().describe("JSON object without its secret fields, encoded as a string"),
   timeout_ms: z.number().int(),

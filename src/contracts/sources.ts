@@ -5,6 +5,21 @@ import { isoDate } from "./common";
 export const VERIFICATION_TYPES = ["hmac-sha256", "hmac-sha1", "standard-webhooks", "twilio", "token"] as const;
 export type VerificationType = (typeof VERIFICATION_TYPES)[number];
 
+/** What a stored request header holding a secret reads instead (docs/ingest.md). */
+export const REDACTED_HEADER_VALUE = "[redacted]";
+
+/**
+ * Request headers that carry a source's secret itself rather than a
+ * signature of the body: a `token` source's header (GitLab's X-Gitlab-Token).
+ * Anyone who reads one can forge requests, so ingest stores it as
+ * `[redacted]` and delivery never forwards it (docs/ingest.md). Judged from
+ * the verification type and header even while verification is off: the
+ * provider still sends its token. Names are lower-case.
+ */
+export function secretRequestHeaders(verificationType: string | null, verificationHeader: string | null): string[] {
+  return verificationType === "token" && verificationHeader ? [verificationHeader.toLowerCase()] : [];
+}
+
 export const SOURCE_STATUSES = ["active", "paused", "disabled"] as const;
 export type SourceStatus = (typeof SOURCE_STATUSES)[number];
 

@@ -1,8 +1,9 @@
 import { Database } from "bun:sqlite";
-import { closeSync, copyFileSync, existsSync, fsyncSync, openSync, renameSync, rmSync } from "node:fs";
+import { chmodSync, closeSync, copyFileSync, existsSync, fsyncSync, openSync, renameSync, rmSync } from "node:fs";
 import { dirname } from "node:path";
 import { databasePath, type Db } from "./open";
 import { sqliteOf } from "./prepared";
+import { PRIVATE_FILE_MODE } from "./privateFiles";
 
 /**
  * The SQLite side of backups: a consistent copy of a live database, checks
@@ -119,6 +120,8 @@ export function replaceDatabase(dataDir: string, source: string, keptSuffix: str
   const live = databasePath(dataDir);
   const incoming = `${live}.restoring`;
   copyFileSync(source, incoming);
+  // A copy keeps the mode of its source, which may be any: the live database is 0600 (src/db/privateFiles.ts).
+  chmodSync(incoming, PRIVATE_FILE_MODE);
   const fd = openSync(incoming, "r");
   try {
     fsyncSync(fd);

@@ -1,7 +1,7 @@
 import { Database } from "bun:sqlite";
 import { drizzle, type BunSQLiteDatabase } from "drizzle-orm/bun-sqlite";
-import { mkdirSync } from "node:fs";
 import { join } from "node:path";
+import { makePrivateDir, makePrivateFile } from "./privateFiles";
 import * as schema from "./schema";
 import { migrations } from "../generated/migrations.gen";
 
@@ -25,8 +25,10 @@ export function databasePath(dataDir: string) {
  * switching to WAL unless told otherwise.
  */
 export function openDatabase(dataDir: string, opts: { sync?: SyncMode; readonly?: boolean } = {}): OpenDb {
-  mkdirSync(dataDir, { recursive: true });
+  // serve and a local-mode CLI alike: a new dir 0700, a new database 0600 (its -wal and -shm follow it).
+  makePrivateDir(dataDir);
   const path = databasePath(dataDir);
+  makePrivateFile(path);
   const sqlite = new Database(path, { create: true, strict: true });
   sqlite.exec("PRAGMA busy_timeout = 5000");
   // Before WAL: on a new file this is the only moment auto_vacuum can be set without a VACUUM.

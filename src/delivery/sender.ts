@@ -99,6 +99,8 @@ export function buildRequest(opts: {
   event: SendEvent;
   transformed?: { value: unknown };
   sourceSignatureHeader?: string | null;
+  /** Received headers holding the source's secret (lower-case names): never forwarded, transformed or not. */
+  sourceSecretHeaders?: readonly string[];
   attemptNumber: number;
   now: Date;
 }): OutgoingRequest {
@@ -112,6 +114,7 @@ export function buildRequest(opts: {
     if (value === undefined || value === null) continue;
     headers[name] = Array.isArray(value) ? value.join(", ") : String(value);
   }
+  if (opts.sourceSecretHeaders) for (const name of opts.sourceSecretHeaders) delete headers[name];
 
   let body: Uint8Array = event.body;
   if (opts.transformed) {
@@ -131,6 +134,8 @@ export function buildRequest(opts: {
   if (authed.headers !== headers) Object.assign(headers, authed.headers);
   const auth = target.auth;
   const secretHeaders = auth.type === "basic" || auth.type === "bearer" ? ["authorization"] : auth.type === "api_key" && auth.to !== "query" ? [auth.key.toLowerCase()] : [];
+  // The destination's custom headers are secrets (docs/delivery.md): an attempt row shows their names, not their values.
+  for (const name in target.headers) secretHeaders.push(name.toLowerCase());
 
   const method = target.httpMethod.toUpperCase();
   const sendsBody = method !== "GET" && method !== "HEAD";

@@ -7,6 +7,7 @@ import type { Deps } from "../domain/deps";
 import { deliveryDestinationFromRow, type DeliveryDestination } from "../domain/destinations";
 import { endpointDeliveryFrom, type EndpointDelivery } from "../domain/endpoints";
 import { idPrefix } from "../contracts/ids";
+import { secretRequestHeaders } from "../contracts/sources";
 import type { Logger } from "../observability/logger";
 import type { Metrics } from "../observability/metrics";
 import type { BackgroundTask } from "../runtime/tasks";
@@ -137,10 +138,13 @@ export function startDeliveryWorker(deps: Deps, opts: DeliveryWorkerOptions): De
       .limit(1);
     return row ?? null;
   });
-  /** A source's own signature header: dropped from a transformed delivery (read only when a transform runs). */
-  const signatureHeaders = new TtlCache<string | null>(opts.cacheMs ?? 1000, async (id) => {
-    const [row] = await db.select({ header: sources.verificationHeader }).from(sources).where(eq(sources.id, id)).limit(1);
-    return row?.header ?? null;
+  /**
+   * A source's own signature header, dropped from a transformed delivery,
+   * and the headers holding its secret (a token source's), never forwarded.
+   */
+  const signatureHeaders = new TtlCache<{ signature: string | null; secret: string[] }>(opts.cacheMs ?? 1000, async (id) => {
+    const [row] = await db.select({ header: sources.verificationHeader, type: sources.verificationType }).from(sources).where(eq(sources.id, id)).limit(1);
+    return { signature: row?.header ?? null, secret: secretRequestHeaders(row?.type ?? null, row?.header ?? null) };
   });
 
   // An edit on any node (the bus carries it across nodes) reaches the next delivery, not one a cache lifetime later.
@@ -400,8 +404,10 @@ export function startDeliveryWorker(deps: Deps, opts: DeliveryWorkerOptions): De
         if (!(err instanceof TransformError)) throw err;
         return finish(terminal(row, clock.now(), "transform_error", err.message, { url: destination.url, method: destination.httpMethod }));
       }
-      sourceSignatureHeader = await signatureHeaders.get(event.sourceId);
     }
+    // An outbound message's source is the application's: it received no request, so no header holds a secret.
+    const sourceHeaders = endpoint ? null : await signatureHeaders.get(event.sourceId);
+    if (transformed) sourceSignatureHeader = sourceHeaders?.signature ?? null;
 
     // The attempt's sent_at, and the signature's timestamp: the request starts now.
     const sentAt = clock.now();
@@ -412,6 +418,7 @@ export function startDeliveryWorker(deps: Deps, opts: DeliveryWorkerOptions): De
       event: { id: event.id, sourceId: event.sourceId, headers: JSON.parse(event.headers) as Record<string, unknown>, body: event.body, messageId },
       transformed,
       sourceSignatureHeader,
+      sourceSecretHeaders: sourceHeaders?.secret,
       attemptNumber: row.attemptNumber ?? 1,
       now: sentAt,
     });

@@ -60,6 +60,8 @@ export interface DomainSettings {
   maxEndpointsPerApp?: number;
   /** HOOKRELAY_PORTAL_RESENDS_PER_MINUTE: resends a portal link may ask for per application and minute; undefined: 10. */
   portalResendsPerMinute?: number;
+  /** HOOKRELAY_REJECTED_STORE_PER_MINUTE: rejected ingest requests stored per source and minute on this node (src/ingest/rejectedBudget.ts); undefined: the default. */
+  rejectedStorePerMinute?: number;
 }
 
 /** Everything a use-case needs, passed explicitly. */
@@ -103,5 +105,6 @@ export function domainSettings(config: Config, baseUrl: string = config.baseUrl)
     portalLinkTtlMs: config.portalLinkTtl,
     maxEndpointsPerApp: config.maxEndpointsPerApp,
     portalResendsPerMinute: config.portalResendsPerMinute,
+    rejectedStorePerMinute: config.rejectedStorePerMinute,
   };
 }

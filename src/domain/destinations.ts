@@ -1,5 +1,5 @@
 import { randomBytes } from "node:crypto";
-import { and, desc, eq, isNull } from "drizzle-orm";
+import { and, desc, eq, isNotNull, isNull, notLike } from "drizzle-orm";
 import { destinations } from "../db/schema";
 import { jsonText } from "../contracts/common";
 import {
@@ -15,6 +15,7 @@ import {
   type UpdateDestinationInput,
 } from "../contracts/destinations";
 import { AppError, notFound } from "../contracts/errors";
+import { MASK } from "../contracts/notificationChannels";
 import { newId, normalizeId } from "../contracts/ids";
 import { iso } from "./clock";
 import type { Deps, Scope } from "./deps";
@@ -24,8 +25,12 @@ import type { SecretBox } from "./secrets";
 type DestinationRow = typeof destinations.$inferSelect;
 type AuthConfig = Record<string, unknown>;
 
-/** The API shape: signing_secret never appears, auth_config without its secret fields. */
-export function serializeDestination(row: DestinationRow, secrets: SecretBox): Destination {
+/**
+ * The API shape: signing_secret never appears, auth_config without its
+ * secret fields, and the custom headers' values (they carry Authorization
+ * and API keys) masked unless the caller has scope `*`.
+ */
+export function serializeDestination(row: DestinationRow, secrets: SecretBox, scope: Pick<Scope, "scopes">): Destination {
   return {
     id: row.id,
     org_id: row.orgId,
@@ -33,7 +38,7 @@ export function serializeDestination(row: DestinationRow, secrets: SecretBox): D
     name: row.name,
     url: row.url,
     http_method: row.httpMethod,
-    headers: row.headers,
+    headers: shownHeaders(row, secrets, scope.scopes !== "*"),
     auth_type: row.authType,
     auth_config: maskedAuthConfig(row, secrets),
     timeout_ms: row.timeoutMs,
@@ -52,6 +57,33 @@ function maskedAuthConfig(row: DestinationRow, secrets: SecretBox): string | nul
   if (!config) return null;
   const hidden = AUTH_SECRET_FIELDS[row.authType as AuthType] ?? [];
   return JSON.stringify(Object.fromEntries(Object.entries(config).filter(([k]) => !hidden.includes(k))));
+}
+
+/**
+ * Custom headers are stored sealed like the other secrets. A value written
+ * before they were (plain JSON) is read as it is: `open` passes it through,
+ * and sealPlainDestinationHeaders seals it at the next start.
+ */
+function sealHeaders(secrets: SecretBox, headers: unknown): string | null {
+  const text = jsonText(headers);
+  return text === null ? null : secrets.seal(text);
+}
+
+function openHeaders(row: DestinationRow, secrets: SecretBox, opts: { lenient: boolean }): Record<string, string> | null {
+  if (!row.headers) return null;
+  try {
+    return JSON.parse(secrets.open(row.headers)) as Record<string, string>;
+  } catch (e) {
+    if (opts.lenient) return null;
+    throw e;
+  }
+}
+
+/** The JSON text the API returns: names kept, values masked for a read key. */
+function shownHeaders(row: DestinationRow, secrets: SecretBox, masked: boolean): string | null {
+  const headers = openHeaders(row, secrets, { lenient: true });
+  if (!headers) return null;
+  return JSON.stringify(masked ? Object.fromEntries(Object.keys(headers).map((name) => [name, MASK])) : headers);
 }
 
 function openAuthConfig(row: DestinationRow, secrets: SecretBox, opts: { lenient: boolean }): AuthConfig | null {
@@ -106,7 +138,7 @@ export async function createDestination({ db, clock, secrets }: Deps, scope: Sco
     name: input.name,
     url: input.url,
     httpMethod: input.http_method ?? DESTINATION_DEFAULTS.http_method,
-    headers: jsonText(input.headers),
+    headers: sealHeaders(secrets, input.headers),
     authType,
     authConfig: auth ? secrets.seal(JSON.stringify(auth)) : null,
     timeoutMs: input.timeout_ms ?? DESTINATION_DEFAULTS.timeout_ms,
@@ -121,7 +153,7 @@ export async function createDestination({ db, clock, secrets }: Deps, scope: Sco
     updatedAt: now,
   };
   await db.insert(destinations).values(row);
-  return { destination: serializeDestination(row, secrets) };
+  return { destination: serializeDestination(row, secrets, scope) };
 }
 
 /**
@@ -137,7 +169,7 @@ export async function listDestinations({ db, secrets }: Deps, scope: Scope, filt
     .from(destinations)
     .where(and(operatorOwned(scope), filters.status ? eq(destinations.status, filters.status) : undefined))
     .orderBy(desc(destinations.createdAt), desc(destinations.id));
-  return { destinations: rows.map((r) => serializeDestination(r, secrets)) };
+  return { destinations: rows.map((r) => serializeDestination(r, secrets, scope)) };
 }
 
 /** A destination of the caller's scope, by id with or without `dst_`; 404 otherwise. */
@@ -153,7 +185,7 @@ export async function findDestinationRow({ db }: Deps, scope: Scope, rawId: stri
 }
 
 export async function getDestination(deps: Deps, scope: Scope, rawId: string) {
-  return { destination: serializeDestination(await findDestinationRow(deps, scope, rawId), deps.secrets) };
+  return { destination: serializeDestination(await findDestinationRow(deps, scope, rawId), deps.secrets, scope) };
 }
 
 /** The plaintext signing secret: the one place it leaves the database. */
@@ -169,7 +201,7 @@ export async function updateDestination(deps: Deps, scope: Scope, rawId: string,
   if (input.name !== undefined) next.name = input.name;
   if (input.url !== undefined) next.url = input.url;
   if (input.http_method !== undefined) next.httpMethod = input.http_method;
-  if (input.headers !== undefined) next.headers = jsonText(input.headers);
+  if (input.headers !== undefined) next.headers = sealHeaders(secrets, input.headers);
   if (input.auth_type !== undefined || input.auth_config !== undefined) {
     const authType = input.auth_type ?? (row.authType as AuthType);
     const stored = authType === row.authType ? openAuthConfig(row, secrets, { lenient: true }) : null;
@@ -193,7 +225,7 @@ export async function updateDestination(deps: Deps, scope: Scope, rawId: string,
   deps.bus.publish({ type: "destination.updated", destinationId: id });
   // Deliveries held while paused are due now: wake the workers rather than wait for their poll.
   if (row.status === "paused" && next.status === "active") deps.bus.publish({ type: "delivery.queued" });
-  return { destination: serializeDestination(next, secrets) };
+  return { destination: serializeDestination(next, secrets, scope) };
 }
 
 /** Deletes the destination; its connections go with it (foreign key cascade). */
@@ -254,7 +286,7 @@ export function deliveryDestinationFromRow(row: DestinationRow, secrets: SecretB
     name: row.name,
     url: row.url,
     httpMethod: row.httpMethod,
-    headers: row.headers ? (JSON.parse(row.headers) as Record<string, string>) : {},
+    headers: openHeaders(row, secrets, { lenient: false }) ?? {},
     auth: (config ? { type: row.authType, ...config } : { type: "none" }) as DestinationAuth,
     timeoutMs: row.timeoutMs,
     rateLimitPerSecond: row.rateLimitPerSecond,
@@ -266,4 +298,27 @@ export function deliveryDestinationFromRow(row: DestinationRow, secrets: SecretB
     updatedAt: row.updatedAt,
     applicationId: row.applicationId,
   };
+}
+
+/**
+ * Seals the custom headers of destinations stored before headers were
+ * secrets (plain JSON text): run once as serve starts, on either store. A
+ * row changed meanwhile (by another node, or a PATCH) is left to the writer
+ * that changed it, which sealed it already.
+ */
+export async function sealPlainDestinationHeaders({ db, secrets }: Pick<Deps, "db" | "secrets">): Promise<number> {
+  const plain = await db
+    .select({ id: destinations.id, headers: destinations.headers })
+    .from(destinations)
+    .where(and(isNotNull(destinations.headers), notLike(destinations.headers, "enc:%")));
+  let sealed = 0;
+  for (const row of plain) {
+    const updated = await db
+      .update(destinations)
+      .set({ headers: secrets.seal(row.headers!) })
+      .where(and(eq(destinations.id, row.id), eq(destinations.headers, row.headers!)))
+      .returning({ id: destinations.id });
+    sealed += updated.length;
+  }
+  return sealed;
 }

@@ -6,6 +6,7 @@ import { deliveryAttempts, events, sources } from "../db/schema";
 import { notFound } from "../contracts/errors";
 import type { EventDetail, EventListItem, ListEventsQuery } from "../contracts/events";
 import { normalizeId, normalizeIdOrNull } from "../contracts/ids";
+import { REDACTED_HEADER_VALUE, secretRequestHeaders } from "../contracts/sources";
 import { utf8OrNull } from "../ingest/json";
 import type { Deps, Scope } from "./deps";
 import { paginate } from "./paging";
@@ -136,6 +137,16 @@ function parseJson<T>(text: string | null, fallback: T): T {
   }
 }
 
+/**
+ * Ingest stores a token source's secret header as [redacted] already
+ * (docs/ingest.md "Redacted headers"); an event stored before it did is
+ * redacted here, on the way out.
+ */
+function withSecretsRedacted(headers: Record<string, string>, names: string[]): Record<string, string> {
+  for (const name of names) if (name in headers) headers[name] = REDACTED_HEADER_VALUE;
+  return headers;
+}
+
 /** One event with its request as received and what happened to it. */
 export async function getEvent({ db }: Deps, scope: Scope, rawId: string): Promise<EventDetail> {
   const id = normalizeId(rawId, "event", "Event");
@@ -151,6 +162,8 @@ export async function getEvent({ db }: Deps, scope: Scope, rawId: string): Promi
       duplicateOf: events.duplicateOf,
       schemaErrors: events.schemaErrors,
       routedAt: events.routedAt,
+      verificationType: sources.verificationType,
+      verificationHeader: sources.verificationHeader,
     })
     .from(events)
     .leftJoin(sources, eq(sources.id, events.sourceId))
@@ -170,7 +183,7 @@ export async function getEvent({ db }: Deps, scope: Scope, rawId: string): Promi
     ...serializeEventListItem(row),
     path: row.path,
     query: row.query,
-    headers: parseJson<Record<string, string>>(row.headers, {}),
+    headers: withSecretsRedacted(parseJson<Record<string, string>>(row.headers, {}), secretRequestHeaders(row.verificationType, row.verificationHeader)),
     body: text ?? Buffer.from(bytes).toString("base64"),
     body_encoding: text === null ? "base64" : "utf8",
     verification_error: row.verificationError,

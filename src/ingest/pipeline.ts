@@ -1,4 +1,5 @@
 import { AppError } from "../contracts/errors";
+import { REDACTED_HEADER_VALUE } from "../contracts/sources";
 import { normalizeIdOrNull } from "../contracts/ids";
 import { ingestSource } from "./sourceCache";
 import { countIngestRequest, writeEvent, type EventWrite, type IngestSourceRow, type WriteResult } from "../db/ingestStore";
@@ -8,6 +9,7 @@ import { dedupKey } from "./dedup";
 import { handshakeReply } from "./handshake";
 import { atPath, lazyJson } from "./json";
 import { schemaErrors, type SchemaError } from "./schemaCheck";
+import { takeRejectedSlot } from "./rejectedBudget";
 import { sourceRuntime } from "./sourceRuntime";
 import type { SourceTemplate } from "./templates";
 
@@ -45,9 +47,12 @@ export interface IngestResponse {
   status: 200 | 401 | 403 | 404 | 410 | 413 | 422;
   body: unknown;
   outcome: IngestOutcome;
+  /** A rejected request past its source's budget: answered the same, counted, not stored (./rejectedBudget.ts). */
+  notStored?: true;
 }
 
 const reply = (outcome: IngestOutcome, error: AppError): IngestResponse => ({ status: error.status as IngestResponse["status"], body: error.toBody(), outcome });
+const notStoredReply = (outcome: IngestOutcome, error: AppError): IngestResponse => ({ ...reply(outcome, error), notStored: true });
 
 /**
  * The receive pipeline, in contract §4's order: source exists (404) →
@@ -89,7 +94,7 @@ export async function receive(deps: Deps, req: IngestRequest): Promise<IngestRes
     query: req.query,
     contentType,
     sourceIp: ip,
-    headers: JSON.stringify(headers),
+    headers: JSON.stringify(runtime.redactedHeaders.length ? redacted(headers, runtime.redactedHeaders) : headers),
     body,
     dedupWindowSeconds: source.dedup_window_seconds,
     eventType: null,
@@ -100,6 +105,9 @@ export async function receive(deps: Deps, req: IngestRequest): Promise<IngestRes
     const url = deps.settings.baseUrl + req.path + (req.query ? `?${req.query}` : "");
     const result = runtime.verifier({ method: req.method, url, headers, body, contentType, nowSeconds: Math.floor(now.getTime() / 1000) });
     if (!result.ok) {
+      if (!takeRejectedSlot(deps, source.id, now.getTime())) {
+        return notStoredReply("signature_invalid", new AppError("signature_invalid", "Signature verification failed", { reason: result.error, stored: false }));
+      }
       const stored = await store(deps, { ...base, verificationStatus: "failed", verificationError: result.error, dedupStatus: "skipped", dedupKey: null, status: "rejected", schemaErrors: null });
       if (stored.kind !== "stored") return notStored(stored);
       return reply("signature_invalid", new AppError("signature_invalid", "Signature verification failed", { event_id: stored.id, reason: result.error }));
@@ -118,6 +126,9 @@ export async function receive(deps: Deps, req: IngestRequest): Promise<IngestRes
   if (runtime.schema) {
     const errors = schemaErrors(runtime.schema, body, json);
     if (errors && runtime.schemaAction === "reject") {
+      if (!takeRejectedSlot(deps, source.id, now.getTime())) {
+        return notStoredReply("schema_violation", new AppError("schema_violation", "Payload does not match the source's JSON Schema", { errors, stored: false }));
+      }
       const stored = await store(deps, { ...base, eventType, verificationStatus, verificationError: null, dedupStatus: "skipped", dedupKey: null, status: "rejected", schemaErrors: JSON.stringify(errors) });
       if (stored.kind !== "stored") return notStored(stored);
       return reply("schema_violation", new AppError("schema_violation", "Payload does not match the source's JSON Schema", { event_id: stored.id, errors }));
@@ -190,6 +201,13 @@ function notStored(result: Exclude<WriteResult, { kind: "stored" }>): IngestResp
   return result.kind === "source_gone"
     ? reply("not_found", new AppError("not_found", "Source not found"))
     : reply("expired", new AppError("source_expired", "Source has reached its request limit"));
+}
+
+/** A copy with the secret-bearing headers' values replaced; the verifier still sees the originals. */
+function redacted(headers: Record<string, string>, names: readonly string[]): Record<string, string> {
+  const out = { ...headers };
+  for (const name of names) if (name in out) out[name] = REDACTED_HEADER_VALUE;
+  return out;
 }
 
 function extractEventType(template: SourceTemplate | undefined, headers: Record<string, string>, json: () => unknown): string | null {

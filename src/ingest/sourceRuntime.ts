@@ -1,5 +1,5 @@
 import type { ValidateFunction } from "ajv";
-import type { DedupStrategy, SchemaAction, VerificationType } from "../contracts/sources";
+import { secretRequestHeaders, type DedupStrategy, type SchemaAction, type VerificationType } from "../contracts/sources";
 import type { IngestSourceRow } from "../db/ingestStore";
 import type { SecretBox } from "../domain/secrets";
 import { compileIpFilter } from "./ipFilter";
@@ -22,6 +22,8 @@ export interface SourceRuntime {
   schemaAction: SchemaAction;
   dedup: { strategy: DedupStrategy; field: string | null; windowSeconds: number } | null;
   template: SourceTemplate | undefined;
+  /** Lower-case names of headers holding the source's secret: stored as `[redacted]` (empty for most sources). */
+  redactedHeaders: readonly string[];
 }
 
 const MAX_CACHED = 10_000;
@@ -77,6 +79,7 @@ function build(row: IngestSourceRow, secrets: SecretBox): SourceRuntime {
       ? { strategy: (row.dedup_strategy as DedupStrategy | null) ?? "body_hash", field: row.dedup_field, windowSeconds: row.dedup_window_seconds }
       : null,
     template: findTemplate(row.template),
+    redactedHeaders: secretRequestHeaders(row.verification_type, row.verification_header),
   };
 }
 

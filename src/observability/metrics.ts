@@ -20,6 +20,7 @@ export function createMetrics(labels: { node?: string } = {}) {
     httpRequests: new Counter({ name: "hookrelay_http_requests_total", help: "HTTP requests by route and status", labelNames: ["method", "route", "status"], registers }),
     httpDuration: new Histogram({ name: "hookrelay_http_request_duration_seconds", help: "HTTP request duration", labelNames: ["route"], buckets: [0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5], registers }),
     ingestRequests: new Counter({ name: "hookrelay_ingest_requests_total", help: "Ingest requests by outcome", labelNames: ["outcome"], registers }),
+    ingestRejectedNotStored: new Counter({ name: "hookrelay_ingest_rejected_not_stored_total", help: "Rejected ingest requests past their source's stored budget: answered, not stored", labelNames: ["outcome"], registers }),
     ingestDuration: new Histogram({ name: "hookrelay_ingest_duration_seconds", help: "Ingest latency from request to acknowledgement", buckets: [0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 1], registers }),
     deliveries: new Counter({ name: "hookrelay_deliveries_total", help: "Delivery attempts by outcome", labelNames: ["outcome"], registers }),
     deliveryDuration: new Histogram({ name: "hookrelay_delivery_duration_seconds", help: "Delivery request latency", buckets: [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30], registers }),

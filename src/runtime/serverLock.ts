@@ -12,9 +12,10 @@
  * have just opened would let two servers lock two different files.
  */
 import { Database } from "bun:sqlite";
-import { readFileSync, renameSync, writeFileSync } from "node:fs";
+import { chmodSync, readFileSync, renameSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { ConfigError } from "../config/options";
+import { makePrivateFile, PRIVATE_FILE_MODE } from "../db/privateFiles";
 
 export const LOCK_FILE = "serve.lock";
 export const INFO_FILE = "server.json";
@@ -50,6 +51,7 @@ const held = new Set<Database>();
 
 /** Takes the data dir's serve lock, or throws ServerLockedError naming the holder. */
 export function acquireServerLock(dataDir: string, now: () => Date = () => new Date()): ServerLock {
+  makePrivateFile(join(dataDir, LOCK_FILE));
   const db = new Database(join(dataDir, LOCK_FILE), { create: true });
   try {
     db.exec("PRAGMA busy_timeout = 0");
@@ -67,7 +69,8 @@ export function acquireServerLock(dataDir: string, now: () => Date = () => new D
     publish({ base_url }) {
       const info: ServerInfo = { pid: process.pid, base_url, started_at: startedAt };
       const tmp = join(dataDir, `${INFO_FILE}.${process.pid}.tmp`);
-      writeFileSync(tmp, JSON.stringify(info, null, 2) + "\n");
+      writeFileSync(tmp, JSON.stringify(info, null, 2) + "\n", { mode: PRIVATE_FILE_MODE });
+      chmodSync(tmp, PRIVATE_FILE_MODE);
       renameSync(tmp, join(dataDir, INFO_FILE));
     },
     release() {

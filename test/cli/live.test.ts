@@ -84,6 +84,29 @@ describe("listen skips rejected events", () => {
   });
 });
 
+describe("listen and redacted headers", () => {
+  it("does not forward a token header stored as [redacted] (GitLab), and forwards the others", async () => {
+    const key = await server.apiKey();
+    const gitlab = (await call(server, "POST", "/v1/sources", { key, body: { name: "GitLab listen", template: "gitlab", verification_secret: "glpat-listen-token" } })).body.source;
+    const target = startSink();
+    try {
+      const before = new Date(Date.now() - 1000).toISOString();
+      const res = await fetch(gitlab.ingest_url, { method: "POST", headers: { "x-gitlab-token": "glpat-listen-token", "x-gitlab-event": "Push Hook" }, body: "{}" });
+      expect(res.status).toBe(200);
+      const id = ((await res.json()) as { event_id: string }).event_id;
+
+      const run = startCli(["listen", gitlab.slug, "--forward", `${target.url}/gl`, "--since", before, "--json"], { env });
+      expect(JSON.parse(await run.waitForLine((l) => l.includes(id)))).toMatchObject({ status: 200 });
+      expect(await run.stop()).toBe(0);
+      const [req] = await target.waitFor(1);
+      expect(req!.headers["x-gitlab-event"]).toBe("Push Hook");
+      expect(req!.headers["x-gitlab-token"]).toBeUndefined();
+    } finally {
+      target.close();
+    }
+  });
+});
+
 describe("listen --since last", () => {
   it("a forward that failed (target down) is forwarded by the next --since last run, once", async () => {
     const key = await server.apiKey();

@@ -42,6 +42,7 @@ export function registerIngestRoutes(api: Api) {
     const result = c.req.method === "HEAD" ? await probe(deps, sourceId, peerAddress(c), c.req.raw.headers) : await receive(deps, toIngestRequest(c, sourceId));
     const metrics = c.get("metrics");
     metrics?.ingestRequests.inc({ outcome: result.outcome });
+    if (result.notStored) metrics?.ingestRejectedNotStored.inc({ outcome: result.outcome });
     metrics?.ingestDuration.observe((performance.now() - started) / 1000);
     if (c.req.method === "HEAD") return c.body(null, result.status);
     return c.json(result.body as object, result.status);
