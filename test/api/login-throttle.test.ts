@@ -35,6 +35,27 @@ describe("POST /v1/auth/login is throttled per address", () => {
     expect((await login("198.51.100.7", ADMIN.email, ADMIN.password)).status).toBe(200);
   });
 
+  it("checks at most 10 passwords of 50 wrong logins sent at once; the rest answer 429 unchecked", async () => {
+    const { failures, windowMs } = LOGIN_LIMITS.perAddress;
+    const burst = await Promise.all(Array.from({ length: 50 }, (_, i) => login("198.51.100.20", `burst${i}@test.local`, "wrong")));
+    const checked = burst.filter((r) => r.status === 401);
+    // The clock stands still: exactly the limit's number are checked.
+    expect(checked.length).toBe(failures);
+    for (const r of checked) expect(r.body.error.code).toBe("unauthorized");
+    for (const r of burst.filter((r) => r.status !== 401)) expectThrottled(r, windowMs / 1000);
+    clock.advance(windowMs);
+  });
+
+  it("counts a right password in a burst as no failure of its address", async () => {
+    const { failures, windowMs } = LOGIN_LIMITS.perAddress;
+    // A good login and wrong ones at once: the good one is taken back from the address's count, so 9 wrong ones still leave one try.
+    const burst = await Promise.all([login("198.51.100.21", ADMIN.email, ADMIN.password), ...Array.from({ length: failures - 1 }, () => login("198.51.100.21", "nobody@test.local", "wrong"))]);
+    expect(burst.map((r) => r.status).sort()).toEqual([200, ...Array(failures - 1).fill(401)]);
+    expect((await login("198.51.100.21", "nobody@test.local", "wrong")).status).toBe(401);
+    expectThrottled(await login("198.51.100.21", ADMIN.email, ADMIN.password), windowMs / 1000);
+    clock.advance(windowMs);
+  });
+
   it("counts an IPv6 /64 as one address", async () => {
     const { failures } = LOGIN_LIMITS.perAddress;
     for (let i = 0; i < failures; i++) expect((await login(`2001:db8:1:2::${i + 1}`, "nobody@x", "wrong")).status).toBe(401);
