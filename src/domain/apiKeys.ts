@@ -4,6 +4,7 @@ import { AppError, notFound } from "../contracts/errors";
 import { newId, normalizeId } from "../contracts/ids";
 import type { CreateApiKeyInput } from "../contracts/apiKeys";
 import { iso } from "./clock";
+import { instanceOwnerId } from "./instanceOwner";
 import { randomToken, sha256Hex } from "./hash";
 import type { Deps, Scope } from "./deps";
 
@@ -41,7 +42,8 @@ export async function createApiKey({ db, clock }: Deps, scope: Scope, input: Cre
     id: newId("apiKey"),
     orgId,
     envId,
-    userId: scope.userId,
+    // Local CLI mode is the operator on the machine: the key is the instance owner's (docs/api.md).
+    userId: scope.userId ?? (scope.via === "local" ? await instanceOwnerId(db) : null),
     name: input.name,
     keyHash: sha256Hex(key),
     keyPrefix: key.slice(0, KEY_PREFIX_LENGTH),
