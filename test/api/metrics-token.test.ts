@@ -19,7 +19,8 @@ afterAll(async () => {
 describe("HOOKRELAY_METRICS_TOKEN", () => {
   it("answers 401 unauthorized without the token, with a wrong one, or with an API key instead", async () => {
     const key = await guarded.apiKey();
-    for (const headers of [{}, { authorization: "Bearer wrong" }, { authorization: `Basic ${btoa(`x:${TOKEN}`)}` }, { authorization: `Bearer ${key}` }, { "x-api-key": key }]) {
+    const attempts: Record<string, string>[] = [{}, { authorization: "Bearer wrong" }, { authorization: `Basic ${btoa(`x:${TOKEN}`)}` }, { authorization: `Bearer ${key}` }, { "x-api-key": key }];
+    for (const headers of attempts) {
       const res = await call(guarded, "GET", "/metrics", { headers });
       expect(res.status, JSON.stringify(headers)).toBe(401);
       expect(res.body.error.code).toBe("unauthorized");
