@@ -23,10 +23,12 @@ export interface AppOptions {
   pingDatabase: () => Promise<void>;
   /** HOOKRELAY_METRICS_TOKEN: when set, /metrics answers only `Authorization: Bearer <token>`. */
   metricsToken?: string;
+  /** HOOKRELAY_STREAMS_PER_CREDENTIAL: open event streams one key or session may hold on this node. */
+  streamsPerCredential?: number;
 }
 
 /** The whole HTTP surface as one fetch handler: /v1, health, metrics and the admin UI. */
-export function createApp({ deps, logger, metrics, workersRunning = () => true, pingDatabase, metricsToken }: AppOptions) {
+export function createApp({ deps, logger, metrics, workersRunning = () => true, pingDatabase, metricsToken, streamsPerCredential }: AppOptions) {
   const app = new Hono<ApiEnv>();
   app.onError(errorHandler(logger));
 
@@ -72,7 +74,7 @@ export function createApp({ deps, logger, metrics, workersRunning = () => true, 
     return c.body(await metrics.registry.metrics(), 200, { "content-type": metrics.registry.contentType });
   });
 
-  app.route("/v1", createV1(deps));
+  app.route("/v1", createV1(deps, { streamsPerCredential }));
   app.all("*", serveUi);
   return app;
 }

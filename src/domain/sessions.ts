@@ -3,6 +3,7 @@ import { environments, organizations, sessions, users } from "../db/schema";
 import type { MeBody } from "../contracts/apiKeys";
 import { AppError, notFound } from "../contracts/errors";
 import { iso } from "./clock";
+import { sessionCredential } from "./credentials";
 import { randomToken, sha256Hex } from "./hash";
 import type { Deps, Scope } from "./deps";
 
@@ -44,8 +45,10 @@ export async function userForSession({ db, clock }: Deps, token: string): Promis
   return row ?? null;
 }
 
-export async function logout({ db }: Deps, token: string) {
+export async function logout({ db, bus }: Deps, token: string) {
   await db.delete(sessions).where(eq(sessions.id, sha256Hex(token)));
+  // Committed: live streams held open with the session end now, on every node.
+  bus.publish({ type: "credential.revoked", credential: sessionCredential(token) });
 }
 
 export async function pruneExpiredSessions({ db, clock }: Deps) {
