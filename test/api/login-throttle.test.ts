@@ -3,6 +3,7 @@ import { LOGIN_LIMITS } from "../../src/api/middleware/loginThrottle";
 import { manualClock } from "../../src/domain/clock";
 import { startClockedServer } from "../helpers/clockedServer";
 import { ADMIN, call, type TestServer } from "../helpers/server";
+import { cli, cliEnv } from "../cli/helpers";
 
 const clock = manualClock();
 let server: TestServer;
@@ -90,5 +91,32 @@ describe("POST /v1/auth/login is throttled per account", () => {
     expect((await login("192.0.2.50", ADMIN.email, ADMIN.password)).status).toBe(200);
     for (let i = 0; i < 16; i++) expect((await login(`192.0.2.${100 + i}`, ADMIN.email, "wrong")).status).toBe(401);
     expect((await login("192.0.2.51", ADMIN.email, ADMIN.password)).status).toBe(200);
+  });
+});
+
+describe("hookrelay users unlock (local mode)", () => {
+  it("lets an account locked by failures from many addresses log in again at once", async () => {
+    const { failures } = LOGIN_LIMITS.perAccount;
+    for (let i = 0; i < failures; i++) expect((await login(`198.18.0.${i + 1}`, ADMIN.email, "wrong")).status).toBe(401);
+    expect((await login("198.18.1.1", ADMIN.email, ADMIN.password)).status).toBe(429);
+
+    const unlocked = await cli(["users", "unlock", ADMIN.email.toUpperCase(), "--json", ...server.storeArgs], { env: cliEnv() });
+    expect(unlocked.code, unlocked.stderr).toBe(0);
+    expect(unlocked.json()).toMatchObject({ user: { email: ADMIN.email }, unlocked_at: expect.any(String) });
+    // The clock has not moved: only the unlock lets it in.
+    expect((await login("198.18.1.1", ADMIN.email, ADMIN.password)).status).toBe(200);
+
+    // Failures after the unlock count again: the same unlock does not clear them twice.
+    for (let i = 0; i < failures; i++) expect((await login(`198.18.2.${i + 1}`, ADMIN.email, "wrong")).status).toBe(401);
+    expect((await login("198.18.1.2", ADMIN.email, ADMIN.password)).status).toBe(429);
+    // 60 password checks (argon2id) on a busy machine.
+  }, 180_000);
+
+  it("answers not_found for an unknown account, and refuses remote mode", async () => {
+    const unknown = await cli(["users", "unlock", "nobody@test.local", "--json", ...server.storeArgs], { env: cliEnv() });
+    expect(unknown.code).toBe(1);
+    expect(unknown.errorJson().error.code).toBe("not_found");
+    const remote = await cli(["users", "unlock", ADMIN.email, "--url", server.url, "--api-key", "hr_x"], { env: cliEnv() });
+    expect(remote.code).toBe(2);
   });
 });

@@ -75,9 +75,11 @@ export interface LoginThrottle {
    * Counts an attempt before its password is checked, so that attempts
    * arriving together (a burst of parallel guesses) are counted against
    * each other: at most the limit's number get a password check. Answers
-   * the seconds to wait instead when the limit is reached.
+   * the seconds to wait instead when the limit is reached. `unlockedAt` is
+   * the account's last unlock as stored: a value this node has not seen
+   * yet clears the account's failures (clocks play no part).
    */
-  begin(address: string | null, email: string): { attempt: LoginAttempt } | { retryAfterSeconds: number };
+  begin(address: string | null, email: string, unlockedAt?: string | null): { attempt: LoginAttempt } | { retryAfterSeconds: number };
 }
 
 /** IPv6 clients usually hold a whole /64: count it as one address. */
@@ -94,11 +96,19 @@ export function createLoginThrottle(clock: Clock, limits = LOGIN_LIMITS): LoginT
   const byAddress = new FailureWindow(limits.perAddress);
   const byAccount = new FailureWindow(limits.perAccount);
   const now = () => clock.now().getTime();
+  /** The last unlock seen per account (bounded like the failures). */
+  const unlocks = new Map<string, string>();
   return {
-    begin(address, email) {
+    begin(address, email, unlockedAt) {
       const t = now();
       const a = addressKey(address);
       const u = accountKey(email);
+      if (unlockedAt && unlocks.get(u) !== unlockedAt) {
+        byAccount.clear(u);
+        unlocks.delete(u);
+        unlocks.set(u, unlockedAt);
+        if (unlocks.size > MAX_KEYS) unlocks.delete(unlocks.keys().next().value!);
+      }
       const wait = Math.max(byAddress.waitMs(a, t), byAccount.waitMs(u, t));
       if (wait > 0) return { retryAfterSeconds: Math.ceil(wait / 1000) };
       // Counted now, in the same turn as the check above: no other attempt can slip in between.

@@ -2,7 +2,7 @@ import { setCookie, deleteCookie } from "hono/cookie";
 import { apiKeyList, createApiKeyInput, createdApiKey, loginInput, meBody, userBody } from "../../contracts/apiKeys";
 import { successBody } from "../../contracts/common";
 import { createApiKey, listApiKeys, revokeApiKey } from "../../domain/apiKeys";
-import { login, logout, SESSION_TTL_MS, whoAmI } from "../../domain/sessions";
+import { login, loginUnlockedAt, logout, SESSION_TTL_MS, whoAmI } from "../../domain/sessions";
 import { AppError } from "../../contracts/errors";
 import { clientAddress } from "../clientAddress";
 import { requireSession, SESSION_COOKIE } from "../middleware/auth";
@@ -16,8 +16,9 @@ export function registerLoginRoutes(api: Api, throttle: LoginThrottle) {
     { method: "post", path: "/auth/login", tags: ["auth"], summary: "Log in with email and password", request: jsonBody(loginInput), responses: responses({ status: 200, schema: userBody }, [400, 401, 429]) },
     async (c, { body }) => {
       const address = clientAddress(c);
-      // Counted before the password is checked: parallel guesses cannot all be checked before the first failure is recorded.
-      const turn = throttle.begin(address, body.email);
+      const unlockedAt = await loginUnlockedAt(c.get("deps"), body.email);
+      // Counted before the password is checked (and with no await between check and count): parallel guesses cannot all be checked before the first failure is recorded.
+      const turn = throttle.begin(address, body.email, unlockedAt);
       if ("retryAfterSeconds" in turn) {
         const wait = turn.retryAfterSeconds;
         c.header("Retry-After", String(wait));
