@@ -49,9 +49,10 @@ export function registerBackupRoutes(api: Api) {
     tags: ["backups"],
     method: "get",
     path: "/backups/{name}",
-    summary: "Download a backup (the SQLite file)",
+    summary: "Download a backup (the SQLite file; the instance's owner only)",
     request: { params: backupNameParam },
-    responses: { 200: { description: "The backup file", content: { "application/vnd.sqlite3": { schema: { type: "string", format: "binary" } } } } },
+    // The error statuses as every operation documents them; the success is the file, not JSON.
+    responses: { ...responses({ status: 200, schema: backupBody }, [401, 403, 404, 409]), 200: { description: "The backup file", content: { "application/vnd.sqlite3": { schema: { type: "string", format: "binary" } } } } },
   });
   api.get("/backups/:name", instanceOwnerOnly, fullScopeOnly, (c) => {
     refuseOnPostgres(c.get("deps").db);
