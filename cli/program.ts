@@ -26,6 +26,7 @@ import { registerKeys } from "./commands/keys";
 import { registerListen } from "./commands/listen";
 import { registerLogin } from "./commands/login";
 import { registerServe } from "./commands/serve";
+import { registerUsers } from "./commands/users";
 import { binarySchemaVersion, describeSchema } from "../src/db/schemaVersion";
 import { finishGlobalOptions } from "./command";
 
@@ -52,6 +53,7 @@ export function buildProgram() {
   program.commandsGroup("Client:");
   registerLogin(program);
   registerKeys(program);
+  registerUsers(program);
   registerSources(program);
   registerDestinations(program);
   registerConnections(program);

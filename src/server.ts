@@ -89,7 +89,7 @@ async function startLocked(config: Config, lock: ServerLock, logger: Logger, clo
 
   const tasks = startBackgroundWork({ deps, config, logger, metrics, lease });
   let stopping = false;
-  const app = createApp({ deps, logger, metrics, workersRunning: () => !stopping && tasks.every((t) => t.running()), pingDatabase: () => store.ping() });
+  const app = createApp({ deps, logger, metrics, workersRunning: () => !stopping && tasks.every((t) => t.running()), pingDatabase: () => store.ping(), metricsToken: config.metricsToken, streamsPerCredential: config.streamsPerCredential });
 
   const server = Bun.serve({
     port: config.port,

@@ -31,18 +31,22 @@ export function registerBackup(program: Command) {
       const out = o.out === undefined ? undefined : resolve(o.out);
       if (out && existsSync(out)) throw usageError(`--out: ${out} already exists; choose a new file name`);
       if (out && !existsSync(dirname(out))) throw usageError(`--out: directory ${dirname(out)} does not exist`);
-      let res = await ctx.run<{ backup: BackupInfo }>({
+      // The API names no server path (docs/api.md): a remote backup has one only once downloaded with --out.
+      let res = await ctx.run<{ backup: Omit<BackupInfo, "path"> & { path?: string } }>({
         method: "POST",
         path: "/backups",
         expect: "backup",
         local: async (deps) => (out ? (await domain()).createBackupFile(deps, out) : (await domain()).createBackup(deps)),
       });
-      const dataDir = ctx.local ? await dataDirOf(ctx) : dirname(dirname(res.backup.path));
-      if (out && ctx.remote) res = { backup: { ...res.backup, path: await download(ctx, res.backup, out) } };
+      const dataDir = ctx.local ? await dataDirOf(ctx) : null;
+      if (out && ctx.remote) res = { backup: { ...res.backup, path: await download(ctx, res.backup.name, out) } };
       ctx.out.result(res, {
-        text: (r, c) => `${c.green("✓")} Backup written to ${c.cyan(r.backup.path)} (${formatBytes(r.backup.size_bytes)})`,
+        text: (r, c) =>
+          r.backup.path === undefined
+            ? `${c.green("✓")} Backup ${c.cyan(r.backup.name)} made in the server's backups dir (${formatBytes(r.backup.size_bytes)})`
+            : `${c.green("✓")} Backup written to ${c.cyan(r.backup.path)} (${formatBytes(r.backup.size_bytes)})`,
       });
-      ctx.out.note((await domain()).secretKeyReminder(dataDir, { onServer: ctx.mode === "remote" }));
+      ctx.out.note((await domain()).secretKeyReminder(dataDir));
     },
   );
 
@@ -101,15 +105,15 @@ export function registerBackup(program: Command) {
 }
 
 /** Streams the server's copy to `file` (written beside it, renamed once complete). */
-async function download(ctx: Context, backup: BackupInfo, file: string): Promise<string> {
-  const res = await ctx.remote!.fetch("GET", path`/backups/${backup.name}`);
+async function download(ctx: Context, name: string, file: string): Promise<string> {
+  const res = await ctx.remote!.fetch("GET", path`/backups/${name}`);
   if (!res.ok || !res.body) {
     let body: unknown;
     try {
       body = await res.json();
     } catch {}
     if (body && typeof body === "object" && "error" in body) throw apiErrorToCli(res.status, body as never);
-    throw new CliError(`downloading ${backup.name} failed: HTTP ${res.status}`, EXIT.error, "download_failed");
+    throw new CliError(`downloading ${name} failed: HTTP ${res.status}`, EXIT.error, "download_failed");
   }
   const partial = `${file}.partial`;
   try {

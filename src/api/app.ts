@@ -4,6 +4,7 @@ import { requestId } from "hono/request-id";
 import { routePath } from "hono/route";
 import { AppError } from "../contracts/errors";
 import type { Deps } from "../domain/deps";
+import { stringEquals } from "../ingest/verify/compare";
 import type { Logger } from "../observability/logger";
 import type { Metrics } from "../observability/metrics";
 import { errorHandler, nulInPath } from "./middleware/errors";
@@ -20,10 +21,14 @@ export interface AppOptions {
   workersRunning?: () => boolean;
   /** Resolves when the database answers (src/db/store.ts). */
   pingDatabase: () => Promise<void>;
+  /** HOOKRELAY_METRICS_TOKEN: when set, /metrics answers only `Authorization: Bearer <token>`. */
+  metricsToken?: string;
+  /** HOOKRELAY_STREAMS_PER_CREDENTIAL: open event streams one key or session may hold on this node. */
+  streamsPerCredential?: number;
 }
 
 /** The whole HTTP surface as one fetch handler: /v1, health, metrics and the admin UI. */
-export function createApp({ deps, logger, metrics, workersRunning = () => true, pingDatabase }: AppOptions) {
+export function createApp({ deps, logger, metrics, workersRunning = () => true, pingDatabase, metricsToken, streamsPerCredential }: AppOptions) {
   const app = new Hono<ApiEnv>();
   app.onError(errorHandler(logger));
 
@@ -60,11 +65,24 @@ export function createApp({ deps, logger, metrics, workersRunning = () => true, 
     const ready = dbOk && workersRunning();
     return c.json({ status: ready ? "ok" : "unavailable", database: dbOk ? "ok" : "unavailable", workers: workersRunning() ? "ok" : "stopped" }, ready ? 200 : 503);
   });
-  app.get("/metrics", async (c) => c.body(await metrics.registry.metrics(), 200, { "content-type": metrics.registry.contentType }));
+  app.get("/metrics", async (c) => {
+    // The server listens on 0.0.0.0 by default: with a token set, a scraper must present it (docs/operations.md, "Metrics").
+    if (metricsToken !== undefined && !bearerMatches(c.req.header("authorization"), metricsToken)) {
+      c.header("WWW-Authenticate", 'Bearer realm="metrics"');
+      throw new AppError("unauthorized", "GET /metrics needs Authorization: Bearer <HOOKRELAY_METRICS_TOKEN>");
+    }
+    return c.body(await metrics.registry.metrics(), 200, { "content-type": metrics.registry.contentType });
+  });
 
-  app.route("/v1", createV1(deps));
+  app.route("/v1", createV1(deps, { streamsPerCredential }));
   app.all("*", serveUi);
   return app;
+}
+
+/** Whether an Authorization header carries this bearer token, compared in constant time. */
+function bearerMatches(header: string | undefined, token: string): boolean {
+  const m = header && /^Bearer\s+(.+)$/i.exec(header);
+  return !!m && stringEquals(m[1]!.trim(), token);
 }
 
 export type App = ReturnType<typeof createApp>;

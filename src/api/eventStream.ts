@@ -22,7 +22,15 @@ type StreamedMessage = Extract<BusMessage, { type: "event.created" | "event.upda
  * is pulled as the socket drains), and the messages waiting meanwhile are
  * capped by SSE_MAX_QUEUED.
  */
-export function eventStreamResponse(deps: Deps, scope: Scope, sourceId: string | null, signal: AbortSignal, metrics: Metrics | undefined): Response {
+export function eventStreamResponse(
+  deps: Deps,
+  scope: Scope,
+  sourceId: string | null,
+  signal: AbortSignal,
+  metrics: Metrics | undefined,
+  /** Takes a slot for the stream (or throws 429) and ends it when its credential is revoked; answers the slot's release. */
+  hold?: (end: () => void) => () => void,
+): Response {
   const encoder = new TextEncoder();
   const queued: StreamedMessage[] = [];
   let controller!: ReadableStreamDefaultController<Uint8Array>;
@@ -38,6 +46,8 @@ export function eventStreamResponse(deps: Deps, scope: Scope, sourceId: string |
     open = false;
     nudge();
   };
+  // Before anything is set up: a refused stream is a plain 429.
+  const release = hold?.(stop);
   const room = () => (controller.desiredSize ?? 0) > 0;
   const send = (text: string) => controller.enqueue(encoder.encode(text));
 
@@ -96,6 +106,7 @@ export function eventStreamResponse(deps: Deps, scope: Scope, sourceId: string |
     .finally(() => {
       clearInterval(ping);
       unsubscribe();
+      release?.();
       signal.removeEventListener("abort", stop);
       metrics?.sseClients.dec();
       try {

@@ -1,11 +1,14 @@
 import { z } from "zod";
 
-/** Backups of the whole instance (`/v1/backups`): API keys with scope `*` and sessions only. */
+/**
+ * Backups of the whole instance (`/v1/backups`): the instance's owner only
+ * (its session, or its keys with scope `*`). No server path is answered: a
+ * backup is named, and downloaded by its name.
+ */
 
 export const backupItem = z.object({
   name: z.string().describe("File name in <data-dir>/backups, e.g. hookrelay-2026-01-31T02-00-00-000Z.db"),
   kind: z.enum(["manual", "scheduled"]).describe("scheduled: made by HOOKRELAY_BACKUP_INTERVAL and deleted beyond HOOKRELAY_BACKUP_KEEP; manual backups are never deleted by the server"),
-  path: z.string().describe("Absolute path on the server"),
   size_bytes: z.number().int(),
   created_at: z.string().describe("When the snapshot was taken (ISO 8601, UTC)"),
 });

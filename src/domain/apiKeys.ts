@@ -4,6 +4,8 @@ import { AppError, notFound } from "../contracts/errors";
 import { newId, normalizeId } from "../contracts/ids";
 import type { CreateApiKeyInput } from "../contracts/apiKeys";
 import { iso } from "./clock";
+import { apiKeyCredential } from "./credentials";
+import { instanceOwnerId } from "./instanceOwner";
 import { randomToken, sha256Hex } from "./hash";
 import type { Deps, Scope } from "./deps";
 
@@ -41,7 +43,8 @@ export async function createApiKey({ db, clock }: Deps, scope: Scope, input: Cre
     id: newId("apiKey"),
     orgId,
     envId,
-    userId: scope.userId,
+    // Local CLI mode is the operator on the machine: the key is the instance owner's (docs/api.md).
+    userId: scope.userId ?? (scope.via === "local" ? await instanceOwnerId(db) : null),
     name: input.name,
     keyHash: sha256Hex(key),
     keyPrefix: key.slice(0, KEY_PREFIX_LENGTH),
@@ -62,7 +65,7 @@ export async function listApiKeys({ db }: Deps, scope: Scope) {
   return { api_keys: rows.map(serializeApiKey) };
 }
 
-export async function revokeApiKey({ db, clock }: Deps, scope: Scope, rawId: string) {
+export async function revokeApiKey({ db, clock, bus }: Deps, scope: Scope, rawId: string) {
   const id = normalizeId(rawId, "apiKey", "API key");
   const result = await db
     .update(apiKeys)
@@ -70,6 +73,8 @@ export async function revokeApiKey({ db, clock }: Deps, scope: Scope, rawId: str
     .where(and(eq(apiKeys.id, id), eq(apiKeys.orgId, scope.orgId)))
     .returning({ id: apiKeys.id });
   if (result.length === 0) throw notFound("API key");
+  // Committed (no transaction here): live streams held open with the key end now, on every node.
+  bus.publish({ type: "credential.revoked", credential: apiKeyCredential(id) });
   return { success: true as const };
 }
 

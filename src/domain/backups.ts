@@ -28,6 +28,11 @@ export interface BackupInfo {
 
 export const BACKUPS_DIR = "backups";
 
+/** A backup as the API answers it: the server's file-system path stays on the server. */
+export function backupView({ path: _path, ...rest }: BackupInfo): Omit<BackupInfo, "path"> {
+  return rest;
+}
+
 /** What `hookrelay backup` and the backup API answer on PostgreSQL: they copy the SQLite file, which is not there. */
 export const USE_PG_DUMP =
   "backups of a PostgreSQL database are made with PostgreSQL's tools: pg_dump -Fc \"$HOOKRELAY_DATABASE_URL\" -f hookrelay.dump, restored with pg_restore (docs/postgres.md)";
@@ -185,7 +190,8 @@ export function dataDirInUse(dataDir: string): boolean {
   return databaseInUse(dataDir);
 }
 
-/** What to keep beside a backup so that its stored secrets can be read after a restore. */
-export function secretKeyReminder(dataDir: string, opts: { onServer?: boolean } = {}) {
-  return `Keep the secret key with your backups: ${join(dataDir, "secret.key")}${opts.onServer ? " on the server" : ""}, or the HOOKRELAY_SECRET_KEY the server runs with. Without it the secrets stored in a backup (verification, signing, channel secrets) cannot be decrypted.`;
+/** What to keep beside a backup so that its stored secrets can be read after a restore; `dataDir` null: the server's, which the API does not name. */
+export function secretKeyReminder(dataDir: string | null) {
+  const where = dataDir === null ? "secret.key in the server's data dir" : join(dataDir, "secret.key");
+  return `Keep the secret key with your backups: ${where}, or the HOOKRELAY_SECRET_KEY the server runs with. Without it the secrets stored in a backup (verification, signing, channel secrets) cannot be decrypted.`;
 }

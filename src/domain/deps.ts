@@ -30,6 +30,8 @@ export type BusMessage =
   | { type: "alerts.evaluate" }
   /** Every enabled periodic rule was evaluated at `at` (the clock's time): what fired has claimed its trigger. */
   | { type: "alerts.evaluated"; at: string }
+  /** An API key was revoked or a session logged out (`api_key:<id>` / `session:<id>`): streams held open with it end at once, on every node. */
+  | { type: "credential.revoked"; credential: string }
   /**
    * This node listens to the others again after its listening connection
    * dropped: what they announced meanwhile was lost, so every listener

@@ -3,6 +3,7 @@ import { environments, organizations, sessions, users } from "../db/schema";
 import type { MeBody } from "../contracts/apiKeys";
 import { AppError, notFound } from "../contracts/errors";
 import { iso } from "./clock";
+import { sessionCredential } from "./credentials";
 import { randomToken, sha256Hex } from "./hash";
 import type { Deps, Scope } from "./deps";
 
@@ -44,8 +45,10 @@ export async function userForSession({ db, clock }: Deps, token: string): Promis
   return row ?? null;
 }
 
-export async function logout({ db }: Deps, token: string) {
+export async function logout({ db, bus }: Deps, token: string) {
   await db.delete(sessions).where(eq(sessions.id, sha256Hex(token)));
+  // Committed: live streams held open with the session end now, on every node.
+  bus.publish({ type: "credential.revoked", credential: sessionCredential(token) });
 }
 
 export async function pruneExpiredSessions({ db, clock }: Deps) {
@@ -66,4 +69,26 @@ export async function whoAmI({ db }: Deps, scope: Scope): Promise<MeBody> {
   // Keys and users are deleted with their environment, so a scope always names one that exists.
   if (!where) throw notFound("Environment");
   return { user: user ?? null, org_id: scope.orgId, env_id: scope.envId, org_name: where.orgName, env_name: where.envName };
+}
+
+/**
+ * Lifts the login throttle's lock on an account (docs/api.md, "Locked
+ * out"): the CLI in local mode records the moment on the user, and every
+ * node forgets the account's counted failures when it sees a new value at
+ * the account's next login (the counts are in each node's memory).
+ */
+export async function unlockLogin({ db, clock }: Deps, email: string) {
+  const [user] = await db
+    .update(users)
+    .set({ loginUnlockedAt: iso(clock.now()) })
+    .where(eq(users.email, email.trim().toLowerCase()))
+    .returning({ email: users.email, unlocked_at: users.loginUnlockedAt });
+  if (!user) throw notFound("User");
+  return { user: { email: user.email }, unlocked_at: user.unlocked_at! };
+}
+
+/** The account's last unlock (null: never), read before its login attempt is counted. */
+export async function loginUnlockedAt({ db }: Deps, email: string): Promise<string | null> {
+  const [user] = await db.select({ at: users.loginUnlockedAt }).from(users).where(eq(users.email, email.trim().toLowerCase())).limit(1);
+  return user?.at ?? null;
 }

@@ -4,7 +4,7 @@ import { drizzle } from "drizzle-orm/bun-sql";
 import { migrate } from "drizzle-orm/bun-sql/migrator";
 import { getTableConfig as pgTableConfig, PgTable, pgTable } from "drizzle-orm/pg-core";
 import { getTableConfig as sqliteTableConfig, SQLiteTable } from "drizzle-orm/sqlite-core";
-import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
@@ -43,12 +43,18 @@ function pgShape(): Shape {
 }
 
 /** Table → column names, read from the CREATE TABLE statements of the committed migration. */
+/** The tables and columns the committed Postgres migrations make, in order: CREATE TABLE, then ALTER TABLE … ADD COLUMN. */
 function migrationTables(): Record<string, string[]> {
-  const sql = readFileSync(join(pgMigrations, "0000_init.sql"), "utf8");
+  const files = readdirSync(pgMigrations).filter((f) => f.endsWith(".sql")).sort();
   const tables: Record<string, string[]> = {};
-  for (const [, name, body] of sql.matchAll(/CREATE TABLE "([^"]+)" \(\n([\s\S]*?)\n\);/g)) {
-    tables[name!] = [...body!.matchAll(/^\t"([^"]+)" /gm)].map((m) => m[1]!).sort();
+  for (const file of files) {
+    const sql = readFileSync(join(pgMigrations, file), "utf8");
+    for (const [, name, body] of sql.matchAll(/CREATE TABLE "([^"]+)" \(\n([\s\S]*?)\n\);/g)) {
+      tables[name!] = [...body!.matchAll(/^\t"([^"]+)" /gm)].map((m) => m[1]!);
+    }
+    for (const [, name, column] of sql.matchAll(/ALTER TABLE "([^"]+)" ADD COLUMN "([^"]+)"/g)) tables[name!]!.push(column!);
   }
+  for (const name of Object.keys(tables)) tables[name]!.sort();
   return tables;
 }
 

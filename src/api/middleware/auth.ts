@@ -2,6 +2,7 @@ import type { MiddlewareHandler } from "hono";
 import { getCookie } from "hono/cookie";
 import { AppError } from "../../contracts/errors";
 import { authenticateApiKey } from "../../domain/apiKeys";
+import { isInstanceOwner } from "../../domain/instanceOwner";
 import { sessionScope, userForSession } from "../../domain/sessions";
 import type { ApiEnv } from "../openapi";
 import { isPortalToken, portalMayCall, portalScope } from "./portal";
@@ -64,6 +65,20 @@ export const requireSession: MiddlewareHandler<ApiEnv> = async (c, next) => {
 export const revealsSecret: MiddlewareHandler<ApiEnv> = async (c, next) => {
   if (c.get("scope").scopes !== "*") {
     throw new AppError("forbidden", "This route reveals a secret: it needs an API key with scope *, and this key has scope read");
+  }
+  return next();
+};
+
+/**
+ * A whole-instance operation (a backup holds every organization's data; the
+ * cluster listing names the hosts) declares this: only the instance's owner
+ * may call it, the admin created on first start or a key that admin
+ * created (src/domain/instanceOwner.ts). Every other key, of any
+ * organization, gets 403.
+ */
+export const instanceOwnerOnly: MiddlewareHandler<ApiEnv> = async (c, next) => {
+  if (!(await isInstanceOwner(c.get("deps"), c.get("scope")))) {
+    throw new AppError("forbidden", "Only the instance's owner may do this (the admin user created on first start, or an API key that user created): it concerns the whole installation, not one organization");
   }
   return next();
 };

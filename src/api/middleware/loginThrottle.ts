@@ -40,6 +40,15 @@ class FailureWindow {
     if (this.failures.size > MAX_KEYS) this.failures.delete(this.failures.keys().next().value!);
   }
 
+  /** Takes back one failure counted at `at` (an attempt that turned out not to fail). */
+  unfail(key: string, at: number) {
+    const times = this.failures.get(key);
+    const i = times?.lastIndexOf(at) ?? -1;
+    if (i < 0) return;
+    times!.splice(i, 1);
+    if (times!.length === 0) this.failures.delete(key);
+  }
+
   clear(key: string) {
     this.failures.delete(key);
   }
@@ -51,12 +60,26 @@ class FailureWindow {
   }
 }
 
+/** An attempt counted as a failure before its password is checked; its outcome settles it. */
+export interface LoginAttempt {
+  /** The password was wrong: the attempt stays counted. */
+  failed(): void;
+  /** The password was right: the attempt is taken back from the address, and the account's failures are cleared (the address keeps its other ones: one good login must not buy more guesses elsewhere). */
+  succeeded(): void;
+  /** The check could not be made (the database failed): the attempt is taken back. */
+  abandoned(): void;
+}
+
 export interface LoginThrottle {
-  /** Seconds the caller must wait before this attempt may be checked; 0 when it may. */
-  retryAfterSeconds(address: string | null, email: string): number;
-  failed(address: string | null, email: string): void;
-  /** Clears the account's failures; the address keeps its own (one good login must not buy more guesses elsewhere). */
-  succeeded(email: string): void;
+  /**
+   * Counts an attempt before its password is checked, so that attempts
+   * arriving together (a burst of parallel guesses) are counted against
+   * each other: at most the limit's number get a password check. Answers
+   * the seconds to wait instead when the limit is reached. `unlockedAt` is
+   * the account's last unlock as stored: a value this node has not seen
+   * yet clears the account's failures (clocks play no part).
+   */
+  begin(address: string | null, email: string, unlockedAt?: string | null): { attempt: LoginAttempt } | { retryAfterSeconds: number };
 }
 
 /** IPv6 clients usually hold a whole /64: count it as one address. */
@@ -73,19 +96,43 @@ export function createLoginThrottle(clock: Clock, limits = LOGIN_LIMITS): LoginT
   const byAddress = new FailureWindow(limits.perAddress);
   const byAccount = new FailureWindow(limits.perAccount);
   const now = () => clock.now().getTime();
+  /** The last unlock seen per account (bounded like the failures). */
+  const unlocks = new Map<string, string>();
   return {
-    retryAfterSeconds(address, email) {
+    begin(address, email, unlockedAt) {
       const t = now();
-      const wait = Math.max(byAddress.waitMs(addressKey(address), t), byAccount.waitMs(accountKey(email), t));
-      return wait > 0 ? Math.ceil(wait / 1000) : 0;
-    },
-    failed(address, email) {
-      const t = now();
-      byAddress.fail(addressKey(address), t);
-      byAccount.fail(accountKey(email), t);
-    },
-    succeeded(email) {
-      byAccount.clear(accountKey(email));
+      const a = addressKey(address);
+      const u = accountKey(email);
+      if (unlockedAt && unlocks.get(u) !== unlockedAt) {
+        byAccount.clear(u);
+        unlocks.delete(u);
+        unlocks.set(u, unlockedAt);
+        if (unlocks.size > MAX_KEYS) unlocks.delete(unlocks.keys().next().value!);
+      }
+      const wait = Math.max(byAddress.waitMs(a, t), byAccount.waitMs(u, t));
+      if (wait > 0) return { retryAfterSeconds: Math.ceil(wait / 1000) };
+      // Counted now, in the same turn as the check above: no other attempt can slip in between.
+      byAddress.fail(a, t);
+      byAccount.fail(u, t);
+      let settled = false;
+      const settle = (f: () => void) => () => {
+        if (settled) return;
+        settled = true;
+        f();
+      };
+      return {
+        attempt: {
+          failed: settle(() => {}),
+          succeeded: settle(() => {
+            byAddress.unfail(a, t);
+            byAccount.clear(u);
+          }),
+          abandoned: settle(() => {
+            byAddress.unfail(a, t);
+            byAccount.unfail(u, t);
+          }),
+        },
+      };
     },
   };
 }

@@ -2,23 +2,25 @@ import { setCookie, deleteCookie } from "hono/cookie";
 import { apiKeyList, createApiKeyInput, createdApiKey, loginInput, meBody, userBody } from "../../contracts/apiKeys";
 import { successBody } from "../../contracts/common";
 import { createApiKey, listApiKeys, revokeApiKey } from "../../domain/apiKeys";
-import { login, logout, SESSION_TTL_MS, whoAmI } from "../../domain/sessions";
+import { login, loginUnlockedAt, logout, SESSION_TTL_MS, whoAmI } from "../../domain/sessions";
 import { AppError } from "../../contracts/errors";
 import { clientAddress } from "../clientAddress";
 import { requireSession, SESSION_COOKIE } from "../middleware/auth";
 import type { LoginThrottle } from "../middleware/loginThrottle";
 import { idParam, jsonBody, operation, responses, type Api } from "../openapi";
 
-/** Login is public; the rest of /auth sits behind authenticate (see v1/index.ts). Failed logins are throttled per address and per account. */
+/** Login is public; the rest of /auth sits behind authenticate (see v1/index.ts). Login attempts are counted per address and per account before the password is checked (docs/api.md). */
 export function registerLoginRoutes(api: Api, throttle: LoginThrottle) {
   operation(
     api,
     { method: "post", path: "/auth/login", tags: ["auth"], summary: "Log in with email and password", request: jsonBody(loginInput), responses: responses({ status: 200, schema: userBody }, [400, 401, 429]) },
     async (c, { body }) => {
       const address = clientAddress(c);
-      // Checked before the password, so a throttled guess learns nothing.
-      const wait = throttle.retryAfterSeconds(address, body.email);
-      if (wait > 0) {
+      const unlockedAt = await loginUnlockedAt(c.get("deps"), body.email);
+      // Counted before the password is checked (and with no await between check and count): parallel guesses cannot all be checked before the first failure is recorded.
+      const turn = throttle.begin(address, body.email, unlockedAt);
+      if ("retryAfterSeconds" in turn) {
+        const wait = turn.retryAfterSeconds;
         c.header("Retry-After", String(wait));
         throw new AppError("rate_limited", `Too many failed logins: try again in ${wait} s`, { retry_after_seconds: wait });
       }
@@ -26,10 +28,11 @@ export function registerLoginRoutes(api: Api, throttle: LoginThrottle) {
       try {
         session = await login(c.get("deps"), body.email, body.password);
       } catch (err) {
-        if (err instanceof AppError && err.code === "unauthorized") throttle.failed(address, body.email);
+        if (err instanceof AppError && err.code === "unauthorized") turn.attempt.failed();
+        else turn.attempt.abandoned();
         throw err;
       }
-      throttle.succeeded(body.email);
+      turn.attempt.succeeded();
       const { token, user } = session;
       setCookie(c, SESSION_COOKIE, token, {
         httpOnly: true,

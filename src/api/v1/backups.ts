@@ -1,15 +1,19 @@
 import type { MiddlewareHandler } from "hono";
 import { backupBody, backupListBody, backupNameParam } from "../../contracts/backups";
 import { AppError } from "../../contracts/errors";
-import { createBackup, findBackup, listBackups, refuseOnPostgres } from "../../domain/backups";
+import { backupView, createBackup, findBackup, listBackups, refuseOnPostgres } from "../../domain/backups";
 import { dataDirOf } from "../../db/backup";
+import { instanceOwnerOnly } from "../middleware/auth";
 import { operation, responses, type Api, type ApiEnv } from "../openapi";
 
-/** A backup holds every org's data: keys with scope `*` and sessions only, even to list or download. */
+/** A backup holds every org's data: besides being the owner's, keys with scope `*` and sessions only, even to list or download. */
 const fullScopeOnly: MiddlewareHandler<ApiEnv> = async (c, next) => {
   if (c.get("scope").scopes !== "*") throw new AppError("forbidden", "Backups need an API key with scope * (or a session)");
   return next();
 };
+
+/** Who may: the instance's owner (a backup is every organization's data), with scope `*`. */
+const ownerWithFullScope = [instanceOwnerOnly, fullScopeOnly];
 
 export function registerBackupRoutes(api: Api) {
   operation(
@@ -18,11 +22,11 @@ export function registerBackupRoutes(api: Api) {
       tags: ["backups"],
       method: "post",
       path: "/backups",
-      middleware: [fullScopeOnly],
+      middleware: ownerWithFullScope,
       summary: "Back up the database now (VACUUM INTO a consistent snapshot) into <data-dir>/backups; ingest and deliveries go on meanwhile",
-      responses: responses({ status: 201, schema: backupBody }, [401, 403]),
+      responses: responses({ status: 201, schema: backupBody }, [401, 403, 409]),
     },
-    async (c) => c.json(await createBackup(c.get("deps")), 201),
+    async (c) => c.json({ backup: backupView((await createBackup(c.get("deps"))).backup) }, 201),
   );
 
   operation(
@@ -31,13 +35,13 @@ export function registerBackupRoutes(api: Api) {
       tags: ["backups"],
       method: "get",
       path: "/backups",
-      middleware: [fullScopeOnly],
+      middleware: ownerWithFullScope,
       summary: "Backups in <data-dir>/backups, newest first",
-      responses: responses({ status: 200, schema: backupListBody }, [401, 403]),
+      responses: responses({ status: 200, schema: backupListBody }, [401, 403, 409]),
     },
     async (c) => {
       refuseOnPostgres(c.get("deps").db);
-      return c.json(listBackups(dataDirOf(c.get("deps").db)), 200);
+      return c.json({ backups: listBackups(dataDirOf(c.get("deps").db)).backups.map(backupView) }, 200);
     },
   );
 
@@ -45,11 +49,12 @@ export function registerBackupRoutes(api: Api) {
     tags: ["backups"],
     method: "get",
     path: "/backups/{name}",
-    summary: "Download a backup (the SQLite file)",
+    summary: "Download a backup (the SQLite file; the instance's owner only)",
     request: { params: backupNameParam },
-    responses: { 200: { description: "The backup file", content: { "application/vnd.sqlite3": { schema: { type: "string", format: "binary" } } } } },
+    // The error statuses as every operation documents them; the success is the file, not JSON.
+    responses: { ...responses({ status: 200, schema: backupBody }, [401, 403, 404, 409]), 200: { description: "The backup file", content: { "application/vnd.sqlite3": { schema: { type: "string", format: "binary" } } } } },
   });
-  api.get("/backups/:name", fullScopeOnly, (c) => {
+  api.get("/backups/:name", instanceOwnerOnly, fullScopeOnly, (c) => {
     refuseOnPostgres(c.get("deps").db);
     const backup = findBackup(dataDirOf(c.get("deps").db), c.req.param("name"));
     return c.body(Bun.file(backup.path).stream(), 200, {

@@ -2,14 +2,16 @@ import { getBunServer } from "hono/bun";
 import { z } from "zod";
 import { eventDetail, eventList, eventStreamQuery, listEventsQuery } from "../../contracts/events";
 import { normalizeIdOrNull } from "../../contracts/ids";
+import { credentialOf } from "../../domain/credentials";
 import { getEvent, listEvents } from "../../domain/events";
+import type { StreamGuard } from "../../live/streamGuard";
 import { eventStreamResponse } from "../eventStream";
 import { errorSchema, idParam, operation, responses, type Api, type ApiContext } from "../openapi";
 
 export { SSE_PING_MS } from "../eventStream";
 
 /** Events list, detail and live stream (issue 3). Retry routes live in their own file (issue 4). */
-export function registerEventRoutes(api: Api) {
+export function registerEventRoutes(api: Api, streams: StreamGuard) {
   const tags = ["events"];
 
   operation(
@@ -25,14 +27,15 @@ export function registerEventRoutes(api: Api) {
       tags,
       method: "get",
       path: "/events/stream",
-      summary: "Server-Sent Events of arriving events (list-item shape); `: ping` comments every 15 s",
+      summary: "Server-Sent Events of arriving events (list-item shape); `: ping` comments every 15 s. Ends within 5 s of its credential's revocation, logout or expiry; past HOOKRELAY_STREAMS_PER_CREDENTIAL open streams of one credential → 429",
       request: { query: eventStreamQuery },
       responses: {
         200: { description: "text/event-stream: `data:` is an event list item, `id:` its id; status changes come as `event: event.updated`", content: { "text/event-stream": { schema: z.string() } } },
         401: { description: "Missing or invalid authentication", content: { "application/json": { schema: errorSchema } } },
+        429: { description: "The credential already holds its limit of open streams", content: { "application/json": { schema: errorSchema } } },
       },
     },
-    async (c, { query }) => streamEvents(c, query.source_id),
+    async (c, { query }) => streamEvents(c, query.source_id, streams),
   );
 
   operation(
@@ -42,12 +45,15 @@ export function registerEventRoutes(api: Api) {
   );
 }
 
-function streamEvents(c: ApiContext, rawSourceId: string | undefined) {
+function streamEvents(c: ApiContext, rawSourceId: string | undefined, streams: StreamGuard) {
   // An id that cannot exist filters to nothing rather than to everything.
   const sourceId = rawSourceId === undefined ? null : (normalizeIdOrNull(rawSourceId, "source") ?? "none");
   // Bun closes a request idle for idleTimeout seconds; a stream must live as long as its client.
   try {
     getBunServer<{ timeout(req: Request, seconds: number): void }>(c)?.timeout(c.req.raw, 0);
   } catch {}
-  return eventStreamResponse(c.get("deps"), c.get("scope"), sourceId, c.req.raw.signal, c.get("metrics"));
+  // Held to the credential it was opened with: a revoked key or ended session ends it (docs/api.md, "Live streams").
+  const credential = credentialOf(c.get("scope"), c.get("sessionToken"));
+  const hold = credential === null ? undefined : (end: () => void) => streams.admit(credential, end);
+  return eventStreamResponse(c.get("deps"), c.get("scope"), sourceId, c.req.raw.signal, c.get("metrics"), hold);
 }

@@ -2,6 +2,7 @@ import type { Deps } from "../../domain/deps";
 import { authenticate } from "../middleware/auth";
 import { csrfGuard } from "../middleware/csrf";
 import { createLoginThrottle } from "../middleware/loginThrottle";
+import { createStreamGuard } from "../../live/streamGuard";
 import { newApi, type Api } from "../openapi";
 import { registerAlertRuleRoutes } from "./alertRules";
 import { registerApplicationRoutes } from "./applications";
@@ -32,8 +33,9 @@ import { registerTopicRoutes } from "./topics";
  * (Hono runs handlers in registration order); every route after it needs
  * an API key or a session.
  */
-export function createV1(deps: Deps): Api {
+export function createV1(deps: Deps, opts: { streamsPerCredential?: number } = {}): Api {
   const v1 = newApi();
+  const streams = createStreamGuard(deps, { perCredential: opts.streamsPerCredential ?? 10 });
 
   registerLoginRoutes(v1, createLoginThrottle(deps.clock));
   registerIngestRoutes(v1);
@@ -56,7 +58,7 @@ export function createV1(deps: Deps): Api {
   v1.use("*", authenticate, csrfGuard(() => [new URL(deps.settings.baseUrl).origin]));
   registerAuthRoutes(v1);
   registerSourceRoutes(v1);
-  registerEventRoutes(v1);
+  registerEventRoutes(v1, streams);
   registerEventRetryRoutes(v1);
   registerDestinationRoutes(v1);
   registerConnectionRoutes(v1);

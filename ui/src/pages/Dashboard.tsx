@@ -142,6 +142,15 @@ function ClusterPanel() {
   const cluster = useLoad(() => api.get<ClusterBody>("/cluster"), []);
   useInterval(() => void cluster.reload(), 10_000);
   const nodes = cluster.data?.nodes ?? [];
+  // Another organization's user may not see the installation's hosts (403): say so rather than show nothing.
+  if (cluster.error && !cluster.data) {
+    return (
+      <section className="panel" aria-label="Cluster">
+        <h2>Cluster</h2>
+        <p className="muted">{cluster.error}</p>
+      </section>
+    );
+  }
   if (nodes.length < 2) return null;
   return (
     <section className="panel flush" aria-label="Cluster">

@@ -409,6 +409,7 @@ CREATE TABLE "users" (
 	"org_id" text NOT NULL,
 	"env_id" text NOT NULL,
 	"created_at" text NOT NULL,
+	"login_unlocked_at" text,
 	CONSTRAINT "users_email_unique" UNIQUE("email")
 );
 --> statement-breakpoint

@@ -27,6 +27,8 @@ export const users = pgTable("users", {
   orgId: text("org_id").notNull().references(() => organizations.id, { onDelete: "cascade" }),
   envId: text("env_id").notNull().references(() => environments.id, { onDelete: "cascade" }),
   createdAt: text("created_at").notNull(),
+  /** Set by `hookrelay users unlock` (local mode): every node forgets the account's failed logins when it sees a new value. */
+  loginUnlockedAt: text("login_unlocked_at"),
 });
 
 /** The session id is the SHA-256 of the cookie token: a stolen database yields no usable cookie. */

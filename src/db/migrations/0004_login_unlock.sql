@@ -1,0 +1,1 @@
+ALTER TABLE `users` ADD `login_unlocked_at` text;
