@@ -71,7 +71,7 @@ async function startLocked(config: Config, lock: ServerLock, logger: Logger, clo
 
   const tasks = startBackgroundWork({ deps, config, logger, metrics, lease });
   let stopping = false;
-  const app = createApp({ deps, logger, metrics, workersRunning: () => !stopping && tasks.every((t) => t.running()), pingDatabase: () => store.ping() });
+  const app = createApp({ deps, logger, metrics, workersRunning: () => !stopping && tasks.every((t) => t.running()), pingDatabase: () => store.ping(), requestBodyTimeoutMs: config.requestBodyTimeout });
 
   const server = Bun.serve({
     port: config.port,
@@ -79,7 +79,8 @@ async function startLocked(config: Config, lock: ServerLock, logger: Logger, clo
     fetch: app.fetch,
     // The app answers an oversize body with the contract's 413; this only caps what Bun buffers.
     maxRequestBodySize: config.maxBodyBytes * 2 + 1024 * 1024,
-    idleTimeout: 30,
+    // Past the body timeout, so a stalled upload gets its 408 before Bun closes the socket (at most 255 s).
+    idleTimeout: Math.min(255, Math.max(30, Math.ceil(config.requestBodyTimeout / 1000) + 10)),
   });
   const port = server.port ?? config.port;
   const url = `http://${config.host === "0.0.0.0" || config.host === "::" ? "localhost" : config.host}:${port}`;

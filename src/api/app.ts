@@ -6,6 +6,7 @@ import { AppError } from "../contracts/errors";
 import type { Deps } from "../domain/deps";
 import type { Logger } from "../observability/logger";
 import type { Metrics } from "../observability/metrics";
+import { bodyProgressTimeout } from "./middleware/bodyTimeout";
 import { errorHandler, nulInPath } from "./middleware/errors";
 import { securityHeaders } from "./middleware/secureHeaders";
 import type { ApiEnv } from "./openapi";
@@ -20,10 +21,12 @@ export interface AppOptions {
   workersRunning?: () => boolean;
   /** Resolves when the database answers (src/db/store.ts). */
   pingDatabase: () => Promise<void>;
+  /** How long a request body may stop arriving before a 408 (HOOKRELAY_REQUEST_BODY_TIMEOUT). */
+  requestBodyTimeoutMs?: number;
 }
 
 /** The whole HTTP surface as one fetch handler: /v1, health, metrics and the admin UI. */
-export function createApp({ deps, logger, metrics, workersRunning = () => true, pingDatabase }: AppOptions) {
+export function createApp({ deps, logger, metrics, workersRunning = () => true, pingDatabase, requestBodyTimeoutMs = 10_000 }: AppOptions) {
   const app = new Hono<ApiEnv>();
   app.onError(errorHandler(logger));
 
@@ -41,6 +44,7 @@ export function createApp({ deps, logger, metrics, workersRunning = () => true, 
     metrics.httpDuration.observe({ route }, seconds);
     logger.debug("request", { method: c.req.method, path: c.req.path, status: c.res.status, ms: Math.round(seconds * 1000), request_id: c.get("requestId") });
   });
+  app.use(bodyProgressTimeout(requestBodyTimeoutMs));
   app.use(
     bodyLimit({
       maxSize: deps.settings.maxBodyBytes,

@@ -87,6 +87,7 @@ const errorDescriptions: Record<number, string> = {
   401: "Missing or invalid authentication",
   403: "Forbidden",
   404: "Not found",
+  408: "The request body stalled: no bytes arrived within the request body timeout",
   409: "Conflict",
   410: "Gone",
   413: "Payload too large",

@@ -71,10 +71,12 @@ const duration = (name: string) => (raw: string): number | undefined => {
   return Number(m[1]) * { s: 1000, m: 60_000, h: 3_600_000, d: 86_400_000 }[m[2] as "s" | "m" | "h" | "d"];
 };
 
+const human = (ms: number) => (ms % 86_400_000 === 0 ? `${ms / 86_400_000}d` : ms % 3_600_000 === 0 ? `${ms / 3_600_000}h` : ms % 60_000 === 0 ? `${ms / 60_000}m` : `${ms / 1000}s`);
+
 /** A duration that must be given (no `off`), within [min, max] milliseconds. */
 const boundedDuration = (name: string, minMs: number, maxMs: number) => (raw: string): number => {
   const ms = duration(name)(raw);
-  if (ms === undefined || ms < minMs || ms > maxMs) throw new ConfigError(`${name} must be a duration between ${minMs / 1000}s and ${maxMs / 86_400_000}d, got "${raw}"`);
+  if (ms === undefined || ms < minMs || ms > maxMs) throw new ConfigError(`${name} must be a duration between ${human(minMs)} and ${human(maxMs)}, got "${raw}"`);
   return ms;
 };
 
@@ -93,6 +95,7 @@ export const serverOptions = {
   secretKey: opt<string | undefined>({ key: "secretKey", flag: "--secret-key <key>", env: "HOOKRELAY_SECRET_KEY", description: "Key that encrypts stored secrets (required with a database URL: every node must decrypt them)", default: undefined, defaultLabel: "<data-dir>/secret.key, created on first start", secret: true, parse: optStr }),
   trustProxy: opt({ key: "trustProxy", flag: "--trust-proxy <cidrs>", env: "HOOKRELAY_TRUST_PROXY", description: "Proxies whose X-Forwarded-For is believed: comma list of CIDRs, or true for any", default: "", defaultLabel: "none", parse: str }),
   maxBodyBytes: opt({ key: "maxBodyBytes", flag: "--max-body-bytes <bytes>", env: "HOOKRELAY_MAX_BODY_BYTES", description: "Largest request body accepted", default: 5 * 1024 * 1024, parse: int("max body bytes", 1, 1024 * 1024 * 1024) }),
+  requestBodyTimeout: opt({ key: "requestBodyTimeout", flag: "--request-body-timeout <duration>", env: "HOOKRELAY_REQUEST_BODY_TIMEOUT", description: "A request whose body stops arriving for this long (no byte at all) is answered 408 and closed: 1s to 4m", default: 10_000, defaultLabel: "10s", parse: boundedDuration("request body timeout", 1000, 240_000) }),
   logLevel: opt({ key: "logLevel", flag: "--log-level <level>", env: "HOOKRELAY_LOG_LEVEL", description: "debug, info, warn or error", default: "info" as "debug" | "info" | "warn" | "error", parse: oneOf("log level", ["debug", "info", "warn", "error"] as const) }),
   logFormat: opt({ key: "logFormat", flag: "--log-format <format>", env: "HOOKRELAY_LOG_FORMAT", description: "auto (text on a TTY, JSON lines otherwise), text or json", default: "auto" as "auto" | "text" | "json", parse: oneOf("log format", ["auto", "text", "json"] as const) }),
   retentionDays: opt({ key: "retentionDays", flag: "--retention-days <days>", env: "HOOKRELAY_RETENTION_DAYS", description: "Events older than this are pruned with their attempts", default: 30, parse: int("retention days", 1, 36500) }),

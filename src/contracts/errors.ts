@@ -10,6 +10,7 @@ export const errorStatus = {
   not_found: 404,
   conflict: 409,
   source_expired: 410,
+  request_timeout: 408,
   payload_too_large: 413,
   unsupported_media_type: 415,
   schema_violation: 422,

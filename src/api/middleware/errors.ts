@@ -9,6 +9,7 @@ const byStatus: Record<number, ErrorCode> = {
   401: "unauthorized",
   403: "forbidden",
   404: "not_found",
+  408: "request_timeout",
   409: "conflict",
   410: "source_expired",
   413: "payload_too_large",
@@ -48,6 +49,8 @@ export function errorHandler(logger: Logger) {
     if (appError.code === "internal") {
       logger.error("unhandled error", { path: c.req.path, method: c.req.method, error: err instanceof Error ? (err.stack ?? err.message) : String(err), request_id: c.get("requestId") });
     }
+    // The rest of a stalled body is never read: the connection cannot carry another request.
+    if (appError.code === "request_timeout") c.header("connection", "close");
     return c.json(appError.toBody(), appError.status as 400);
   };
 }
