@@ -3,6 +3,7 @@ import { bodyLimit } from "hono/body-limit";
 import { requestId } from "hono/request-id";
 import { routePath } from "hono/route";
 import { AppError } from "../contracts/errors";
+import type { DatabaseHealth } from "../db/health";
 import type { Deps } from "../domain/deps";
 import type { Logger } from "../observability/logger";
 import type { Metrics } from "../observability/metrics";
@@ -23,12 +24,14 @@ export interface AppOptions {
   pingDatabase: () => Promise<void>;
   /** How long a request body may stop arriving before a 408 (HOOKRELAY_REQUEST_BODY_TIMEOUT). */
   requestBodyTimeoutMs?: number;
+  /** Where requests report an unreachable database (one log line when it goes, one when it is back). */
+  databaseHealth?: DatabaseHealth;
 }
 
 /** The whole HTTP surface as one fetch handler: /v1, health, metrics and the admin UI. */
-export function createApp({ deps, logger, metrics, workersRunning = () => true, pingDatabase, requestBodyTimeoutMs = 10_000 }: AppOptions) {
+export function createApp({ deps, logger, metrics, workersRunning = () => true, pingDatabase, requestBodyTimeoutMs = 10_000, databaseHealth }: AppOptions) {
   const app = new Hono<ApiEnv>();
-  app.onError(errorHandler(logger));
+  app.onError(errorHandler(logger, databaseHealth));
 
   app.use(securityHeaders);
   app.use(requestId());
@@ -60,7 +63,9 @@ export function createApp({ deps, logger, metrics, workersRunning = () => true, 
     try {
       await pingDatabase();
       dbOk = true;
-    } catch {}
+    } catch (error) {
+      databaseHealth?.failed(error);
+    }
     const ready = dbOk && workersRunning();
     return c.json({ status: ready ? "ok" : "unavailable", database: dbOk ? "ok" : "unavailable", workers: workersRunning() ? "ok" : "stopped" }, ready ? 200 : 503);
   });

@@ -94,6 +94,7 @@ const errorDescriptions: Record<number, string> = {
   415: "Unsupported media type: the body is not application/json",
   422: "Schema violation",
   429: "Rate limited",
+  503: "The database is unavailable (Retry-After says when to try again)",
 };
 
 export const jsonBody = <S extends z.ZodType>(schema: S) => ({
