@@ -1,3 +1,4 @@
+import { createHmac } from "node:crypto";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { call, startTestServer, type TestServer } from "../helpers/server";
 
@@ -134,5 +135,30 @@ describe("a NUL character in a text field", () => {
     const { event_id } = (await ingest.json()) as { event_id: string };
     const event = await call(server, "GET", `/v1/events/${event_id}`, { key });
     expect(event.body.body).toBe('{"text":"a\\u0000b"}');
+  });
+
+  it("inside an ingested body's dedup field is still a key: stored and de-duplicated on both stores", async () => {
+    const source = await call(server, "POST", "/v1/sources", { key, body: { name: "nul-dedup", dedup_enabled: true, dedup_strategy: "field", dedup_field: "id" } });
+    expect(source.status).toBe(201);
+    const send = () => server.request(`/v1/ingest/${source.body.source.id}`, { method: "POST", headers: { "content-type": "application/json" }, body: '{"id":"a\\u0000b"}' });
+    const first = await send();
+    expect(first.status).toBe(200);
+    const second = await send();
+    expect(second.status).toBe(200);
+    expect(await second.json()).toMatchObject({ duplicate: true });
+  });
+
+  it("inside a provider's event type is kept as data on both stores (shown as U+FFFD)", async () => {
+    const secret = "whsec_nul_type_secret";
+    const source = await call(server, "POST", "/v1/sources", { key, body: { name: "nul-type", template: "stripe", verification_secret: secret } });
+    expect(source.status).toBe(201);
+    const payload = '{"id":"evt_nul","type":"invoice\\u0000paid"}';
+    const t = Math.floor(Date.now() / 1000);
+    const v1 = createHmac("sha256", secret).update(`${t}.${payload}`).digest("hex");
+    const res = await server.request(`/v1/ingest/${source.body.source.id}`, { method: "POST", headers: { "content-type": "application/json", "stripe-signature": `t=${t},v1=${v1}` }, body: payload });
+    expect(res.status).toBe(200);
+    const { event_id } = (await res.json()) as { event_id: string };
+    const event = await call(server, "GET", `/v1/events/${event_id}`, { key });
+    expect(event.body).toMatchObject({ verification_status: "verified", event_type: "invoice\uFFFDpaid", body: payload });
   });
 });
