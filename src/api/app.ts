@@ -7,6 +7,7 @@ import type { DatabaseHealth } from "../db/health";
 import type { Deps } from "../domain/deps";
 import type { Logger } from "../observability/logger";
 import type { Metrics } from "../observability/metrics";
+import { rememberPeer } from "./clientAddress";
 import { bodyProgressTimeout } from "./middleware/bodyTimeout";
 import { errorHandler, nulInPath } from "./middleware/errors";
 import { securityHeaders } from "./middleware/secureHeaders";
@@ -47,6 +48,7 @@ export function createApp({ deps, logger, metrics, workersRunning = () => true, 
     metrics.httpDuration.observe({ route }, seconds);
     logger.debug("request", { method: c.req.method, path: c.req.path, status: c.res.status, ms: Math.round(seconds * 1000), request_id: c.get("requestId") });
   });
+  app.use(rememberPeer);
   app.use(bodyProgressTimeout(requestBodyTimeoutMs));
   app.use(
     bodyLimit({

@@ -12,6 +12,8 @@ export type ApiEnv = {
     scope: Scope;
     sessionToken?: string;
     requestId: string;
+    /** The socket peer, taken before any middleware replaces the request (src/api/clientAddress.ts). */
+    peer?: string | null;
   };
 };
 export type Api = OpenAPIHono<ApiEnv>;
