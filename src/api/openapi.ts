@@ -53,10 +53,10 @@ export function operation<R extends RouteConfig>(api: Api, route: R, handler: (c
   const bodySchema = jsonBodySchema(route);
   if (bodySchema) {
     bodySchemas(api).set(`${route.method} ${route.path}`, bodySchema);
-    // Runs before @hono/zod-openapi's validators (route middleware comes first): see readOwnBody.
+    // After the route's own middleware (its access checks answer first), before @hono/zod-openapi's validators: see readOwnBody.
     const own = (c: ApiContext, next: () => Promise<void>) => readOwnBody(c, next, bodySchema, () => createdWith(api, route));
     const middleware = route.middleware ? (Array.isArray(route.middleware) ? route.middleware : [route.middleware]) : [];
-    route = { ...route, middleware: [own, ...middleware] };
+    route = { ...route, middleware: [...middleware, own] };
   }
   const wrapped = (c: ApiContext) =>
     handler(c, {
