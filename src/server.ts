@@ -11,12 +11,14 @@ import { sealPlainDestinationHeaders } from "./domain/destinations";
 import { systemClock, type Clock } from "./domain/clock";
 import type { Deps } from "./domain/deps";
 import type { Store } from "./db/store";
+import { databaseAwareLogger, trackDatabaseHealth } from "./db/health";
 import { createBus } from "./live/bus";
 import { createClusterBus, type ClusterBus } from "./live/clusterBus";
-import { createLogger, type Logger } from "./observability/logger";
+import { createLogger, routeDriverLines, type Logger } from "./observability/logger";
 import { createMetrics } from "./observability/metrics";
 import { startBackgroundWork } from "./runtime/background";
 import { createDeps } from "./runtime/deps";
+import { waitForDatabase } from "./runtime/waitForDatabase";
 import { acquireServerLock, type ServerLock } from "./runtime/serverLock";
 
 export interface RunningServer {
@@ -63,7 +65,9 @@ export async function startServer(config: Config, opts: { logger?: Logger; clock
 
 async function startLocked(config: Config, lock: ServerLock, logger: Logger, clock: Clock): Promise<RunningServer> {
   const localBus = createBus();
-  const { deps, store } = await createDeps(config, { clock, bus: localBus });
+  const { deps, store } = await waitForDatabase(() => createDeps(config, { clock, bus: localBus }), { logger, limitMs: config.databaseWait });
+  const databaseHealth = trackDatabaseHealth({ ping: () => store.ping(), logger });
+  const workLogger = databaseAwareLogger(logger, databaseHealth, () => store.ping());
   const checkpointer = store.sqlite ? startCheckpointer(store.sqlite.handle, store.sqlite.path, { logger, synchronous: config.sync === "full" ? "FULL" : "NORMAL" }) : null;
   let boot: BootstrapResult;
   let lease: SchedulerLease;
@@ -78,18 +82,20 @@ async function startLocked(config: Config, lock: ServerLock, logger: Logger, clo
     // The address has the configured port until the server listens (port 0: chosen then).
     deps.node.address = nodeAddress(config.host, config.port);
     await registerNode(store.db, clock, deps.node);
-    lease = await startSchedulerLease(store, deps.node, { logger });
+    lease = await startSchedulerLease(store, deps.node, { logger: workLogger });
   } catch (error) {
     await clusterBus?.stop();
     await checkpointer?.stop();
+    databaseHealth.stop();
     await store.close();
     throw error;
   }
   const metrics = createMetrics({ node: deps.node.id });
 
-  const tasks = startBackgroundWork({ deps, config, logger, metrics, lease });
+  const tasks = startBackgroundWork({ deps, config, logger: workLogger, metrics, lease });
   let stopping = false;
-  const app = createApp({ deps, logger, metrics, workersRunning: () => !stopping && tasks.every((t) => t.running()), pingDatabase: () => store.ping(), metricsToken: config.metricsToken, streamsPerCredential: config.streamsPerCredential });
+  const stopDriverLines = store.pg ? routeDriverLines(logger, databaseHealth) : () => {};
+  const app = createApp({ deps, logger, metrics, workersRunning: () => !stopping && tasks.every((t) => t.running()), pingDatabase: () => store.ping(), requestBodyTimeoutMs: config.requestBodyTimeout, databaseHealth, metricsToken: config.metricsToken, streamsPerCredential: config.streamsPerCredential });
 
   const server = Bun.serve({
     port: config.port,
@@ -97,7 +103,8 @@ async function startLocked(config: Config, lock: ServerLock, logger: Logger, clo
     fetch: app.fetch,
     // The app answers an oversize body with the contract's 413; this only caps what Bun buffers.
     maxRequestBodySize: config.maxBodyBytes * 2 + 1024 * 1024,
-    idleTimeout: 30,
+    // Past the body timeout, so a stalled upload gets its 408 before Bun closes the socket (at most 255 s).
+    idleTimeout: Math.min(255, Math.max(30, Math.ceil(config.requestBodyTimeout / 1000) + 10)),
   });
   const port = server.port ?? config.port;
   const url = `http://${config.host === "0.0.0.0" || config.host === "::" ? "localhost" : config.host}:${port}`;
@@ -133,7 +140,9 @@ async function startLocked(config: Config, lock: ServerLock, logger: Logger, clo
       await markStopped(store.db, clock, deps.node.id).catch(() => {});
       await clusterBus?.stop();
       await checkpointer?.stop();
+      databaseHealth.stop();
       await store.close();
+      stopDriverLines();
       lock.release();
     },
   };

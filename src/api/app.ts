@@ -3,10 +3,13 @@ import { bodyLimit } from "hono/body-limit";
 import { requestId } from "hono/request-id";
 import { routePath } from "hono/route";
 import { AppError } from "../contracts/errors";
+import type { DatabaseHealth } from "../db/health";
 import type { Deps } from "../domain/deps";
 import { stringEquals } from "../ingest/verify/compare";
 import type { Logger } from "../observability/logger";
 import type { Metrics } from "../observability/metrics";
+import { rememberPeer } from "./clientAddress";
+import { bodyProgressTimeout } from "./middleware/bodyTimeout";
 import { errorHandler, nulInPath } from "./middleware/errors";
 import { securityHeaders } from "./middleware/secureHeaders";
 import type { ApiEnv } from "./openapi";
@@ -25,12 +28,16 @@ export interface AppOptions {
   metricsToken?: string;
   /** HOOKRELAY_STREAMS_PER_CREDENTIAL: open event streams one key or session may hold on this node. */
   streamsPerCredential?: number;
+  /** How long a request body may stop arriving before a 408 (HOOKRELAY_REQUEST_BODY_TIMEOUT). */
+  requestBodyTimeoutMs?: number;
+  /** Where requests report an unreachable database (one log line when it goes, one when it is back). */
+  databaseHealth?: DatabaseHealth;
 }
 
 /** The whole HTTP surface as one fetch handler: /v1, health, metrics and the admin UI. */
-export function createApp({ deps, logger, metrics, workersRunning = () => true, pingDatabase, metricsToken, streamsPerCredential }: AppOptions) {
+export function createApp({ deps, logger, metrics, workersRunning = () => true, pingDatabase, metricsToken, streamsPerCredential, requestBodyTimeoutMs = 10_000, databaseHealth }: AppOptions) {
   const app = new Hono<ApiEnv>();
-  app.onError(errorHandler(logger));
+  app.onError(errorHandler(logger, databaseHealth));
 
   app.use(securityHeaders);
   app.use(requestId());
@@ -46,6 +53,8 @@ export function createApp({ deps, logger, metrics, workersRunning = () => true, 
     metrics.httpDuration.observe({ route }, seconds);
     logger.debug("request", { method: c.req.method, path: c.req.path, status: c.res.status, ms: Math.round(seconds * 1000), request_id: c.get("requestId") });
   });
+  app.use(rememberPeer);
+  app.use(bodyProgressTimeout(requestBodyTimeoutMs));
   app.use(
     bodyLimit({
       maxSize: deps.settings.maxBodyBytes,
@@ -61,7 +70,9 @@ export function createApp({ deps, logger, metrics, workersRunning = () => true, 
     try {
       await pingDatabase();
       dbOk = true;
-    } catch {}
+    } catch (error) {
+      databaseHealth?.failed(error);
+    }
     const ready = dbOk && workersRunning();
     return c.json({ status: ready ? "ok" : "unavailable", database: dbOk ? "ok" : "unavailable", workers: workersRunning() ? "ok" : "stopped" }, ready ? 200 : 503);
   });

@@ -91,10 +91,12 @@ const duration = (name: string) => (raw: string): number | undefined => {
   return Number(m[1]) * { s: 1000, m: 60_000, h: 3_600_000, d: 86_400_000 }[m[2] as "s" | "m" | "h" | "d"];
 };
 
+const human = (ms: number) => (ms % 86_400_000 === 0 ? `${ms / 86_400_000}d` : ms % 3_600_000 === 0 ? `${ms / 3_600_000}h` : ms % 60_000 === 0 ? `${ms / 60_000}m` : `${ms / 1000}s`);
+
 /** A duration that must be given (no `off`), within [min, max] milliseconds. */
 const boundedDuration = (name: string, minMs: number, maxMs: number) => (raw: string): number => {
   const ms = duration(name)(raw);
-  if (ms === undefined || ms < minMs || ms > maxMs) throw new ConfigError(`${name} must be a duration between ${minMs / 1000}s and ${maxMs / 86_400_000}d, got "${raw}"`);
+  if (ms === undefined || ms < minMs || ms > maxMs) throw new ConfigError(`${name} must be a duration between ${human(minMs)} and ${human(maxMs)}, got "${raw}"`);
   return ms;
 };
 
@@ -116,6 +118,8 @@ export const serverOptions = {
   rejectedStorePerMinute: opt({ key: "rejectedStorePerMinute", flag: "--rejected-store-per-minute <n>", env: "HOOKRELAY_REJECTED_STORE_PER_MINUTE", description: "Rejected ingest requests (bad signature, schema reject) stored per source and minute, on each node; past it they are answered the same and counted, not stored (0: store none)", default: 60, parse: int("rejected store per minute", 0, 1_000_000) }),
   metricsToken: opt<string | undefined>({ key: "metricsToken", flag: "--metrics-token <token>", env: "HOOKRELAY_METRICS_TOKEN", description: "Bearer token GET /metrics requires (Authorization: Bearer <token>); unset: /metrics answers anyone", default: undefined, defaultLabel: "none (public)", secret: true, parse: optStr }),
   streamsPerCredential: opt({ key: "streamsPerCredential", flag: "--streams-per-credential <n>", env: "HOOKRELAY_STREAMS_PER_CREDENTIAL", description: "Live event streams (GET /v1/events/stream) one API key or session may hold open on a node; past it 429", default: 10, parse: int("streams per credential", 1, 10000) }),
+  requestBodyTimeout: opt({ key: "requestBodyTimeout", flag: "--request-body-timeout <duration>", env: "HOOKRELAY_REQUEST_BODY_TIMEOUT", description: "A request whose body stops arriving for this long (no byte at all) is answered 408 and closed: 1s to 4m", default: 10_000, defaultLabel: "10s", parse: boundedDuration("request body timeout", 1000, 240_000) }),
+  databaseWait: opt<number | undefined>({ key: "databaseWait", flag: "--database-wait <duration>", env: "HOOKRELAY_DATABASE_WAIT", description: "How long serve waits at start-up for a PostgreSQL that cannot be reached yet, trying again with backoff and logging each try, before it gives up: 90s, 30m, 24h, or off to wait as long as it takes", default: undefined, defaultLabel: "off (waits until it answers)", parse: duration("database wait") }),
   logLevel: opt({ key: "logLevel", flag: "--log-level <level>", env: "HOOKRELAY_LOG_LEVEL", description: "debug, info, warn or error", default: "info" as "debug" | "info" | "warn" | "error", parse: oneOf("log level", ["debug", "info", "warn", "error"] as const) }),
   logFormat: opt({ key: "logFormat", flag: "--log-format <format>", env: "HOOKRELAY_LOG_FORMAT", description: "auto (text on a TTY, JSON lines otherwise), text or json", default: "auto" as "auto" | "text" | "json", parse: oneOf("log format", ["auto", "text", "json"] as const) }),
   retentionDays: opt({ key: "retentionDays", flag: "--retention-days <days>", env: "HOOKRELAY_RETENTION_DAYS", description: "Events older than this are pruned with their attempts", default: 30, parse: int("retention days", 1, 36500) }),

@@ -10,6 +10,7 @@ export const errorStatus = {
   not_found: 404,
   conflict: 409,
   source_expired: 410,
+  request_timeout: 408,
   payload_too_large: 413,
   unsupported_media_type: 415,
   schema_violation: 422,
@@ -17,6 +18,7 @@ export const errorStatus = {
   transform_limit_exceeded: 422,
   rate_limited: 429,
   internal: 500,
+  unavailable: 503,
 } as const;
 
 export type ErrorCode = keyof typeof errorStatus;

@@ -19,5 +19,6 @@ export function dedupKey(strategy: DedupStrategy, field: string | null, headers:
     raw = v === undefined || v === null ? undefined : typeof v === "string" ? v : JSON.stringify(v);
   }
   if (raw === undefined || raw === "") return null;
-  return raw.length > MAX_PLAIN_KEY ? "sha256:" + createHash("sha256").update(raw).digest("hex") : raw;
+  // A NUL (JSON's \u0000 in the field) cannot be stored in PostgreSQL's text: such a key is kept as its hash too.
+  return raw.length > MAX_PLAIN_KEY || raw.includes("\u0000") ? "sha256:" + createHash("sha256").update(raw).digest("hex") : raw;
 }

@@ -214,5 +214,6 @@ function extractEventType(template: SourceTemplate | undefined, headers: Record<
   const from = template?.event_type;
   if (!from) return null;
   const value = "header" in from ? headers[from.header.toLowerCase()] : atPath(json(), from.field);
-  return typeof value === "string" && value !== "" ? value.slice(0, 200) : null;
+  // The body is the provider's: a NUL in its type (which PostgreSQL's text cannot hold) is shown as U+FFFD, not refused.
+  return typeof value === "string" && value !== "" ? value.slice(0, 200).replaceAll("\u0000", "\uFFFD") : null;
 }

@@ -33,3 +33,37 @@ export function createLogger(opts: { level: LogLevel; format: "auto" | "text" | 
 }
 
 export const silentLogger: Logger = { debug() {}, info() {}, warn() {}, error() {} };
+
+/**
+ * Bun's PostgreSQL client prints some lines of its own with console.warn
+ * (`bun:sql LISTEN "hookrelay_bus" failed, retrying: …` while the database is
+ * away). They go through the logger instead, as JSON like every other line:
+ * a warning, or debug while the database is already known to be away (its
+ * one warning said so). Lines that are not the driver's pass through as they
+ * were. Returns the undo; several servers in one process share the one hook.
+ */
+const driverRoutes = new Set<{ logger: Logger; quiet: () => boolean }>();
+let originalWarn: typeof console.warn | null = null;
+
+export function routeDriverLines(logger: Logger, database: { isDown(): boolean }): () => void {
+  const route = { logger, quiet: () => database.isDown() };
+  driverRoutes.add(route);
+  if (!originalWarn) {
+    const original = (originalWarn = console.warn);
+    console.warn = (...args: unknown[]) => {
+      const first = args[0];
+      const target = [...driverRoutes].at(-1);
+      if (!target || typeof first !== "string" || !first.startsWith("bun:sql")) return original.apply(console, args);
+      const line = args.map(String).join(" ");
+      if (target.quiet()) target.logger.debug("database driver", { driver: line });
+      else target.logger.warn("database driver", { driver: line });
+    };
+  }
+  return () => {
+    driverRoutes.delete(route);
+    if (driverRoutes.size === 0 && originalWarn) {
+      console.warn = originalWarn;
+      originalWarn = null;
+    }
+  };
+}

@@ -190,9 +190,10 @@ describe("POST /v1/sources", () => {
     }
   });
 
-  it("ignores unknown fields and answers 404 for another org or env", async () => {
-    const ok = await call(server, "POST", "/v1/sources", { key, body: { name: "extra", whatever: 1 } });
-    expect(ok.status).toBe(201);
+  it("refuses unknown fields naming them (docs/api.md) and answers 404 for another org or env", async () => {
+    const typo = await call(server, "POST", "/v1/sources", { key, body: { name: "extra", whatever: 1 } });
+    expect(typo.status).toBe(400);
+    expect(typo.body.error.details).toEqual([{ field: "body.whatever", message: "unknown field" }]);
     for (const body of [{ name: "x", org_id: "f".repeat(32) }, { name: "x", env_id: "e".repeat(32) }]) {
       const res = await call(server, "POST", "/v1/sources", { key, body });
       expect(res.status).toBe(404);
@@ -283,7 +284,7 @@ describe("PATCH /v1/sources/{id}", () => {
 
   it("keeps the secret when the masked value is sent back, and replaces it otherwise", async () => {
     const s = await createSource(server, key, { name: "masked", template: "generic-hmac-sha256", verification_secret: "first-secret-value-1234" });
-    const echoed = await call(server, "PATCH", `/v1/sources/${s.id}`, { key, body: { ...s, name: "masked2" } });
+    const echoed = await call(server, "PATCH", `/v1/sources/${s.id}`, { key, body: { name: "masked2", verification_secret: s.verification_secret } });
     expect(echoed.status).toBe(200);
     expect((await call(server, "GET", `/v1/sources/${s.id}/secret`, { key })).body.secret).toBe("first-secret-value-1234");
 

@@ -4,7 +4,16 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 
 /** A throwaway PostgreSQL 15 cluster on 127.0.0.1, as docs/postgres.md describes. */
-export type PgCluster = { url: string; stop(): void };
+export type PgCluster = {
+  url: string;
+  /** The port it listens on (kept across halt and resume). */
+  port: number;
+  stop(): void;
+  /** Shuts the server down (as an operator or a crash would: `-m fast` by default), keeping its data. */
+  halt(mode?: "fast" | "immediate"): void;
+  /** Starts the halted server again on the same data dir and port. */
+  resume(): void;
+};
 
 const bin = "/usr/lib/postgresql/15/bin";
 
@@ -40,7 +49,12 @@ function run(argv: string[]) {
  */
 export const TEST_RUN_SETTINGS = ["-c max_connections=400", "-c fsync=off", "-c synchronous_commit=off", "-c full_page_writes=off", "-c shared_buffers=64MB"];
 
-export async function startPgCluster(opts: { settings?: string[] } = {}): Promise<PgCluster> {
+/**
+ * A fresh cluster on a free port. With `started: false` it is initialised
+ * but not running: resume() starts it (a test of what happens while the
+ * database is not there yet).
+ */
+export async function startPgCluster(opts: { settings?: string[]; started?: boolean } = {}): Promise<PgCluster> {
   const dir = mkdtempSync(join(tmpdir(), "hookrelay-pg-"));
   if (process.getuid?.() === 0) {
     const uid = Number(Bun.spawnSync(["id", "-u", "postgres"]).stdout.toString());
@@ -50,13 +64,15 @@ export async function startPgCluster(opts: { settings?: string[] } = {}): Promis
   const data = join(dir, "data");
   const port = await freePort();
   run([join(bin, "initdb"), "-D", data, "-U", "hookrelay", "-A", "trust", "-E", "UTF8", "--no-locale"]);
-  run([join(bin, "pg_ctl"), "-D", data, "-l", join(dir, "log"), "-w", "-o", [`-c listen_addresses=127.0.0.1 -p ${port} -k ${dir}`, ...(opts.settings ?? [])].join(" "), "start"]);
+  const start = () => run([join(bin, "pg_ctl"), "-D", data, "-l", join(dir, "log"), "-w", "-o", [`-c listen_addresses=127.0.0.1 -p ${port} -k ${dir}`, ...(opts.settings ?? [])].join(" "), "start"]);
+  start();
+  let running = true;
   let stopped = false;
   const stop = () => {
     if (stopped) return;
     stopped = true;
     try {
-      run([join(bin, "pg_ctl"), "-D", data, "-m", "immediate", "-w", "stop"]);
+      if (running) run([join(bin, "pg_ctl"), "-D", data, "-m", "immediate", "-w", "stop"]);
     } finally {
       rmSync(dir, { recursive: true, force: true });
     }
@@ -67,5 +83,14 @@ export async function startPgCluster(opts: { settings?: string[] } = {}): Promis
     stop();
     throw err;
   }
-  return { url: `postgres://hookrelay@127.0.0.1:${port}/hookrelay`, stop };
+  const halt = (mode: "fast" | "immediate" = "fast") => {
+    run([join(bin, "pg_ctl"), "-D", data, "-m", mode, "-w", "stop"]);
+    running = false;
+  };
+  const resume = () => {
+    start();
+    running = true;
+  };
+  if (opts.started === false) halt();
+  return { url: `postgres://hookrelay@127.0.0.1:${port}/hookrelay`, port, stop, halt, resume };
 }

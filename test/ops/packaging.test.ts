@@ -41,6 +41,11 @@ describe("scripts/packaging/hookrelay.service", () => {
     expect(directives.get("NoNewPrivileges")).toBe("yes");
     expect(directives.get("ProtectSystem")).toBe("strict");
     expect(directives.get("KillSignal")).toBe("SIGTERM");
+    // After the network and a local PostgreSQL; a database not there yet is waited for by serve itself.
+    expect(directives.get("After")!.split(" ")).toEqual(expect.arrayContaining(["network-online.target", "postgresql.service"]));
+    expect(serverOptions.databaseWait.default).toBeUndefined();
+    // Restarts spaced so that the start limit is only reached by a real crash loop.
+    expect(Number(directives.get("RestartSec")) * Number(directives.get("StartLimitBurst"))).toBeLessThan(Number(directives.get("StartLimitIntervalSec")));
     // systemd must wait longer than serve's own drain deadline before it kills.
     expect(Number(directives.get("TimeoutStopSec")) * 1000).toBeGreaterThan(serverOptions.shutdownTimeoutMs.default);
   });

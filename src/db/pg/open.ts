@@ -37,7 +37,8 @@ export async function openPostgres(url: string, opts: { max?: number } = {}): Pr
     await migrate(client);
   } catch (error) {
     await client.close().catch(() => {});
-    throw error instanceof DatabaseUnavailable ? error : new DatabaseUnavailable(describePostgresError(error, url));
+    // The driver's error stays as the cause: serve tells "not reachable yet" (it waits) from "refused" (it stops).
+    throw error instanceof DatabaseUnavailable ? error : new DatabaseUnavailable(describePostgresError(error, url), { cause: error });
   }
   const inner = drizzle({ client }) as unknown as Db;
   const handle: StoreHandle = { dialect: "postgres", root: inner };
