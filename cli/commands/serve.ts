@@ -1,6 +1,7 @@
 import type { Command } from "commander";
 import { loadConfig } from "../../src/config/config";
 import { serverOptions } from "../../src/config/options";
+import { lineWriter } from "../../src/observability/logger";
 
 /** `hookrelay serve`: the whole relay in this process. */
 export function registerServe(program: Command) {
@@ -19,7 +20,8 @@ export function registerServe(program: Command) {
     const config = loadConfig(flags);
     const { startServer } = await import("../../src/server");
     const server = await startServer(config);
-    const out = (line: string) => process.stderr.write(line + "\n");
+    // Status lines go to stderr, or to stdout once stderr's reader has gone (see lineWriter).
+    const out = lineWriter([process.stderr, process.stdout]);
     // Handlers go in before the "listening" line: whoever reads it may signal at once.
     let signalled = false;
     const shutdown = async (signal: string) => {
