@@ -1,4 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { jobs } from "../../src/db/schema";
 import { startTestServer, type TestServer } from "../helpers/server";
 import { startSink, type Sink } from "../helpers/sink";
 import { cli, cliEnv, type CliResult } from "./helpers";
@@ -136,16 +137,24 @@ describe("exit codes: a waited-for job with failures, or work that did nothing, 
     expect(r.errorJson().error).toMatchObject({ code: "nothing_done", message: expect.stringContaining("no event to replay") });
   });
 
-  it("events retry (bulk) that matches nothing exits 1, with and without --wait", async () => {
-    const [started, waited] = await Promise.all([
+  it("events retry (bulk) that matches nothing: no job, says nothing to retry, exits 1, with and without --wait", async () => {
+    const jobsBefore = (await server.deps.db.select().from(jobs)).length;
+    const [started, waited, human] = await Promise.all([
       remote(["events", "retry", "--source-id", source.id, "--status", "held"]),
       local(["events", "retry", "--source-id", source.id, "--status", "held", "--wait"]),
+      cli(["events", "retry", "--source-id", source.id, "--status", "held"], { env: remoteEnv }),
     ]);
     expect(started.code).toBe(1);
-    expect(started.json()).toMatchObject({ total: 0 });
-    expect(started.errorJson().error.code).toBe("nothing_done");
+    expect(started.json()).toEqual({ job_id: null, total: 0, skipped: 0 });
+    expect(started.errorJson().error).toMatchObject({ code: "nothing_done", message: "nothing to retry: no event to retry matched the filters" });
     expect(waited.code).toBe(1);
-    expect(waited.errorJson().error).toMatchObject({ code: "nothing_done", message: expect.stringContaining("total 0") });
+    expect(waited.json()).toEqual({ job_id: null, total: 0, skipped: 0 });
+    expect(waited.errorJson().error).toMatchObject({ code: "nothing_done", message: expect.stringContaining("nothing to retry") });
+    expect(human.code).toBe(1);
+    expect(human.stdout).toMatch(/Nothing to retry: no event matched the filters/);
+    expect(human.stderr).toMatch(/nothing to retry/);
+    // Nothing to do made no job, neither through the API nor in local mode.
+    expect((await server.deps.db.select().from(jobs)).length).toBe(jobsBefore);
   });
 
   it("events retry <id> that queues nothing (no connection) exits 1 and says why", async () => {
