@@ -130,7 +130,7 @@ export class FilterRuleCache {
   }
 
   /** Whether the event passes the connection's filter; `view` is built only when a rule needs it. */
-  matches(conn: SourceConnection, view: () => FilterRequest, logger?: Logger): boolean {
+  matches(conn: Pick<SourceConnection, "id" | "filterRules" | "updatedAt">, view: () => FilterRequest, logger?: Logger): boolean {
     const rules = this.get(conn, logger);
     if (rules === null) return false;
     if (rules.length === 0) return true;
