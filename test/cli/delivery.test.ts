@@ -97,6 +97,24 @@ describe("retry, attempts, replay, jobs", () => {
     expect(started).toEqual({ job_id: expect.stringMatching(/^[0-9a-f]{32}$/), status: "running", total: 1 });
   });
 
+  it("replay start --connection-id: the connection's destination, source and filter; remote and local agree", async () => {
+    const mine = ok(await remote(["sources", "create", "--name", "replay-through"])).source;
+    const other = ok(await remote(["sources", "create", "--name", "not-this-one"])).source;
+    const to = ok(await remote(["destinations", "create", "--name", "replay-target", "--url", `${sink.url}/via-connection`])).destination;
+    const conn = ok(
+      await remote(["connections", "create", "--name", "only-b", "--source-id", mine.id, "--destination-id", to.id, "--no-enabled", "--filter-rules", '[{"field":"body.kind","operator":"eq","value":"b"}]']),
+    ).connection;
+    const since = new Date(Date.now() - 1000).toISOString();
+    for (const [url, kind] of [[mine.ingest_url, "a"], [mine.ingest_url, "b"], [other.ingest_url, "b"]] as const) await ingest(url, { kind });
+    const until = new Date(Date.now() + 1000).toISOString();
+    const r = ok(await remote(["replay", "start", "--connection-id", conn.id, "--from", since, "--to", until, "--wait", "--timeout", "20"]));
+    expect(r).toMatchObject({ kind: "replay", status: "completed", total: 1, succeeded: 1, skipped: 1 });
+    const got = sink.requests.filter((q) => q.path === "/via-connection").map((q) => JSON.parse(q.body));
+    expect(got).toEqual([{ kind: "b" }]);
+    const started = ok(await local(["replay", "start", "--connection-id", conn.id, "--from", since, "--to", until]));
+    expect(started).toEqual({ job_id: expect.stringMatching(/^[0-9a-f]{32}$/), status: "running", total: 2 });
+  });
+
   it("bulk retry needs filters or --all; an unknown job exits 1", async () => {
     const refused = await remote(["events", "retry"]);
     expect(refused.code).toBe(2);
