@@ -26,6 +26,7 @@ import { registerKeys } from "./commands/keys";
 import { registerListen } from "./commands/listen";
 import { registerLogin } from "./commands/login";
 import { registerServe } from "./commands/serve";
+import { registerUsers } from "./commands/users";
 import { binarySchemaVersion, describeSchema } from "../src/db/schemaVersion";
 import { finishGlobalOptions } from "./command";
 
@@ -49,6 +50,7 @@ export function buildProgram() {
   registerBackup(program);
   registerHealthcheck(program);
   registerConfig(program);
+  registerUsers(program);
   program.commandsGroup("Client:");
   registerLogin(program);
   registerKeys(program);

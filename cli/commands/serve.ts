@@ -38,9 +38,10 @@ export function registerServe(program: Command) {
     out(`  API       ${server.url}/v1   ingest: ${server.deps.settings.baseUrl}/v1/ingest/src_<id>`);
     if (server.bootstrap.generatedPassword) {
       out(`  first start: admin user ${server.bootstrap.email} with password ${server.bootstrap.generatedPassword}`);
-      out(`  (shown only this once; set HOOKRELAY_ADMIN_PASSWORD to choose it)`);
+      // This line may be kept by a log store (journald); README says how to choose the password before the first start.
+      out(`  (shown only this once, but logs keep it: change it, or next time set HOOKRELAY_ADMIN_PASSWORD_FILE before the first start)`);
     } else if (server.bootstrap.created) {
-      out(`  first start: admin user ${server.bootstrap.email} (password from HOOKRELAY_ADMIN_PASSWORD)`);
+      out(`  first start: admin user ${server.bootstrap.email} (password from ${config.adminPasswordFile !== undefined ? "HOOKRELAY_ADMIN_PASSWORD_FILE" : "HOOKRELAY_ADMIN_PASSWORD"})`);
     }
   });
 }
