@@ -9,9 +9,12 @@ export interface Logger {
   error(msg: string, fields?: Record<string, unknown>): void;
 }
 
+/** One writer for the process's own streams, however many loggers write to them (each adds listeners to them). */
+let processLines: ((line: string) => void) | undefined;
+
 export function createLogger(opts: { level: LogLevel; format: "auto" | "text" | "json"; out?: (line: string) => void }): Logger {
   const json = opts.format === "json" || (opts.format === "auto" && !process.stdout.isTTY);
-  const out = opts.out ?? lineWriter([process.stdout, process.stderr]);
+  const out = opts.out ?? (processLines ??= lineWriter([process.stdout, process.stderr]));
   const log = (level: LogLevel, msg: string, fields: Record<string, unknown> = {}) => {
     if (order[level] < order[opts.level]) return;
     const time = new Date().toISOString();
