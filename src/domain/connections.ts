@@ -1,5 +1,5 @@
 import { pendingConnectionCounts } from "../db/pg/counters";
-import { and, desc, eq, inArray, isNotNull, isNull, ne, notExists, or, sql, type SQL } from "drizzle-orm";
+import { and, desc, eq, isNotNull, isNull, ne, or, type SQL } from "drizzle-orm";
 import { connections, deliveryAttempts, destinations, events, sources } from "../db/schema";
 import { transaction } from "../db/transaction";
 import type { Connection, CreateConnectionInput, FilterRule, ListConnectionsQuery, TestTransformInput, UpdateConnectionInput } from "../contracts/connections";
@@ -12,7 +12,7 @@ import { applyTransform, compileTransform, DEFAULT_TRANSFORM_TIMEOUT_MS, Transfo
 import { iso } from "./clock";
 import type { Deps, Scope } from "./deps";
 import { findDestinationRow } from "./destinations";
-import { refreshEventStatuses } from "./eventStatus";
+import { failEventsLeftPending, refreshEventStatuses } from "./eventStatus";
 import { createScope, inScope } from "./scope";
 
 type ConnectionRow = typeof connections.$inferSelect;
@@ -221,15 +221,7 @@ export async function deleteConnection(deps: Deps, scope: Scope, rawId: string) 
     const eventIds = [...new Set(cancelled.map((c) => c.eventId))];
     if (eventIds.length === 0) return [];
     const refreshed = await refreshEventStatuses(tx, eventIds);
-    const outstanding = tx
-      .select({ one: sql`1` })
-      .from(deliveryAttempts)
-      .where(and(eq(deliveryAttempts.eventId, events.id), inArray(deliveryAttempts.status, ["queued", "delivering"]), notReplay));
-    const failed = await tx
-      .update(events)
-      .set({ status: "failed" })
-      .where(and(inArray(events.id, eventIds), eq(events.status, "pending"), notExists(outstanding)))
-      .returning({ id: events.id, orgId: events.orgId, envId: events.envId, sourceId: events.sourceId });
+    const failed = await failEventsLeftPending(tx, eventIds);
     return [...refreshed, ...failed];
   });
   deps.bus.publish({ type: "connection.updated", connectionId: id });

@@ -86,5 +86,7 @@ describe("deleting a connection", () => {
     const attempts = await listAttempts(server, key, { event_id: eventId });
     expect(attempts.map((a) => a.error).sort()).toEqual(["connection_deleted", "http_503"]);
     expect(to("/inflight")).toHaveLength(1);
+    // Nothing left to wait for: the event is failed, not pending for ever.
+    expect(await waitForEventStatus(server, key, eventId, ["failed"])).toBe("failed");
   });
 });
