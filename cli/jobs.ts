@@ -59,13 +59,19 @@ export function finishWaitedJob(ctx: Context, job: Job) {
  * when there is nothing to do); a job with nothing to do fails the command
  * (exit 1): `why` says what matched nothing.
  */
-export function finishStartedJob<S extends { job_id: string; total: number; skipped?: number }>(ctx: Context, started: S, text: (s: S, c: ChalkInstance, mark: string) => string, why: string) {
+export function finishStartedJob<S extends { job_id: string | null; total: number; skipped?: number }>(
+  ctx: Context,
+  started: S,
+  text: (s: S, c: ChalkInstance, mark: string) => string,
+  why: string,
+  nothingLabel = "nothing to do",
+) {
   const skipped = started.skipped ?? 0;
   // Whether a job's total counts the events it skips or not, nothing is left to do when they cover it.
   const nothing = started.total === 0 || skipped >= started.total;
   ctx.out.result(started, { text: (s, c) => text(s, c, nothing ? c.yellow("!") : c.green("✓")) });
   if (nothing) {
-    const message = skipped > 0 ? `nothing to do: ${why}; ${skipped} skipped` : `nothing to do: ${why}`;
+    const message = skipped > 0 ? `${nothingLabel}: ${why}; ${skipped} skipped` : `${nothingLabel}: ${why}`;
     throw jobError(message, "nothing_done", { job_id: started.job_id, total: started.total, skipped: started.skipped });
   }
 }

@@ -6,15 +6,18 @@ import { CliError, EXIT } from "./errors";
 
 const program = buildProgram();
 // A reader that stops early (`| head -1`) closes the pipe: that ends a client command, quietly.
-// Not `serve`: a server that lost its log stream should not look like a clean stop.
+// Installed before parsing, because help and usage text are written while commander parses,
+// before any action hook runs. `serve` swaps these for its own: a server outlives its log streams.
+let serving = false;
+for (const stream of [process.stdout, process.stderr]) {
+  stream.on("error", (err: NodeJS.ErrnoException) => {
+    if (serving) return;
+    if (err.code === "EPIPE") process.exit(EXIT.ok);
+    throw err;
+  });
+}
 program.hook("preAction", (_program, command) => {
-  if (command.name() === "serve") return;
-  for (const stream of [process.stdout, process.stderr]) {
-    stream.on("error", (err: NodeJS.ErrnoException) => {
-      if (err.code === "EPIPE") process.exit(EXIT.ok);
-      throw err;
-    });
-  }
+  if (command.name() === "serve") serving = true;
 });
 if (wantsJson(process.argv)) jsonUsageErrors(program);
 try {

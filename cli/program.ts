@@ -50,6 +50,7 @@ export function buildProgram() {
   registerBackup(program);
   registerHealthcheck(program);
   registerConfig(program);
+  registerUsers(program);
   program.commandsGroup("Client:");
   registerLogin(program);
   registerKeys(program);

@@ -24,7 +24,8 @@ export function registerConfig(program: Command) {
     if (json) return out.printJson({ config: explained });
     const rows = Object.entries(explained).map(([key, o]) => ({
       setting: key,
-      value: o.value === null ? `(${o.default_label ?? "none"})` : String(o.value),
+      // Durations read as written (24h, 5d), not as the milliseconds serve works with.
+      value: o.as_written ?? (o.value === null ? `(${o.default_label ?? "none"})` : String(o.value)),
       source: o.source,
       variable: o.env,
     }));

@@ -85,19 +85,24 @@ export function registerEvents(program: Command) {
       if (o.force) throw usageError("--force retries one event: give its id");
       if (Object.keys(filters).length === 0 && !o.all) throw usageError("give an event id, filters (e.g. --status failed), or --all to retry every event");
       await resolveSourceField(ctx, filters);
-      const started = await ctx.run<{ job_id: string; total: number; skipped?: number }>({
+      const started = await ctx.run<{ job_id: string | null; total: number; skipped?: number }>({
         method: "POST",
         path: "/events/retry",
         body: filters,
         expect: "job_id",
         local: async (deps, scope) => (await import("../../src/domain/bulkRetry")).startBulkRetry(deps, scope, parseInput(bulkRetryFilters, filters)),
       });
-      if (!o.wait) {
+      // Nothing matched: the server made no job (job_id null), so there is nothing to wait for either.
+      if (!o.wait || started.job_id === null) {
         return finishStartedJob(
           ctx,
           started,
-          (s, c, mark) => `${mark} Bulk retry started: job ${c.cyan(s.job_id)}, ${s.total} events${s.skipped ? `, ${s.skipped} skipped` : ""} (follow it: hookrelay jobs get ${s.job_id} --wait)`,
+          (s, c, mark) =>
+            s.job_id === null
+              ? `${mark} Nothing to retry: no event matched the filters${s.skipped ? ` (${s.skipped} rejected, skipped)` : ""}`
+              : `${mark} Bulk retry started: job ${c.cyan(s.job_id)}, ${s.total} events${s.skipped ? `, ${s.skipped} skipped` : ""} (follow it: hookrelay jobs get ${s.job_id} --wait)`,
           "no event to retry matched the filters",
+          "nothing to retry",
         );
       }
       finishWaitedJob(ctx, await waitForJob(ctx, started.job_id, { label: "retry", timeoutMs: o.timeout && o.timeout * 1000 }));

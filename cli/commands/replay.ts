@@ -1,7 +1,7 @@
 import type { Command } from "commander";
 import { replayInput } from "../../src/contracts/jobs";
 import { act, bodyFrom, dataOption, noun, parseIntArg, verb } from "../command";
-import { parseInput } from "../context";
+import { parseInput, path } from "../context";
 import { usageError } from "../errors";
 import { resolveSourceField } from "../sourceRefs";
 import { finishStartedJob, finishWaitedJob, jobOperation, jobView, waitForJob } from "../jobs";
@@ -15,8 +15,10 @@ export function registerReplay(program: Command) {
     verb(replay, "start", "Replay the events received between --from and --to (oldest first) to a destination", [
       "hookrelay replay start --destination-id dst_… --from 2026-01-01 --to 2026-01-02",
       "hookrelay replay start --destination-id dst_… --source-id src_… --from 2026-01-01T08:00:00Z --to 2026-01-01T09:00:00Z --rate-limit 50 --wait",
+      "hookrelay replay start --connection-id 0123456789abcdef0123456789abcdef --from 2026-01-01 --to 2026-01-02 --wait",
     ])
-      .option("--destination-id <id>", "where to deliver (required)")
+      .option("--destination-id <id>", "where to deliver (required unless --connection-id gives it)")
+      .option("--connection-id <id>", "replay through this connection: its source only, through its filter and transform (the destination is the connection's)")
       .option("--from <time>", "ISO 8601 start, inclusive (required)")
       .option("--to <time>", "ISO 8601 end, inclusive (required)")
       .option("--source-id <source>", "only events of this source (id or slug)")
@@ -26,7 +28,18 @@ export function registerReplay(program: Command) {
       .option("--wait", "follow the job to the end (progress bar on a terminal), then print its final progress; exit 1 if any of it failed or it did nothing")
       .option("--timeout <seconds>", "with --wait: give up after this long", parseIntArg("--timeout", 1)),
     async (ctx, o) => {
-      const body = bodyFrom(o.data, { destination_id: o.destinationId, from: o.from, to: o.to, source_id: o.sourceId, rate_limit: o.rateLimit, max_events: o.maxEvents });
+      const body = bodyFrom(o.data, { destination_id: o.destinationId, from: o.from, to: o.to, source_id: o.sourceId, connection_id: o.connectionId, rate_limit: o.rateLimit, max_events: o.maxEvents });
+      // A connection names its destination: --destination-id may be left out.
+      if (body.connection_id !== undefined && body.destination_id === undefined) {
+        const id = String(body.connection_id);
+        const { connection } = await ctx.run<{ connection: { destination_id: string } }>({
+          method: "GET",
+          path: path`/connections/${id}`,
+          expect: "connection",
+          local: async (deps, scope) => (await import("../../src/domain/connections")).getConnection(deps, scope, id),
+        });
+        body.destination_id = connection.destination_id;
+      }
       const missing = ["destination_id", "from", "to"].filter((f) => body[f] === undefined);
       if (missing.length > 0) throw usageError(`missing ${missing.map((f) => "--" + f.replace(/_/g, "-")).join(", ")}`);
       await resolveSourceField(ctx, body);

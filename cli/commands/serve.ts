@@ -1,6 +1,7 @@
 import type { Command } from "commander";
 import { loadConfig } from "../../src/config/config";
 import { serverOptions } from "../../src/config/options";
+import { lineWriter } from "../../src/observability/logger";
 
 /** `hookrelay serve`: the whole relay in this process. */
 export function registerServe(program: Command) {
@@ -19,7 +20,8 @@ export function registerServe(program: Command) {
     const config = loadConfig(flags);
     const { startServer } = await import("../../src/server");
     const server = await startServer(config);
-    const out = (line: string) => process.stderr.write(line + "\n");
+    // Status lines go to stderr, or to stdout once stderr's reader has gone (see lineWriter).
+    const out = lineWriter([process.stderr, process.stdout]);
     // Handlers go in before the "listening" line: whoever reads it may signal at once.
     let signalled = false;
     const shutdown = async (signal: string) => {
@@ -36,9 +38,10 @@ export function registerServe(program: Command) {
     out(`  API       ${server.url}/v1   ingest: ${server.deps.settings.baseUrl}/v1/ingest/src_<id>`);
     if (server.bootstrap.generatedPassword) {
       out(`  first start: admin user ${server.bootstrap.email} with password ${server.bootstrap.generatedPassword}`);
-      out(`  (shown only this once; set HOOKRELAY_ADMIN_PASSWORD to choose it)`);
+      // This line may be kept by a log store (journald); README says how to choose the password before the first start.
+      out(`  (shown only this once, but logs keep it: change it, or next time set HOOKRELAY_ADMIN_PASSWORD_FILE before the first start)`);
     } else if (server.bootstrap.created) {
-      out(`  first start: admin user ${server.bootstrap.email} (password from HOOKRELAY_ADMIN_PASSWORD)`);
+      out(`  first start: admin user ${server.bootstrap.email} (password from ${config.adminPasswordFile !== undefined ? "HOOKRELAY_ADMIN_PASSWORD_FILE" : "HOOKRELAY_ADMIN_PASSWORD"})`);
     }
   });
 }

@@ -1,13 +1,20 @@
+import { readFileSync } from "node:fs";
 import type { Command } from "commander";
 import { act, noun, verb } from "../command";
 import { usageError } from "../errors";
+import { ask, canPrompt } from "../prompt";
 
-const domain = () => import("../../src/domain/sessions");
+const sessions = () => import("../../src/domain/sessions");
 
-/** `hookrelay users unlock EMAIL`: lifts the login throttle's lock on an account; local mode only (the locked-out user cannot log in to ask). */
+/**
+ * `hookrelay users …`: what only the operator on the server may do to a
+ * dashboard account, in local mode (there is no API for either): lift a
+ * login lock-out, set a password.
+ */
 export function registerUsers(program: Command) {
-  const users = noun(program, "users", "Dashboard users: lift a login lock-out (local mode, on the server)", [
+  const users = noun(program, "users", "Admin UI users: lift a login lock-out, set a password (local mode: --data-dir or --database-url)", [
     "hookrelay users unlock admin@localhost --data-dir /var/lib/hookrelay",
+    "hookrelay users set-password admin@localhost --data-dir /var/lib/hookrelay",
   ]);
 
   act(
@@ -21,9 +28,29 @@ export function registerUsers(program: Command) {
         method: "POST",
         path: "/users/unlock",
         expect: "unlocked_at",
-        local: async (deps) => (await domain()).unlockLogin(deps, email!),
+        local: async (deps) => (await sessions()).unlockLogin(deps, email!),
       });
       ctx.out.result(res, { text: (r, c) => `${c.green("✓")} ${c.cyan(r.user.email)} may log in again (failed logins forgotten on every node at its next login)` });
+    },
+  );
+
+  act(
+    verb(users, "set-password <email>", "Set a user's password and sign out all of that user's sessions (local mode; the new password from stdin or a prompt)", [
+      "hookrelay users set-password admin@localhost --data-dir /var/lib/hookrelay",
+      "head -c 24 /dev/urandom | base64 | tee new-password | hookrelay users set-password admin@localhost --data-dir ./data --password-stdin",
+    ]).option("--password-stdin", "read the new password from standard input (one trailing newline dropped)"),
+    async (ctx, o, [email]) => {
+      if (ctx.mode !== "local" || !ctx.local) throw usageError("set-password works on the database itself: give --data-dir (or --database-url), as the server's own user");
+      let password: string | undefined = o.passwordStdin ? readFileSync(0, "utf8").replace(/\r?\n$/, "") : undefined;
+      if (password === undefined && canPrompt()) {
+        password = await ask("New password: ", { hidden: true });
+        if (password !== (await ask("Again: ", { hidden: true }))) throw usageError("the two passwords differ");
+      }
+      if (!password) throw usageError("missing --password-stdin; not prompting because this is not a terminal");
+      const { setUserPassword } = await import("../../src/domain/users");
+      // Local only (checked above): the operation has no route, run() calls the domain and maps its errors.
+      const res = await ctx.run({ method: "POST", path: "/users/password", expect: "email", local: (deps) => setUserPassword(deps, email!, password) });
+      ctx.out.result(res, { text: (r, c) => `${c.green("✓")} New password set for ${c.cyan(r.email)}; ${r.sessions_ended} session(s) signed out` });
     },
   );
 }

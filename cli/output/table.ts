@@ -45,12 +45,6 @@ export function ago(iso: string, now = Date.now()): string {
 /** The columns a user reads a table for (ingest URL, destination URL, error): never cut, wrapped when they do not fit. */
 export const isWanted = (key: string) => key.endsWith("url") || key === "error";
 
-/** `evt_…4766de`: an id's prefix and its last 6 hex (ids are long; their tails tell them apart). */
-export function shortId(id: string): string {
-  const m = /^([a-z]+_)?([0-9a-f]{16,})$/i.exec(id);
-  return m ? `${m[1] ?? ""}…${m[2]!.slice(-6)}` : id;
-}
-
 /**
  * How soon a column goes when the terminal is too narrow: counts, sizes and
  * timings first, then times, then types; names, statuses, ids and the
@@ -85,8 +79,9 @@ function chunk(s: string, w: number): string[] {
 
 /**
  * An aligned table for a terminal: bold header, coloured status and id cells.
- * Too wide for the terminal, it gives way in this order: ids are shortened
- * (`evt_…4766de`), text columns are cut down to a minimum, an error wraps
+ * Ids are always whole: a user copies them into the next command, and a
+ * shortened one (`evt_…4766de`) would name nothing there. Too wide for the
+ * terminal, the table gives way in this order: text columns are cut down to a minimum, an error wraps
  * onto more lines, the least useful columns are dropped (counts, then times,
  * then types), and last a URL wraps. A wanted column is never cut.
  */
@@ -103,13 +98,9 @@ export function table(rows: Record<string, unknown>[], columns: ColumnSpec[], c:
   const naturalOf = (cells: string[][]) => headers.map((h, i) => Math.max(h.length, ...cells.map((row) => row[i]!.length)));
   const total = (w: number[], shown: number[]) => shown.reduce((a, i) => a + w[i]!, 0) + GAP * (shown.length - 1);
 
-  let cells = full;
-  let natural = naturalOf(cells);
+  const cells = full;
+  const natural = naturalOf(cells);
   let shown = cols.map((_, i) => i);
-  if (total(natural, shown) > width) {
-    cells = full.map((row) => row.map((v, i) => (isIdColumn(cols[i]!.key) ? shortId(v) : v)));
-    natural = naturalOf(cells);
-  }
   const shrinkable = (i: number) => !isIdColumn(cols[i]!.key) && !isWanted(cols[i]!.key);
   const min = natural.map((w, i) => (shrinkable(i) ? Math.min(w, Math.max(12, headers[i]!.length)) : w));
   // Prose (an error) reads fine wrapped to this width, so it wraps before other columns go; a URL only wraps as the last resort.

@@ -1,4 +1,4 @@
-import { accessSync, chmodSync, constants, existsSync, mkdirSync } from "node:fs";
+import { accessSync, chmodSync, constants, existsSync, mkdirSync, readFileSync } from "node:fs";
 import { resolve } from "node:path";
 import { ConfigError, serverOptions, type ServerOptionKey } from "./options";
 
@@ -17,6 +17,7 @@ export function loadConfig(flags: Record<string, string | undefined> = {}, env: 
   const config = out as Config;
   config.dataDir = resolve(config.dataDir);
   config.baseUrl ??= `http://localhost:${config.port}`;
+  if (config.adminPasswordFile !== undefined) config.adminPassword = readPasswordFile(config.adminPasswordFile, config.adminPassword);
   return config;
 }
 
@@ -35,4 +36,18 @@ export function ensureDataDir(dataDir: string) {
   } catch {
     throw new ConfigError(`data dir ${dataDir} is not writable`);
   }
+}
+
+/** HOOKRELAY_ADMIN_PASSWORD_FILE: the password is the file's content, less one trailing newline. */
+function readPasswordFile(path: string, given: string | undefined): string {
+  if (given !== undefined) throw new ConfigError("give the admin password or a password file, not both");
+  let text: string;
+  try {
+    text = readFileSync(path, "utf8");
+  } catch {
+    throw new ConfigError(`admin password file ${path} cannot be read`);
+  }
+  const password = text.replace(/\r?\n$/, "");
+  if (password === "") throw new ConfigError(`admin password file ${path} is empty`);
+  return password;
 }

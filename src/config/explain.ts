@@ -10,6 +10,8 @@ export interface ExplainedOption {
   env: string;
   /** What the default means when there is no value (e.g. "generated and printed once"). */
   default_label?: string;
+  /** A duration as the operator wrote it (`24h`, `5d`, or the default's label); `value` is in milliseconds. */
+  as_written?: string;
   redacted?: true;
 }
 
@@ -27,12 +29,16 @@ export function explainConfig(flags: Record<string, string | undefined> = {}, en
     const source: ConfigSource = flags[key] !== undefined ? "flag" : env[spec.env] !== undefined ? "env" : "default";
     const value = config[key] ?? null;
     const secret = "secret" in spec && spec.secret === true && value !== null;
+    const raw = source === "flag" ? flags[key] : source === "env" ? env[spec.env] : undefined;
+    const isDuration = spec.flag.endsWith("<duration>");
+    const asWritten = !isDuration ? undefined : raw !== undefined ? raw.trim() || "off" : (spec.defaultLabel ?? "off");
     out[key] = {
       value: secret ? redact(String(value)) : value,
       source,
       flag: spec.flag.split(" ")[0]!,
       env: spec.env,
       ...(spec.defaultLabel !== undefined ? { default_label: spec.defaultLabel } : {}),
+      ...(asWritten !== undefined ? { as_written: asWritten } : {}),
       ...(secret ? { redacted: true as const } : {}),
     };
   }

@@ -33,3 +33,10 @@ export const retryEventInput = z.object({
 
 /** The filters of GET /v1/events, without paging: in the JSON body, the query string, or both (the body wins). */
 export const bulkRetryFilters = listEventsQuery.omit({ limit: true, offset: true, cursor: true, direction: true });
+
+/** What starting a bulk retry answers (202): no job, and a null job_id, when no event is left to retry. */
+export const bulkRetryStarted = z.object({
+  job_id: z.string().nullable().describe("The job retrying the events; null when nothing matched (no job is created)"),
+  total: z.number().int().describe("Events the job will retry"),
+  skipped: z.number().int().describe("Events matching the filter left alone: rejected events are never retried"),
+});

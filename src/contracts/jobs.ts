@@ -39,6 +39,12 @@ export const replayInput = z
     from: iso8601,
     to: iso8601,
     source_id: z.string().min(1).max(100).optional(),
+    connection_id: z
+      .string()
+      .min(1)
+      .max(100)
+      .optional()
+      .describe("Replay through this connection (one to destination_id): only its source's events, only those its filter passes, shaped by its transform"),
     rate_limit: z.int().min(1).max(REPLAY_LIMITS.rateLimit.max).default(REPLAY_LIMITS.rateLimit.default),
     max_events: z.int().min(1).max(REPLAY_LIMITS.maxEvents.max).default(REPLAY_LIMITS.maxEvents.default),
   })

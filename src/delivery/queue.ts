@@ -6,7 +6,7 @@ import { queueStoreOf } from "../db/queueStore";
 import { newId } from "../contracts/ids";
 import { insertQueuedAttempts, type AttemptInsert } from "../domain/deliveries";
 import { iso } from "../domain/clock";
-import { refreshEventStatuses, type ChangedEvent } from "../domain/eventStatus";
+import { failEventsLeftPending, refreshEventStatuses, type ChangedEvent } from "../domain/eventStatus";
 import { recordIssueOutcomes, type OpenedIssue } from "../domain/issues";
 import { recordEndpointHealth } from "../domain/endpoints";
 import { settleMessages, type MessageSettlement } from "../domain/messages";
@@ -284,7 +284,9 @@ export async function recordOutcomes(db: Db, outcomes: AttemptOutcome[], now: Da
   for (const [id, c] of jobCounts) await countJobDeliveries(db, id, c);
   const messages = await settleMessages(db, settledMessages, now);
   for (const id of messages.unknown) settledEvents.add(id);
-  const changedEvents = [...(await refreshEventStatuses(db, settledEvents)), ...messages.changed];
+  // A retry cancelled because its connection was deleted meanwhile (worker.ts) may leave its event with nothing to wait for.
+  const cancelled = recorded.filter((o) => o.error === "connection_deleted").map((o) => o.attempt.eventId);
+  const changedEvents = [...(await refreshEventStatuses(db, settledEvents)), ...(await failEventsLeftPending(db, cancelled)), ...messages.changed];
   const health = await recordEndpointHealth(db, recorded, now, opts.endpointDisableAfterMs);
   const openedIssues = [...(await recordIssueOutcomes(db, recorded, now)), ...health.opened];
   return {

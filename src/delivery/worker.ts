@@ -380,6 +380,13 @@ export function startDeliveryWorker(deps: Deps, opts: DeliveryWorkerOptions): De
     if (endpoint?.expiresAt && Date.parse(endpoint.expiresAt) <= clock.now().getTime()) {
       return finish(terminal(row, clock.now(), "endpoint_expired", `the endpoint expired at ${endpoint.expiresAt}`));
     }
+    // Deleted while this row waited (a retry the delete did not see, asked for by a delivery then in flight):
+    // cancelled as the delete cancels the others (src/domain/connections.ts). A replay only borrows the
+    // connection's transform and goes to the destination regardless.
+    const connection = row.connectionId ? await transformsCache.get(row.connectionId) : null;
+    if (row.connectionId && !connection && row.triggerType !== "replay") {
+      return finish({ ...terminal(row, clock.now(), "connection_deleted", "the connection was deleted before this delivery was sent"), dlq: false });
+    }
     const group = endpoint?.applicationRateLimit ? { key: `application:${endpoint.applicationId}`, ratePerSecond: endpoint.applicationRateLimit } : undefined;
     if (!pacer.tryTake(destination.id, destination.rateLimitPerSecond, clock.now().getTime(), group)) return void releases.push(row);
 
@@ -395,7 +402,6 @@ export function startDeliveryWorker(deps: Deps, opts: DeliveryWorkerOptions): De
     };
     let transformed: { value: unknown } | undefined;
     let sourceSignatureHeader: string | null = null;
-    const connection = row.connectionId ? await transformsCache.get(row.connectionId) : null;
     if (connection?.transformEnabled === 1 && connection.transformExpression) {
       const view = eventView(event);
       try {
@@ -535,7 +541,7 @@ function terminal(row: AttemptRow, attemptedAt: Date, error: string, detail: str
 /**
  * Bounded label values for hookrelay_deliveries_total{outcome}: success,
  * http_error, timeout, connection_error, transform_error, ssrf_blocked,
- * destination_disabled, destination_not_found, endpoint_expired.
+ * destination_disabled, destination_not_found, endpoint_expired, connection_deleted.
  */
 function outcomeLabel(error: string | null): string {
   if (!error) return "failed";

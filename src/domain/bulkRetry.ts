@@ -33,7 +33,7 @@ interface BulkParams {
 
 const jobScope = (job: Pick<JobRow, "orgId" | "envId">): Scope => ({ orgId: job.orgId, envId: job.envId, userId: null, via: "local", scopes: "*" });
 
-export async function startBulkRetry(deps: Deps, scope: Scope, filters: EventFilters): Promise<{ job_id: string; total: number; skipped: number }> {
+export async function startBulkRetry(deps: Deps, scope: Scope, filters: EventFilters): Promise<{ job_id: string | null; total: number; skipped: number }> {
   const now = deps.clock.now();
   // `before` is exclusive: one millisecond on takes in an event received this very instant.
   const until = iso(new Date(now.getTime() + 1));
@@ -42,6 +42,8 @@ export async function startBulkRetry(deps: Deps, scope: Scope, filters: EventFil
   const bounded: EventFilters = { ...filters, before, status: asked.filter((s) => s !== "rejected") };
   const total = bounded.status!.length === 0 ? 0 : (await listEvents(deps, scope, { ...bounded, limit: 1, offset: 0 })).pagination.total;
   const skipped = asked.includes("rejected") ? (await listEvents(deps, scope, { ...bounded, status: ["rejected"], limit: 1, offset: 0 })).pagination.total : 0;
+  // Nothing to retry: no job, so the jobs list holds only work that was done (docs/delivery.md).
+  if (total === 0) return { job_id: null, total, skipped };
   const job = newJobRow({ orgId: scope.orgId, envId: scope.envId, kind: "bulk_retry", params: { filters: bounded } satisfies BulkParams, total, skipped, now });
   await createJob(deps, job);
   return { job_id: job.id, total: job.total, skipped };

@@ -1,6 +1,7 @@
 import { pendingConnectionCounts } from "../db/pg/counters";
-import { and, desc, eq, type SQL } from "drizzle-orm";
-import { connections, destinations, events, sources } from "../db/schema";
+import { and, desc, eq, isNotNull, isNull, ne, or, type SQL } from "drizzle-orm";
+import { connections, deliveryAttempts, destinations, events, sources } from "../db/schema";
+import { transaction } from "../db/transaction";
 import type { Connection, CreateConnectionInput, FilterRule, ListConnectionsQuery, TestTransformInput, UpdateConnectionInput } from "../contracts/connections";
 import { AppError, notFound } from "../contracts/errors";
 import { hex32, normalizeId, normalizeIdOrNull } from "../contracts/ids";
@@ -11,6 +12,7 @@ import { applyTransform, compileTransform, DEFAULT_TRANSFORM_TIMEOUT_MS, Transfo
 import { iso } from "./clock";
 import type { Deps, Scope } from "./deps";
 import { findDestinationRow } from "./destinations";
+import { failEventsLeftPending, refreshEventStatuses } from "./eventStatus";
 import { createScope, inScope } from "./scope";
 
 type ConnectionRow = typeof connections.$inferSelect;
@@ -187,16 +189,48 @@ export async function updateConnection(deps: Deps, scope: Scope, rawId: string, 
   return { connection: serializeConnection(next) };
 }
 
+/**
+ * Deletes a connection and cancels what it still had queued (retries waiting
+ * for their time, or first deliveries not yet claimed): each such attempt
+ * ends `failed` with error `connection_deleted`, never sent, not in the DLQ
+ * (there is no route left to redrive it through). An event left with no
+ * delivery outstanding and none that succeeded becomes `failed`. A delivery
+ * in flight finishes; a retry it asks for is cancelled by the worker.
+ * Replays are left alone: they go to the destination, the connection only
+ * lent its transform. docs/delivery.md, "Deleting a connection".
+ */
 export async function deleteConnection(deps: Deps, scope: Scope, rawId: string) {
   const id = normalizeId(rawId, undefined, "Connection");
-  const deleted = await deps.db
-    .delete(connections)
-    .where(and(eq(connections.id, id), inScope(connections, scope)))
-    .returning({ id: connections.id });
-  if (deleted.length === 0) throw notFound("Connection");
+  const now = iso(deps.clock.now());
+  const changed = await transaction(deps.db, async (tx) => {
+    const deleted = await tx
+      .delete(connections)
+      .where(and(eq(connections.id, id), inScope(connections, scope)))
+      .returning({ id: connections.id });
+    if (deleted.length === 0) throw notFound("Connection");
+    const cancelled = await tx
+      .update(deliveryAttempts)
+      .set({ status: "failed", error: "connection_deleted", errorDetail: CANCELLED_DETAIL, sentAt: now, nextRetryAt: null, leaseUntil: null, claimedBy: null })
+      .where(and(eq(deliveryAttempts.connectionId, id), eq(deliveryAttempts.status, "queued"), notReplay))
+      .returning({ eventId: deliveryAttempts.eventId });
+    // The failed attempts before them no longer announce a retry.
+    await tx
+      .update(deliveryAttempts)
+      .set({ nextRetryAt: null })
+      .where(and(eq(deliveryAttempts.connectionId, id), eq(deliveryAttempts.status, "failed"), isNotNull(deliveryAttempts.nextRetryAt)));
+    const eventIds = [...new Set(cancelled.map((c) => c.eventId))];
+    if (eventIds.length === 0) return [];
+    const refreshed = await refreshEventStatuses(tx, eventIds);
+    const failed = await failEventsLeftPending(tx, eventIds);
+    return [...refreshed, ...failed];
+  });
   deps.bus.publish({ type: "connection.updated", connectionId: id });
+  for (const e of changed) deps.bus.publish({ type: "event.updated", orgId: e.orgId, envId: e.envId, eventId: e.id, sourceId: e.sourceId });
   return { success: true as const };
 }
+
+export const CANCELLED_DETAIL = "the connection was deleted before this delivery was sent";
+const notReplay = or(isNull(deliveryAttempts.triggerType), ne(deliveryAttempts.triggerType, "replay"));
 
 /**
  * The transform preview: runs an expression against a stored event of the

@@ -134,7 +134,7 @@ export class FilterRuleCache {
    * thread; null when a regex rule is left to decide, which only the sandbox
    * may run (`matches`). `view` is built only when a rule needs it.
    */
-  matchesNow(conn: SourceConnection, view: () => FilterRequest, logger?: Logger): boolean | null {
+  matchesNow(conn: Pick<SourceConnection, "id" | "filterRules" | "updatedAt">, view: () => FilterRequest, logger?: Logger): boolean | null {
     const checks = this.checks(conn, view, logger);
     return checks === false ? false : checks.length === 0 ? true : null;
   }
@@ -144,7 +144,7 @@ export class FilterRuleCache {
    * (in the sandbox, under its deadline). A regex that misses the deadline
    * counts as no match, with a warning naming the connection.
    */
-  async matches(conn: SourceConnection, view: () => FilterRequest, logger?: Logger, onLimit?: () => void): Promise<boolean> {
+  async matches(conn: Pick<SourceConnection, "id" | "filterRules" | "updatedAt">, view: () => FilterRequest, logger?: Logger, onLimit?: () => void): Promise<boolean> {
     const checks = this.checks(conn, view, logger);
     if (checks === false) return false;
     try {
@@ -160,7 +160,7 @@ export class FilterRuleCache {
     }
   }
 
-  private checks(conn: SourceConnection, view: () => FilterRequest, logger?: Logger) {
+  private checks(conn: Pick<SourceConnection, "id" | "filterRules" | "updatedAt">, view: () => FilterRequest, logger?: Logger) {
     const rules = this.get(conn, logger);
     if (rules === null) return false;
     if (rules.length === 0) return [];

@@ -1,5 +1,7 @@
+import { and, eq, inArray, isNull, ne, notExists, or, sql } from "drizzle-orm";
 import type { Db } from "../db/open";
 import { queueStoreOf } from "../db/queueStore";
+import { deliveryAttempts, events } from "../db/schema";
 
 export interface ChangedEvent {
   id: string;
@@ -25,4 +27,25 @@ export async function refreshEventStatuses(db: Db, eventIds: Iterable<string>): 
   const ids = [...eventIds];
   if (ids.length === 0) return [];
   return queueStoreOf(db).refreshEventStatuses(ids);
+}
+
+/**
+ * Events whose deliveries were cancelled because their connection was
+ * deleted (docs/delivery.md, "Deleting a connection"): one still `pending`
+ * with nothing outstanding will never be delivered, so it is `failed`.
+ * (refreshEventStatuses leaves it alone: no success, nothing in the DLQ.)
+ */
+export async function failEventsLeftPending(db: Db, eventIds: Iterable<string>): Promise<ChangedEvent[]> {
+  const ids = [...new Set(eventIds)];
+  if (ids.length === 0) return [];
+  const notReplay = or(isNull(deliveryAttempts.triggerType), ne(deliveryAttempts.triggerType, "replay"));
+  const outstanding = db
+    .select({ one: sql`1` })
+    .from(deliveryAttempts)
+    .where(and(eq(deliveryAttempts.eventId, events.id), inArray(deliveryAttempts.status, ["queued", "delivering"]), notReplay));
+  return db
+    .update(events)
+    .set({ status: "failed" })
+    .where(and(inArray(events.id, ids), eq(events.status, "pending"), notExists(outstanding)))
+    .returning({ id: events.id, orgId: events.orgId, envId: events.envId, sourceId: events.sourceId, status: events.status });
 }

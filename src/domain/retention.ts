@@ -1,5 +1,5 @@
 import { and, eq, inArray, isNotNull, lt, or, sql } from "drizzle-orm";
-import { deliveryAttempts, events, sources } from "../db/schema";
+import { deliveryAttempts, events, recordChangelog, sources } from "../db/schema";
 import { reclaimFreePages } from "../db/space";
 import { iso } from "./clock";
 import type { Deps } from "./deps";
@@ -27,6 +27,31 @@ export async function pruneOldEvents(deps: Deps, opts: { batch?: number } = {}):
     await db.delete(events).where(inArray(events.id, ids));
     deleted += ids.length;
     // Let requests waiting on the event loop run between batches.
+    await new Promise((r) => setImmediate(r));
+  }
+}
+
+/**
+ * Deletes collection changelog entries older than HOOKRELAY_RETENTION_DAYS,
+ * in batches, as events are (docs/catalog.md, "Retention"). Records stay: a
+ * record is the current state, its changelog the history, and history is
+ * what retention bounds. Rows are found by created_at without an index of
+ * their own: the oldest rows come first in the table, so each batch finds its
+ * rows at once and the last, empty look reads the table once an hour.
+ */
+export async function pruneOldChangelog(deps: Deps, opts: { batch?: number } = {}): Promise<number> {
+  const { db, clock, settings } = deps;
+  const cutoff = iso(new Date(clock.now().getTime() - settings.retentionDays * 24 * 3600 * 1000));
+  const batch = opts.batch ?? BATCH;
+  let deleted = 0;
+  for (;;) {
+    const ids = (await db.select({ id: recordChangelog.id }).from(recordChangelog).where(lt(recordChangelog.createdAt, cutoff)).limit(batch)).map((r) => r.id);
+    if (ids.length === 0) {
+      if (deleted > 0) await reclaimFreePages(db);
+      return deleted;
+    }
+    await db.delete(recordChangelog).where(inArray(recordChangelog.id, ids));
+    deleted += ids.length;
     await new Promise((r) => setImmediate(r));
   }
 }

@@ -7,6 +7,8 @@ import type { Deps, Scope } from "./deps";
 
 const HOUR = 3600_000;
 const SLOWEST = 5;
+/** How long before its window an attempt may have been queued and still count (docs/api.md, Stats). */
+const ATTEMPT_WAIT_DAYS = 7;
 
 /**
  * The window: the current clock hour (UTC) and the 23 before it, so the
@@ -25,7 +27,7 @@ const countWhere = (cond: SQL) => sql<number>`coalesce(sum(case when ${cond} the
 
 /**
  * The dashboard in one call, with SQL aggregates over indexed columns:
- * events by hour of received_at, attempts by created_at, and the queue and
+ * events by hour of received_at, finished attempts by the hour they were made (sent_at), and the queue and
  * DLQ as they are now. Everything is bounded by the caller's org and env.
  */
 export async function getStats({ db, clock }: Deps, scope: Scope): Promise<StatsBody> {
@@ -33,7 +35,10 @@ export async function getStats({ db, clock }: Deps, scope: Scope): Promise<Stats
   const { starts, since, until } = statsWindow(now);
   const eventScope = and(inScope(e, scope));
   const attemptScope = and(inScope(a, scope));
-  const attemptWindow = and(attemptScope, gte(a.createdAt, since), lt(a.createdAt, until));
+  // Finished attempts count in the hour they were made (sent_at), not the hour they were queued: a retry
+  // queued at 05:59 that fails at 06:01 is a 06:00 failure. created_at only narrows the rows to read
+  // through attempts_scope_created: an attempt is made at most ATTEMPT_WAIT_DAYS after it was queued.
+  const attemptWindow = and(attemptScope, gte(a.createdAt, iso(new Date(Date.parse(since) - ATTEMPT_WAIT_DAYS * 24 * HOUR))), lt(a.createdAt, until), gte(a.sentAt, since), lt(a.sentAt, until));
   // Literal conditions, written as the partial indexes attempts_due, attempts_leased and attempts_dlq_scope
   // are, so the planner can see they apply (it does not look inside bound values).
   const inDlq = sql`${a.isDlq} = 1`;
@@ -58,10 +63,10 @@ export async function getStats({ db, clock }: Deps, scope: Scope): Promise<Stats
       .groupBy(hourOf(e.receivedAt)),
     // Failed attempts by hour, so the chart shows a destination failing while its events still wait for retries.
     db
-      .select({ hour: hourOf(a.createdAt), failed: count() })
+      .select({ hour: hourOf(a.sentAt), failed: count() })
       .from(a)
       .where(and(attemptWindow, eq(a.status, "failed")))
-      .groupBy(hourOf(a.createdAt)),
+      .groupBy(hourOf(a.sentAt)),
     // One pass over the window's attempts gives the outcome totals and the per-destination times, median included.
     attemptsByDestination(db, attemptWindow),
     db

@@ -9,9 +9,12 @@ export interface Logger {
   error(msg: string, fields?: Record<string, unknown>): void;
 }
 
+/** One writer for the process's own streams, however many loggers write to them (each adds listeners to them). */
+let processLines: ((line: string) => void) | undefined;
+
 export function createLogger(opts: { level: LogLevel; format: "auto" | "text" | "json"; out?: (line: string) => void }): Logger {
   const json = opts.format === "json" || (opts.format === "auto" && !process.stdout.isTTY);
-  const out = opts.out ?? ((line: string) => process.stdout.write(line + "\n"));
+  const out = opts.out ?? (processLines ??= lineWriter([process.stdout, process.stderr]));
   const log = (level: LogLevel, msg: string, fields: Record<string, unknown> = {}) => {
     if (order[level] < order[opts.level]) return;
     const time = new Date().toISOString();
@@ -66,4 +69,37 @@ export function routeDriverLines(logger: Logger, database: { isDown(): boolean }
       originalWarn = null;
     }
   };
+}
+
+/**
+ * Writes each line to the first of `streams` still open. A server must outlive
+ * its log streams: when a pipe's reader goes away (a closed `| tee`, a log
+ * shipper restarting), that stream is dropped and its lines go to the next one;
+ * with none left they are dropped. A write to a closed pipe fails after the
+ * call returns (its callback gets EPIPE), so the line that found out is
+ * written again on the next stream rather than lost.
+ */
+export function lineWriter(streams: NodeJS.WritableStream[]): (line: string) => void {
+  const open = new Set(streams);
+  for (const stream of streams) stream.on("error", () => open.delete(stream));
+  const writeFrom = (first: number, text: string) => {
+    for (let i = first; i < streams.length; i++) {
+      const stream = streams[i]!;
+      if (!open.has(stream)) continue;
+      let moved = false;
+      const moveOn = () => {
+        open.delete(stream);
+        if (moved) return;
+        moved = true;
+        writeFrom(i + 1, text);
+      };
+      try {
+        stream.write(text, (err) => err && moveOn());
+      } catch {
+        moveOn();
+      }
+      return;
+    }
+  };
+  return (line) => writeFrom(0, line + "\n");
 }

@@ -5,7 +5,7 @@ import { whileScheduler, type SchedulerLease } from "../cluster/schedulerLease";
 import type { Config } from "../config/config";
 import { startDeliveryWork } from "../delivery/background";
 import type { Deps } from "../domain/deps";
-import { deleteExpiredEphemeralSources, pruneOldEvents } from "../domain/retention";
+import { deleteExpiredEphemeralSources, pruneOldChangelog, pruneOldEvents } from "../domain/retention";
 import { pruneExpiredSessions } from "../domain/sessions";
 import type { Logger } from "../observability/logger";
 import type { Metrics } from "../observability/metrics";
@@ -35,7 +35,10 @@ export function startBackgroundWork(ctx: BackgroundContext): BackgroundTask[] {
     whileScheduler(ctx.lease, "cluster-jobs", () => [
       ...startCatalogWork(ctx),
       every("session-pruning", 3600_000, () => pruneExpiredSessions(deps), logger),
-      every("event-retention", 3600_000, () => pruneOldEvents(deps), logger),
+      every("event-retention", 3600_000, async () => {
+        await pruneOldEvents(deps);
+        await pruneOldChangelog(deps);
+      }, logger),
       every("ephemeral-source-cleanup", 300_000, () => deleteExpiredEphemeralSources(deps), logger),
       every("node-pruning", 3600_000, () => pruneGoneNodes(deps.db, deps.clock.now()), logger),
       ...startBackupSchedule(ctx),

@@ -1,7 +1,7 @@
 import { eq, inArray } from "drizzle-orm";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { deliveryAttempts, events, sources } from "../../src/db/schema";
-import { deleteExpiredEphemeralSources, pruneOldEvents } from "../../src/domain/retention";
+import { deliveryAttempts, events, recordChangelog, sources } from "../../src/db/schema";
+import { deleteExpiredEphemeralSources, pruneOldChangelog, pruneOldEvents } from "../../src/domain/retention";
 import { createSource, ingest } from "../helpers/ingest";
 import { call, startTestServer, type TestServer } from "../helpers/server";
 
@@ -32,6 +32,31 @@ describe("retention pruning (HOOKRELAY_RETENTION_DAYS)", () => {
     expect((await call(server, "GET", `/v1/events?source_id=${s.id}`, { key })).body.pagination.total).toBe(3);
     expect((await call(server, "GET", `/v1/sources/${s.id}`, { key })).body.source.event_count).toBe(5);
     expect(await pruneOldEvents(server.deps)).toBe(0);
+  });
+});
+
+describe("collection changelog retention", () => {
+  it("deletes changelog entries older than the retention; the records and newer entries stay", async () => {
+    const s = await createSource(server, key, { name: "customers" });
+    const col = await call(server, "POST", "/v1/collections", { key, body: { name: "Customers", source_id: s.id, key_path: "id" } });
+    expect(col.status).toBe(201);
+    const id = col.body.collection.id;
+    for (const n of [1, 2, 3]) expect((await ingest(server, s.id, { body: JSON.stringify({ id: "c1", n }) })).status).toBe(200);
+    // 404 until the builder has made the record.
+    const changelog = async () => ((await call(server, "GET", `/v1/collections/${id}/records/c1/changelog`, { key })).body.changelog ?? []) as any[];
+    const until = Date.now() + 15_000;
+    while ((await changelog()).length < 3) {
+      if (Date.now() > until) throw new Error("the collection did not build its changelog");
+      await Bun.sleep(25);
+    }
+    const [newest, middle, oldest] = await changelog();
+    expect(oldest.change_type).toBe("created");
+    await server.deps.db.update(recordChangelog).set({ createdAt: daysAgo(8) }).where(inArray(recordChangelog.id, [oldest.id, middle.id]));
+
+    expect(await pruneOldChangelog(server.deps, { batch: 1 })).toBe(2);
+    expect((await changelog()).map((e) => e.id)).toEqual([newest.id]);
+    expect((await call(server, "GET", `/v1/collections/${id}/records/c1`, { key })).status).toBe(200);
+    expect(await pruneOldChangelog(server.deps)).toBe(0);
   });
 });
 

@@ -1,4 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { jobs } from "../../src/db/schema";
 import { startTestServer, type TestServer } from "../helpers/server";
 import { startSink, type Sink } from "../helpers/sink";
 import { cli, cliEnv, type CliResult } from "./helpers";
@@ -96,6 +97,24 @@ describe("retry, attempts, replay, jobs", () => {
     expect(started).toEqual({ job_id: expect.stringMatching(/^[0-9a-f]{32}$/), status: "running", total: 1 });
   });
 
+  it("replay start --connection-id: the connection's destination, source and filter; remote and local agree", async () => {
+    const mine = ok(await remote(["sources", "create", "--name", "replay-through"])).source;
+    const other = ok(await remote(["sources", "create", "--name", "not-this-one"])).source;
+    const to = ok(await remote(["destinations", "create", "--name", "replay-target", "--url", `${sink.url}/via-connection`])).destination;
+    const conn = ok(
+      await remote(["connections", "create", "--name", "only-b", "--source-id", mine.id, "--destination-id", to.id, "--no-enabled", "--filter-rules", '[{"field":"body.kind","operator":"eq","value":"b"}]']),
+    ).connection;
+    const since = new Date(Date.now() - 1000).toISOString();
+    for (const [url, kind] of [[mine.ingest_url, "a"], [mine.ingest_url, "b"], [other.ingest_url, "b"]] as const) await ingest(url, { kind });
+    const until = new Date(Date.now() + 1000).toISOString();
+    const r = ok(await remote(["replay", "start", "--connection-id", conn.id, "--from", since, "--to", until, "--wait", "--timeout", "20"]));
+    expect(r).toMatchObject({ kind: "replay", status: "completed", total: 1, succeeded: 1, skipped: 1 });
+    const got = sink.requests.filter((q) => q.path === "/via-connection").map((q) => JSON.parse(q.body));
+    expect(got).toEqual([{ kind: "b" }]);
+    const started = ok(await local(["replay", "start", "--connection-id", conn.id, "--from", since, "--to", until]));
+    expect(started).toEqual({ job_id: expect.stringMatching(/^[0-9a-f]{32}$/), status: "running", total: 2 });
+  });
+
   it("bulk retry needs filters or --all; an unknown job exits 1", async () => {
     const refused = await remote(["events", "retry"]);
     expect(refused.code).toBe(2);
@@ -136,16 +155,24 @@ describe("exit codes: a waited-for job with failures, or work that did nothing, 
     expect(r.errorJson().error).toMatchObject({ code: "nothing_done", message: expect.stringContaining("no event to replay") });
   });
 
-  it("events retry (bulk) that matches nothing exits 1, with and without --wait", async () => {
-    const [started, waited] = await Promise.all([
+  it("events retry (bulk) that matches nothing: no job, says nothing to retry, exits 1, with and without --wait", async () => {
+    const jobsBefore = (await server.deps.db.select().from(jobs)).length;
+    const [started, waited, human] = await Promise.all([
       remote(["events", "retry", "--source-id", source.id, "--status", "held"]),
       local(["events", "retry", "--source-id", source.id, "--status", "held", "--wait"]),
+      cli(["events", "retry", "--source-id", source.id, "--status", "held"], { env: remoteEnv }),
     ]);
     expect(started.code).toBe(1);
-    expect(started.json()).toMatchObject({ total: 0 });
-    expect(started.errorJson().error.code).toBe("nothing_done");
+    expect(started.json()).toEqual({ job_id: null, total: 0, skipped: 0 });
+    expect(started.errorJson().error).toMatchObject({ code: "nothing_done", message: "nothing to retry: no event to retry matched the filters" });
     expect(waited.code).toBe(1);
-    expect(waited.errorJson().error).toMatchObject({ code: "nothing_done", message: expect.stringContaining("total 0") });
+    expect(waited.json()).toEqual({ job_id: null, total: 0, skipped: 0 });
+    expect(waited.errorJson().error).toMatchObject({ code: "nothing_done", message: expect.stringContaining("nothing to retry") });
+    expect(human.code).toBe(1);
+    expect(human.stdout).toMatch(/Nothing to retry: no event matched the filters/);
+    expect(human.stderr).toMatch(/nothing to retry/);
+    // Nothing to do made no job, neither through the API nor in local mode.
+    expect((await server.deps.db.select().from(jobs)).length).toBe(jobsBefore);
   });
 
   it("events retry <id> that queues nothing (no connection) exits 1 and says why", async () => {

@@ -1,6 +1,8 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { call, startTestServer, type TestServer } from "../helpers/server";
 import { startSink, type Sink } from "../helpers/sink";
+import { walk } from "../../cli/commands/help";
+import { buildProgram } from "../../cli/program";
 import { BINARY, cliEnv, ensureBinary } from "./helpers";
 
 /**
@@ -71,4 +73,58 @@ describe("a closed stdout pipe", () => {
     expect(r.stderr).toBe("");
     expect(r.code).toBe(0);
   });
+});
+
+describe("--help into a closed pipe", () => {
+  // Help is written while commander parses, before any action runs. Behind
+  // `| head -1` the failing write is a race (the reader may or may not be gone
+  // by the second write), so: every command once against a reader that closed
+  // before the first write (the failure every time, no race), and the commands
+  // that were seen crashing 20 times each behind a real `head -1`. A few at once.
+  const commands = walk(buildProgram())
+    .filter(({ cmd }) => cmd.name() !== "help")
+    .map(({ path }) => path);
+  const quote = (args: string[]) => args.map((a) => `'${a}'`).join(" ");
+
+  async function run(script: string[]) {
+    const proc = Bun.spawn(script, { env, stdout: "pipe", stderr: "pipe" });
+    const [stdout, stderr, code] = await Promise.all([new Response(proc.stdout).text(), new Response(proc.stderr).text(), proc.exited]);
+    return { stdout, stderr, code };
+  }
+  async function inBatches<T>(items: T[], each: (item: T) => Promise<string | null>) {
+    const failures: string[] = [];
+    const queue = [...items];
+    await Promise.all(
+      Array.from({ length: 4 }, async () => {
+        for (let item = queue.shift(); item !== undefined; item = queue.shift()) {
+          const failure = await each(item);
+          if (failure) failures.push(failure);
+        }
+      }),
+    );
+    return failures;
+  }
+
+  it("every command's --help into a pipe whose reader has gone: exit 0, nothing on stderr", async () => {
+    expect(commands.length).toBeGreaterThan(50);
+    // perl makes the pipe, closes its read end, and execs the binary with the write end as stdout.
+    const closedReader = 'pipe(R, W) or die; close R; open(STDOUT, ">&", \\*W) or die; close W; exec @ARGV or die';
+    const failures = await inBatches(commands, async (path) => {
+      const r = await run(["perl", "-e", closedReader, BINARY, ...path, "--help"]);
+      return r.code === 0 && r.stderr === "" ? null : `${path.join(" ")}: exit ${r.code}, stderr ${r.stderr.slice(0, 200)}`;
+    });
+    expect(failures).toEqual([]);
+  }, 300_000);
+
+  it("--help | head -1, 20 times each for the commands that crashed: exit 0, nothing on stderr", async () => {
+    const seenCrashing = [["alerts", "create"], ["sources", "create"], ["serve"], ["attempts", "redrive"]];
+    const failures = await inBatches(seenCrashing, async (path) => {
+      const script = `for i in $(seq 1 20); do ${quote([BINARY, ...path, "--help"])} | head -1 >/dev/null; echo "\${PIPESTATUS[0]}"; done`;
+      const r = await run(["bash", "-c", script]);
+      const codes = r.stdout.trim().split("\n");
+      const ok = codes.length === 20 && codes.every((c) => c === "0") && r.stderr === "";
+      return ok ? null : `${path.join(" ")}: exits ${codes.join(",")}; stderr ${r.stderr.slice(0, 200)}`;
+    });
+    expect(failures).toEqual([]);
+  }, 300_000);
 });

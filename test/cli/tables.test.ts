@@ -1,13 +1,13 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { makeChalk } from "../../cli/output/color";
-import { shortId, table } from "../../cli/output/table";
+import { table } from "../../cli/output/table";
 import { call, startTestServer, type TestServer } from "../helpers/server";
 import { BINARY, cliEnv, ensureBinary } from "./helpers";
 
 /**
  * Tables never cut the column a user came for (ingest URL, destination URL,
- * error): at a narrow width ids are shortened first, then less useful columns
- * are cut or dropped, and the wanted column wraps.
+ * error) and never shorten an id (it is pasted into the next command): at a
+ * narrow width less useful columns are cut or dropped, and the wanted column wraps.
  */
 const plain = makeChalk(0);
 const SOURCE = {
@@ -38,13 +38,12 @@ describe("table at narrow widths", () => {
     expect(text).toContain("EVENT COUNT");
   });
 
-  it("shortens ids first, keeping prefix and last 6 hex", () => {
-    expect(shortId("evt_01a20f12b6e7738e9748dc65753ba4f1")).toBe("evt_…3ba4f1");
-    expect(shortId("01a20f14d0187699af98fec56be9b372")).toBe("…e9b372");
-    expect(shortId("not-an-id")).toBe("not-an-id");
-    const text = table([SOURCE], COLUMNS, plain, 150);
-    expect(text).toContain("src_…8385d4");
-    expect(text).toContain(SOURCE.ingest_url);
+  it("never shortens an id, however narrow: what a table prints can be pasted into the next command", () => {
+    for (const width of [150, 80, 60]) {
+      const text = table([SOURCE], COLUMNS, plain, width);
+      expect(text.split("\n")[1]!.startsWith(SOURCE.id + " "), `at ${width} columns:\n${text}`).toBe(true);
+      expect(text).not.toMatch(/[a-z]+_…/);
+    }
   });
 
   it("at 80 columns drops counts and times before the URL, and the URL is never cut", () => {
@@ -57,20 +56,26 @@ describe("table at narrow widths", () => {
     expect(column(text, "INGEST URL")).toBe(SOURCE.ingest_url);
   });
 
-  it("at 60 columns the URL wraps onto more lines, whole", () => {
+  it("at 60 columns the URL stays whole, beside the whole id", () => {
     const text = table([SOURCE], COLUMNS, plain, 60);
     const lines = text.trimEnd().split("\n");
-    for (const line of lines) expect(line.length).toBeLessThanOrEqual(60);
-    expect(lines.length).toBeGreaterThan(2);
+    // The whole id, a name cut to its minimum, the status and the URL: the rest has gone. With the whole
+    // id there is no room left to wrap the URL into, so the row is wider than 60 and the terminal wraps it.
+    expect(lines[0]).toMatch(/^ID\s+NAME\s+STATUS\s+INGEST URL$/);
+    expect(lines[1]!.startsWith(SOURCE.id + " ")).toBe(true);
     expect(column(text, "INGEST URL")).toBe(SOURCE.ingest_url);
   });
 
   it("keeps a long error whole in an attempts table", () => {
     const error = "connect ECONNREFUSED 127.0.0.1:9 (connection refused) while delivering to https://api.example.com/webhooks/orders";
     const row = { id: "da_01a20f14d0187699af98fec56be9b372", created_at: new Date().toISOString(), event_id: "evt_01a20f12b6e7738e9748dc65753ba4f1", destination_name: "orders", status: "failed", response_status: null, duration_ms: 12, attempt_number: 3, trigger_type: "retry", error };
-    const text = table([row], Object.keys(row), plain, 100);
-    for (const line of text.trimEnd().split("\n")) expect(line.length).toBeLessThanOrEqual(100);
-    expect(column(text, "ERROR", " ")).toBe(error);
+    const text = table([row], Object.keys(row), plain, 120);
+    for (const line of text.trimEnd().split("\n")) expect(line.length).toBeLessThanOrEqual(120);
+    expect(text).toContain(row.id);
+    expect(text).toContain(row.event_id);
+    // Wrapped onto several lines (at a space, or mid-word where there is none): whole once joined.
+    expect(column(text, "ERROR", "").replace(/\s/g, "")).toBe(error.replace(/\s/g, ""));
+    expect(text.trimEnd().split("\n").length).toBeGreaterThan(2);
     expect(text).toContain("failed");
   });
 });
@@ -103,7 +108,8 @@ describe("sources list in an 80-column terminal (compiled binary in tmux)", () =
       }
       const table = screen.slice(0, screen.indexOf("DONE"));
       expect(table).toMatch(/^ID\s+NAME\s+STATUS/m);
-      expect(table).toMatch(/src_…[0-9a-f]{6}/);
+      // The whole id, which `sources get` takes back.
+      expect(table).toMatch(/^src_[0-9a-f]{32}\s/m);
       // The URL's tail is on the lines under it, in its own column: joined, it is whole.
       expect(column(table, "INGEST URL")).toBe(ingestUrl);
     } finally {

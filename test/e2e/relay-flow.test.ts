@@ -282,6 +282,26 @@ describe("replay", () => {
     await screenshot(page, "28-replay-done");
     await sink.waitFor(before + 1);
   });
+
+  it("replays from a connection's page: through the connection, its filter and transform", async () => {
+    const { page } = browser;
+    await page.getByRole("navigation", { name: "Main" }).getByRole("link", { name: "Connections" }).click();
+    await page.getByRole("link", { name: "GitHub pushes to sink" }).click();
+    await page.getByRole("form", { name: "Connection settings" }).waitFor();
+    await page.getByRole("main").getByRole("link", { name: "Replay", exact: true }).click();
+    const form = page.getByRole("form", { name: "Start a replay" });
+    await form.getByRole("note", { name: "Replay through a connection" }).getByRole("link", { name: "GitHub pushes to sink" }).waitFor();
+    // The connection names the source and destination: no choice of them is offered.
+    await expect(form.getByLabel("Only events from").count()).resolves.toBe(0);
+    await screenshot(page, "28b-replay-connection");
+    const before = sink.requests.length;
+    await form.getByRole("button", { name: "Start replay" }).click();
+    const job = page.getByRole("group", { name: "Replay to Local sink" }).first();
+    await job.getByText("completed").waitFor({ timeout: 20_000 });
+    const [delivered] = await sink.waitFor(before + 1).then((r) => r.slice(before));
+    // Shaped by the connection's transform.
+    expect(JSON.parse(delivered!.body)).toEqual({ kind: "push", repo: "acme/hookrelay", by: "ada" });
+  });
 });
 
 describe("dashboard", () => {

@@ -71,6 +71,30 @@ describe("the compiled binary", () => {
     expect(await again.exited).toBe(0);
   });
 
+  itOnly("sqlite", "takes the first start's admin password from HOOKRELAY_ADMIN_PASSWORD_FILE and never prints it", "a fresh SQLite file is a first start", async () => {
+    const cwd = emptyDir();
+    const password = "from a file, with spaces";
+    writeFileSync(join(cwd, "admin-password"), password + "\n", { mode: 0o600 });
+    const proc = startBinary(cwd, ["serve", "--port", "0", "--host", "127.0.0.1"], { HOOKRELAY_ADMIN_EMAIL: "ops@example.com", HOOKRELAY_ADMIN_PASSWORD_FILE: join(cwd, "admin-password") });
+    try {
+      const url = await waitForUrl(() => proc.output().stderr);
+      expect(proc.output().stderr).toContain("first start: admin user ops@example.com (password from HOOKRELAY_ADMIN_PASSWORD_FILE)");
+      expect(proc.output().stderr + proc.output().stdout).not.toContain(password);
+      const login = (pw: string) => fetch(`${url}/v1/auth/login`, { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify({ email: "ops@example.com", password: pw }) });
+      expect((await login(password)).status).toBe(200);
+      expect((await login(password + "\n")).status).toBe(401);
+    } finally {
+      proc.child.kill("SIGTERM");
+      await proc.exited;
+    }
+    const both = startBinary(cwd, ["serve", "--port", "0"], { HOOKRELAY_ADMIN_PASSWORD: "x", HOOKRELAY_ADMIN_PASSWORD_FILE: join(cwd, "admin-password") });
+    expect(await both.exited).toBe(1);
+    expect(both.output().stderr.trim()).toBe("error: give the admin password or a password file, not both");
+    const missing = startBinary(cwd, ["serve", "--port", "0"], { HOOKRELAY_ADMIN_PASSWORD_FILE: join(cwd, "nope") });
+    expect(await missing.exited).toBe(1);
+    expect(missing.output().stderr.trim()).toBe(`error: admin password file ${join(cwd, "nope")} cannot be read`);
+  });
+
   it("stops with a one-line error and exit code 1 on a bad port", async () => {
     const proc = startBinary(emptyDir(), ["serve", "--port", "abc"]);
     expect(await proc.exited).toBe(1);

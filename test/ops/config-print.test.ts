@@ -18,7 +18,8 @@ describe("hookrelay config print", () => {
     expect(Object.keys(config).sort()).toEqual(Object.keys(serverOptions).sort());
     expect(config.port).toEqual({ value: 9200, source: "flag", flag: "--port", env: "HOOKRELAY_PORT" });
     expect(config.logLevel).toMatchObject({ value: "debug", source: "flag" });
-    expect(config.backupInterval).toMatchObject({ value: 86_400_000, source: "env", env: "HOOKRELAY_BACKUP_INTERVAL" });
+    expect(config.backupInterval).toMatchObject({ value: 86_400_000, as_written: "24h", source: "env", env: "HOOKRELAY_BACKUP_INTERVAL" });
+    expect(config.endpointDisableAfter).toMatchObject({ value: 5 * 86_400_000, as_written: "5d", source: "default" });
     expect(config.retentionDays).toMatchObject({ value: 30, source: "default" });
     expect(config.baseUrl).toMatchObject({ value: "http://localhost:9200", source: "default" });
     expect(config.secretKey).toMatchObject({ value: "[redacted]", source: "env", redacted: true });
@@ -34,6 +35,11 @@ describe("hookrelay config print", () => {
     expect(r.stdout).toMatch(/port\t9100\tenv\tHOOKRELAY_PORT/);
     expect(r.stdout).toMatch(/adminEmail\tadmin@localhost\tdefault\tHOOKRELAY_ADMIN_EMAIL/);
     expect(r.stdout).toMatch(/secretKey\t\[redacted\]\tenv/);
+    // Durations as written, not in milliseconds.
+    expect(r.stdout).toMatch(/backupInterval\t24h\tenv\tHOOKRELAY_BACKUP_INTERVAL/);
+    expect(r.stdout).toMatch(/endpointDisableAfter\t5d\tdefault/);
+    expect(r.stdout).toMatch(/portalLinkTtl\t1h\tdefault/);
+    expect(r.stdout).not.toMatch(/\t(86400000|432000000|3600000)\t/);
     for (const secret of ["super-secret-key-material", "hunter2-admin-password", "smtp-pass-word"]) expect(r.stdout + r.stderr).not.toContain(secret);
   });
 

@@ -1,5 +1,4 @@
-import { jobStarted } from "../../contracts/deliveryAttempts";
-import { bulkRetryFilters, retryEventInput, retryResult } from "../../contracts/eventRetry";
+import { bulkRetryFilters, bulkRetryStarted, retryEventInput, retryResult } from "../../contracts/eventRetry";
 import { startBulkRetry } from "../../domain/bulkRetry";
 import { retryEvent } from "../../domain/retries";
 import { idParam, operation, responses, type Api } from "../openapi";
@@ -20,7 +19,7 @@ export function registerEventRetryRoutes(api: Api) {
         query: bulkRetryFilters,
         body: { required: false, content: { "application/json": { schema: bulkRetryFilters } } },
       },
-      responses: responses({ status: 202, schema: jobStarted, description: "Job started" }, [400, 401]),
+      responses: responses({ status: 202, schema: bulkRetryStarted, description: "Job started (job_id null: nothing to retry, no job)" }, [400, 401]),
     },
     async (c, { query, body }) => c.json(await startBulkRetry(c.get("deps"), c.get("scope"), { ...query, ...(body ?? {}) }), 202),
   );

@@ -193,6 +193,9 @@ function ConnectionForm({ connection, sources, destinations, onSaved }: { connec
               <Link to={`/attempts?connection_id=${connection.id}`} className="btn">
                 Deliveries
               </Link>
+              <Link to={`/replay?connection_id=${connection.id}`} className="btn">
+                Replay
+              </Link>
               <button type="button" className="btn danger" onClick={deletion.ask}>
                 Delete
               </button>

@@ -4,8 +4,8 @@ import { Empty, ErrorAlert, Field, FormActions, JobBar, Loading, NamedOptions, P
 import { fromLocalInput, fullTime, toLocalInput } from "../format";
 import { useLoad, useSubmit } from "../hooks";
 import { useJob } from "../jobs";
-import { Link } from "../router";
-import type { Destination, Source } from "../types";
+import { Link, useLocation } from "../router";
+import type { Connection, Destination, Source } from "../types";
 
 interface StartedReplay {
   job_id: string;
@@ -30,6 +30,10 @@ function loadStarted(): StartedReplay[] {
 }
 
 export function ReplayPage() {
+  // From a connection's page (?connection_id=…): replay through it, its source, filter and transform.
+  const connectionId = useLocation().search.get("connection_id") ?? "";
+  const via = useLoad(() => (connectionId ? api.get<{ connection: Connection }>(`/connections/${connectionId}`) : Promise.resolve(null)), [connectionId]);
+  const connection = via.data?.connection ?? null;
   const dests = useLoad(() => api.get<{ destinations: Destination[] }>("/destinations"), []);
   const sources = useLoad(() => api.get<{ sources: Source[] }>("/sources"), []);
   const [started, setStarted] = useState<StartedReplay[]>(loadStarted);
@@ -42,7 +46,7 @@ export function ReplayPage() {
   const [max, setMax] = useState("1000");
   const { busy, fieldErrors, formError, submit, setFieldErrors } = useSubmit();
   const destList = dests.data?.destinations ?? [];
-  const chosenDest = destinationId || destList[0]?.id || "";
+  const chosenDest = connection?.destination_id ?? (destinationId || destList[0]?.id || "");
 
   const onSubmit = async (e: FormEvent) => {
     e.preventDefault();
@@ -58,7 +62,7 @@ export function ReplayPage() {
       destination_id: chosenDest,
       from: fromIso,
       to: toIso,
-      ...(sourceId ? { source_id: sourceId } : {}),
+      ...(connection ? { connection_id: connection.id } : sourceId ? { source_id: sourceId } : {}),
       rate_limit: Number(rate),
       max_events: Number(max),
     };
@@ -67,7 +71,7 @@ export function ReplayPage() {
     const entry: StartedReplay = {
       job_id: r.job_id,
       destination: destList.find((d) => d.id === chosenDest)?.name ?? chosenDest,
-      source: sources.data?.sources.find((s) => s.id === sourceId)?.name ?? null,
+      source: connection ? `${connection.source_name ?? connection.source_id} through ${connection.name}` : (sources.data?.sources.find((s) => s.id === sourceId)?.name ?? null),
       from: fromIso!,
       to: toIso!,
       started: Date.now(),
@@ -91,23 +95,33 @@ export function ReplayPage() {
       ) : (
         <form className="panel form" onSubmit={onSubmit} aria-label="Start a replay" noValidate>
           <h2>Start a replay</h2>
-          <ErrorAlert error={formError ?? dests.error ?? sources.error} />
+          <ErrorAlert error={formError ?? via.error ?? dests.error ?? sources.error} />
+          {connection ? (
+            <p role="note" aria-label="Replay through a connection">
+              Through connection <Link to={`/connections/${connection.id}`}>{connection.name}</Link>: only events from {connection.source_name ?? "its source"} that pass
+              its filter, shaped by its transform, to {connection.destination_name ?? "its destination"}. <Link to="/replay">Replay without it</Link>
+            </p>
+          ) : null}
           <div className="form-grid">
-            <Field label="Destination" error={fieldErrors.destination_id}>
-              {(p) => (
-                <select {...p} value={chosenDest} onChange={(e) => setDestinationId(e.target.value)}>
-                  <NamedOptions items={destList} />
-                </select>
-              )}
-            </Field>
-            <Field label="Only events from" error={fieldErrors.source_id}>
-              {(p) => (
-                <select {...p} value={sourceId} onChange={(e) => setSourceId(e.target.value)}>
-                  <option value="">Every source</option>
-                  <NamedOptions items={sources.data?.sources} />
-                </select>
-              )}
-            </Field>
+            {connection ? null : (
+              <>
+                <Field label="Destination" error={fieldErrors.destination_id}>
+                  {(p) => (
+                    <select {...p} value={chosenDest} onChange={(e) => setDestinationId(e.target.value)}>
+                      <NamedOptions items={destList} />
+                    </select>
+                  )}
+                </Field>
+                <Field label="Only events from" error={fieldErrors.source_id}>
+                  {(p) => (
+                    <select {...p} value={sourceId} onChange={(e) => setSourceId(e.target.value)}>
+                      <option value="">Every source</option>
+                      <NamedOptions items={sources.data?.sources} />
+                    </select>
+                  )}
+                </Field>
+              </>
+            )}
             <Field label="From" error={fieldErrors.from}>
               {(p) => <input {...p} type="datetime-local" value={from} onChange={(e) => setFrom(e.target.value)} />}
             </Field>
