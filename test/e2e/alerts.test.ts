@@ -374,7 +374,8 @@ describe("alert rules", () => {
     await expect(entry.textContent()).resolves.toMatch(/failure percent\s*100/);
     await entry.getByText("Notified 1 channel:").waitFor();
     await entry.locator(".outcomes li", { hasText: "Ops hook" }).getByText("sent").waitFor();
-    await expect(page.getByRole("region", { name: "Alert rule" }).textContent()).resolves.toMatch(/Triggers\s*1/);
+    // The count comes with the rule, which the page reloads apart from its history (every 5 s): it may show a moment later.
+    await expect.poll(() => page.getByRole("region", { name: "Alert rule" }).textContent(), { timeout: 20_000 }).toMatch(/Triggers\s*1/);
     await screenshot(page, "82-alert-rule-fired");
 
     const hooks = await received("/hook", hooksBefore + 1);
