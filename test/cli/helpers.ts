@@ -87,7 +87,7 @@ export function startCli(args: string[], opts: { env: Record<string, string>; bi
   return {
     lines,
     stderr: () => err,
-    async waitForLine(match, timeoutMs = 10_000) {
+    async waitForLine(match, timeoutMs = 30_000) {
       const until = Date.now() + timeoutMs;
       for (;;) {
         const hit = lines.find(match);
