@@ -202,7 +202,7 @@ describe("events tail", () => {
     const tmux = (...args: string[]) => Bun.spawnSync(["tmux", ...args], { stdout: "pipe", stderr: "pipe" });
     const screen = () => tmux("capture-pane", "-p", "-t", session).stdout.toString();
     const waitScreen = async (match: (s: string) => boolean, what: string) => {
-      const until = Date.now() + 10_000;
+      const until = Date.now() + 30_000;
       while (!match(screen())) {
         if (Date.now() > until) throw new Error(`tmux screen never showed ${what}:\n${screen()}`);
         await Bun.sleep(50);
@@ -237,7 +237,7 @@ describe("events tail", () => {
     const tmux = (...args: string[]) => Bun.spawnSync(["tmux", ...args], { stdout: "pipe", stderr: "pipe" });
     const screen = () => tmux("capture-pane", "-p", "-t", session).stdout.toString();
     const waitScreen = async (match: (s: string) => boolean, what: string) => {
-      const until = Date.now() + 10_000;
+      const until = Date.now() + 30_000;
       while (!match(screen())) {
         if (Date.now() > until) throw new Error(`tmux screen never showed ${what}:\n${screen()}`);
         await Bun.sleep(50);
@@ -268,6 +268,8 @@ describe("events tail", () => {
       tmux("send-keys", "-t", session, "Escape");
       await waitScreen((s) => s.includes("enter details"), "the list");
       tmux("send-keys", "-t", session, "Down");
+      // Enter acts on the selection as last drawn: a busy machine can deliver both keys before the move is drawn.
+      await waitScreen((s) => s.split("\n").some((line) => line.includes("›") && line.includes(older)), "the other event selected");
       tmux("send-keys", "-t", session, "Enter");
       await waitScreen((s) => s.includes('"n": "older"'), "the other event's detail");
       expect(screen()).not.toContain(`retry ${newer}`);
