@@ -130,7 +130,7 @@ describe("the Issues page", () => {
     await expect(page.getByRole("tab", { name: "Open" }).getAttribute("aria-selected")).resolves.toBe("true");
     const row = table().locator("tbody tr", { hasText: "HTTP 503 responses" });
     await row.waitFor();
-    await expect(row.textContent()).resolves.toMatch(/destination answered HTTP 503.*Orders API.*open.*1/);
+    await expect.poll(() => row.textContent()).toMatch(/destination answered HTTP 503.*Orders API.*open.*1/);
     await screenshot(page, "71-issues-open");
   });
 
@@ -433,7 +433,8 @@ describe("alert rules", () => {
     await nav("Alert rules").click();
     const row = page.locator("tbody tr", { hasText: "Orders failing" });
     await row.waitFor();
-    await expect(row.textContent()).resolves.toMatch(/Failure rate.*Ops hook.*on.*(just now|s ago|min ago)1$/);
+    // Names (of the channel, the destination) replace ids once the page's lookups load: poll for them.
+    await expect.poll(() => row.textContent()).toMatch(/Failure rate.*Ops hook.*on.*(just now|s ago|min ago)1$/);
     await screenshot(page, "84-alert-rules");
     const toggle = row.getByRole("switch", { name: "Enabled: Orders failing" });
     await toggle.uncheck();
