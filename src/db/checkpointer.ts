@@ -91,12 +91,17 @@ export function startCheckpointer(sqlite: Database, path: string, opts: { logger
   return {
     async stop() {
       if (dead) return void worker.terminate();
+      // Neither the thread nor anything else here holds the process open: a stopping serve whose HTTP
+      // server is already closed would end while waiting, with the thread's connection still open (so the
+      // serving connection's close never comes, and the WAL stays behind). The timer holds it open.
+      let timer: ReturnType<typeof setTimeout> | undefined;
       const done = new Promise<void>((resolve) => {
         closed = resolve;
-        setTimeout(resolve, 2000).unref?.();
+        timer = setTimeout(resolve, 2000);
       });
       worker.postMessage({ type: "close" });
       await done;
+      clearTimeout(timer);
       worker.terminate();
     },
   };

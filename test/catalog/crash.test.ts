@@ -132,7 +132,7 @@ describe("SIGKILL while a collection is being built", () => {
         const c = (await json(`${url}/v1/collections/${collection}`, { headers })).body.collection;
         return c.events_pending === 0 && c.build_status === "live" ? c : null;
       },
-      { timeoutMs: 20_000, what: "collection caught up after the restart" },
+      { timeoutMs: 60_000, what: "collection caught up after the restart" },
     );
 
     const stored: string[] = [];

@@ -15,7 +15,7 @@ export async function getCollection(server: TestServer, key: string, id: string)
 }
 
 /** Waits until the builder has handled every stored event of the collection's source. */
-export async function waitBuilt(server: TestServer, key: string, id: string, timeoutMs = 10_000) {
+export async function waitBuilt(server: TestServer, key: string, id: string, timeoutMs = 30_000) {
   return waitFor(
     async () => {
       const c = await getCollection(server, key, id);

@@ -164,7 +164,7 @@ describe("collections", () => {
     ).collection;
     expect(collection).toMatchObject({ name: "Customers", source_name: "Shop", key_path: "data.id", event_types: '["customer.created","customer.updated"]', delete_event_types: '["customer.deleted"]', backfill_total: 9 });
 
-    const until = Date.now() + 15_000;
+    const until = Date.now() + 30_000;
     let got: any;
     do {
       got = ok(await local(["collections", "get", collection.id])).collection;

@@ -34,7 +34,7 @@ function ok(r: CliResult) {
   if (r.code !== 0) throw new Error(`exit ${r.code}\nstdout: ${r.stdout}\nstderr: ${r.stderr}`);
   return r.json();
 }
-async function until<T>(fn: () => Promise<T>, good: (v: T) => boolean, ms = 10_000): Promise<T> {
+async function until<T>(fn: () => Promise<T>, good: (v: T) => boolean, ms = 30_000): Promise<T> {
   const end = Date.now() + ms;
   for (;;) {
     const v = await fn();

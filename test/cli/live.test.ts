@@ -225,7 +225,7 @@ describe("events tail", () => {
     const tmux = (...args: string[]) => Bun.spawnSync(["tmux", ...args], { stdout: "pipe", stderr: "pipe" });
     const screen = () => tmux("capture-pane", "-p", "-t", session).stdout.toString();
     const waitScreen = async (match: (s: string) => boolean, what: string) => {
-      const until = Date.now() + 10_000;
+      const until = Date.now() + 30_000;
       while (!match(screen())) {
         if (Date.now() > until) throw new Error(`tmux screen never showed ${what}:\n${screen()}`);
         await Bun.sleep(50);
@@ -245,7 +245,7 @@ describe("events tail", () => {
       expect(detail).toContain("content-type: application/json");
       expect(detail).toContain("Delivery attempts");
       tmux("send-keys", "-t", session, "q");
-      const until = Date.now() + 5000;
+      const until = Date.now() + 30_000;
       while (tmux("has-session", "-t", session).exitCode === 0 && Date.now() < until) await Bun.sleep(50);
       expect(tmux("has-session", "-t", session).exitCode).not.toBe(0);
     } finally {
@@ -260,7 +260,7 @@ describe("events tail", () => {
     const tmux = (...args: string[]) => Bun.spawnSync(["tmux", ...args], { stdout: "pipe", stderr: "pipe" });
     const screen = () => tmux("capture-pane", "-p", "-t", session).stdout.toString();
     const waitScreen = async (match: (s: string) => boolean, what: string) => {
-      const until = Date.now() + 10_000;
+      const until = Date.now() + 30_000;
       while (!match(screen())) {
         if (Date.now() > until) throw new Error(`tmux screen never showed ${what}:\n${screen()}`);
         await Bun.sleep(50);
@@ -291,6 +291,8 @@ describe("events tail", () => {
       tmux("send-keys", "-t", session, "Escape");
       await waitScreen((s) => s.includes("enter details"), "the list");
       tmux("send-keys", "-t", session, "Down");
+      // Enter acts on the selection as last drawn: a busy machine can deliver both keys before the move is drawn.
+      await waitScreen((s) => s.split("\n").some((line) => line.includes("›") && line.includes(older)), "the other event selected");
       tmux("send-keys", "-t", session, "Enter");
       await waitScreen((s) => s.includes('"n": "older"'), "the other event's detail");
       expect(screen()).not.toContain(`retry ${newer}`);

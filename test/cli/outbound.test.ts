@@ -214,7 +214,9 @@ describe("messages", () => {
     // The message sent first (its payload, not this one's); only its status may have moved on.
     expect({ ...again, status: undefined, updated_at: undefined }).toEqual({ ...once, status: undefined, updated_at: undefined });
     await sink.waitFor(7, WAIT);
-    await Bun.sleep(300);
+    // Nothing more can go out than the message's delivery attempts: the repeat made none (its deliveries are queued with it).
+    await expect.poll(async () => ok(await remote(["messages", "get", "acme", once.id])).message.status, { timeout: WAIT }).toBe("delivered");
+    expect(ok(await remote(["messages", "attempts", "acme", once.id])).attempts).toHaveLength(2);
     expect(sink.requests.filter((r) => r.headers["webhook-id"] === once.id)).toHaveLength(2);
     expect(same(await both(["messages", "get", "acme", "order-3-created"])).message.id).toBe(once.id);
   });
@@ -256,7 +258,8 @@ describe("messages", () => {
 
     const before = sink.at("/orders").length;
     const { attempt } = ok(await remote(["messages", "resend", "acme", first.id, "--endpoint", orders.id]));
-    expect(attempt).toMatchObject({ status: "queued", trigger_type: "manual", destination_id: `dst_${orders.id}` });
+    // The answer shows the new attempt as it is when read back: the server's worker, woken by the resend, may already have it.
+    expect(attempt).toMatchObject({ status: expect.stringMatching(/^(queued|delivering|success)$/), trigger_type: "manual", destination_id: `dst_${orders.id}` });
     await expect.poll(() => sink.at("/orders").length, { timeout: WAIT }).toBe(before + 1);
     await expect.poll(async () => ok(await local(["messages", "attempts", "acme", first.id, "--endpoint", orders.id])).attempts.length, { timeout: WAIT }).toBe(2);
     const endpointAttempts = same(await both(["endpoints", "attempts", orders.id, "--app", "acme", "--limit", "100"])).attempts;
@@ -264,7 +267,7 @@ describe("messages", () => {
 
     const human = await cli(["messages", "resend", "acme", first.id, "--endpoint", all.id], { env: localEnv });
     expect(human.code).toBe(0);
-    expect(human.stdout).toMatch(new RegExp(`Resending message ${first.id} to endpoint ${all.id}: attempt da_[0-9a-f]{32} queued`));
+    expect(human.stdout).toMatch(new RegExp(`Resending message ${first.id} to endpoint ${all.id}: attempt da_[0-9a-f]{32} (queued|delivering|success)$`, "m"));
     refused(await both(["messages", "resend", "acme", first.id, "--endpoint", "0123456789abcdef0123456789abcdef"]), "not_found");
   });
 

@@ -100,7 +100,7 @@ describe("sources list in an 80-column terminal (compiled binary in tmux)", () =
     // The shell stays after the command so the screen can be read.
     expect(tmux("new-session", "-d", "-s", session, "-x", "80", "-y", "20", `env TERM=xterm-256color NO_COLOR=1 ${vars} ${BINARY} sources list; echo DONE; sleep 30`).exitCode).toBe(0);
     try {
-      const until = Date.now() + 10_000;
+      const until = Date.now() + 30_000;
       let screen = "";
       while (!(screen = tmux("capture-pane", "-p", "-t", session).stdout.toString()).includes("DONE")) {
         if (Date.now() > until) throw new Error(`no output:\n${screen}`);

@@ -10,7 +10,7 @@ import { openStore, type Store } from "../../src/db/store";
 import { FilterRuleCache } from "../../src/domain/deliveries";
 import type { BusMessage, Deps } from "../../src/domain/deps";
 import { ingestRouting, routePendingEvents } from "../../src/delivery/router";
-import { pgUnavailable, startPgCluster, type PgCluster } from "../helpers/postgres";
+import { describeOnly, emptyPgDatabase, onPostgres } from "../helpers/database";
 
 /**
  * Ingest's group commit on PostgreSQL: the events of one turn are written
@@ -18,8 +18,7 @@ import { pgUnavailable, startPgCluster, type PgCluster } from "../helpers/postgr
  * batches of several processes write the same source at once, and routing
  * queues the first tries inside the batch's transaction.
  */
-const unavailable = pgUnavailable();
-let cluster: PgCluster;
+let cluster: { url: string; stop(): void };
 let dataDir: string;
 let store: Store;
 /** A second process on the same database. */
@@ -30,8 +29,8 @@ const ENV = "env_pgingest";
 const AT = "2026-03-01T00:00:00.000Z";
 
 beforeAll(async () => {
-  if (unavailable) return;
-  cluster = await startPgCluster();
+  if (!onPostgres) return;
+  cluster = await emptyPgDatabase();
   dataDir = mkdtempSync(join(tmpdir(), "hookrelay-pg-ingest-"));
   store = await openStore({ dataDir, databaseUrl: cluster.url });
   other = await openStore({ dataDir, databaseUrl: cluster.url });
@@ -40,7 +39,7 @@ beforeAll(async () => {
 }, 60_000);
 
 afterAll(async () => {
-  if (unavailable) return;
+  if (!onPostgres) return;
   await other?.close();
   await store?.close();
   cluster?.stop();
@@ -98,7 +97,7 @@ async function eventRow(id: string) {
   return row!;
 }
 
-describe.skipIf(unavailable)("ingest on PostgreSQL", () => {
+describeOnly("postgres", "ingest on PostgreSQL", "PostgreSQL's own locking and statements, on the run's cluster", () => {
   beforeEach(() => {
     onEventsStored(store.db, null);
   });

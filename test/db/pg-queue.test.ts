@@ -11,7 +11,7 @@ import { openStore, type Store } from "../../src/db/store";
 import { transaction } from "../../src/db/transaction";
 import { claimBatch, LEASE_MS, recordOutcomes, type AttemptOutcome, type AttemptRow } from "../../src/delivery/queue";
 import { insertQueuedAttempts, type AttemptInsert } from "../../src/domain/deliveries";
-import { pgUnavailable, startPgCluster, type PgCluster } from "../helpers/postgres";
+import { describeOnly, emptyPgDatabase, onPostgres } from "../helpers/database";
 
 /**
  * The delivery queue on PostgreSQL (PostgreSQL only: SQLite has one writer,
@@ -20,8 +20,7 @@ import { pgUnavailable, startPgCluster, type PgCluster } from "../helpers/postgr
  * destination's rows are never locked, concurrent claimers never share a
  * row, and a batch's outcomes are written in one statement, lease-guarded.
  */
-const unavailable = pgUnavailable();
-let cluster: PgCluster;
+let cluster: { url: string; stop(): void };
 let store: Store;
 let dataDir: string;
 /** A second connection, outside the store's pool: sees what the store's open transactions lock. */
@@ -33,8 +32,8 @@ let sourceId: string;
 const eventIds: string[] = [];
 
 beforeAll(async () => {
-  if (unavailable) return;
-  cluster = await startPgCluster();
+  if (!onPostgres) return;
+  cluster = await emptyPgDatabase();
   dataDir = mkdtempSync(join(tmpdir(), "hookrelay-pg-queue-"));
   store = await openStore({ dataDir, databaseUrl: cluster.url });
   observer = new SQL({ url: cluster.url, max: 1 });
@@ -53,7 +52,7 @@ beforeAll(async () => {
 }, 60_000);
 
 afterAll(async () => {
-  if (unavailable) return;
+  if (!onPostgres) return;
   await observer?.close();
   await store?.close();
   cluster?.stop();
@@ -61,7 +60,7 @@ afterAll(async () => {
 });
 
 beforeEach(async () => {
-  if (unavailable) return;
+  if (!onPostgres) return;
   await db().delete(deliveryAttempts);
   await db().delete(destinations);
   await db().update(events).set({ status: "pending" });
@@ -127,7 +126,7 @@ function outcome(attempt: AttemptRow, status: "success" | "failed", extra: Parti
 
 const attempt = async (id: string) => (await db().select().from(deliveryAttempts).where(eq(deliveryAttempts.id, id)))[0]!;
 
-describe.skipIf(unavailable)("the delivery queue on PostgreSQL", () => {
+describeOnly("postgres", "the delivery queue on PostgreSQL", "PostgreSQL's own locking and statements, on the run's cluster", () => {
   it("gives every destination rows in the first batch although one has a 500-row backlog, and never claims a paused one's", async () => {
     const backlog = await makeDestination();
     const small = [await makeDestination(), await makeDestination(), await makeDestination(), await makeDestination()];

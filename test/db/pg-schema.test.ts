@@ -14,7 +14,7 @@ import { generatePgSchema, PgSchemaError } from "../../scripts/pg-schema";
 import { bytea } from "../../src/db/pg/schema/bytea";
 import * as pgSchema from "../../src/db/pg/schema";
 import * as sqliteSchema from "../../src/db/schema";
-import { pgUnavailable, startPgCluster, type PgCluster } from "../helpers/postgres";
+import { describeOnly, emptyPgDatabase } from "../helpers/database";
 
 /**
  * The Postgres schema is generated from the SQLite one (scripts/pg-schema.ts); these
@@ -125,14 +125,11 @@ describe("the committed migrations", () => {
   });
 });
 
-const unavailable = pgUnavailable();
-if (unavailable) console.warn(`pg-schema.test.ts: skipping the PostgreSQL part: ${unavailable}`);
-
-describe.skipIf(unavailable !== null)("the Postgres migration applied to a throwaway PostgreSQL 15", () => {
-  let cluster: PgCluster;
+describeOnly("postgres", "the Postgres migration applied to an empty PostgreSQL 15 database", "a database of its own on the run's cluster", () => {
+  let cluster: { url: string; stop(): void };
   let client: SQL;
   beforeAll(async () => {
-    cluster = await startPgCluster();
+    cluster = await emptyPgDatabase();
     client = new SQL(cluster.url);
     await migrate(drizzle({ client }), { migrationsFolder: pgMigrations });
   });

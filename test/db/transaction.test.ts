@@ -7,7 +7,7 @@ import { organizations } from "../../src/db/schema";
 import { openStore, type Store } from "../../src/db/store";
 import { transaction } from "../../src/db/transaction";
 import { inWriteTurn } from "../../src/db/writeTurn";
-import { pgUnavailable, startPgCluster, type PgCluster } from "../helpers/postgres";
+import { describeOnly, emptyPgDatabase } from "../helpers/database";
 
 /**
  * transaction() on both stores: committed when the work resolves, rolled
@@ -15,11 +15,9 @@ import { pgUnavailable, startPgCluster, type PgCluster } from "../helpers/postgr
  * a second store handle on the same database, which sees only commits.
  */
 const dir = mkdtempSync(join(tmpdir(), "hookrelay-tx-"));
-let cluster: PgCluster | null = null;
 const stores: Store[] = [];
 afterAll(async () => {
   for (const s of stores) await s.close();
-  cluster?.stop();
   rmSync(dir, { recursive: true, force: true });
 });
 
@@ -123,12 +121,11 @@ behavesAsATransaction("SQLite", async () => {
   return { store, observer };
 });
 
-const noPg = pgUnavailable();
-describe.skipIf(noPg !== null)(`on PostgreSQL${noPg ? ` (skipped: ${noPg})` : ""}`, () => {
+describeOnly("postgres", "on PostgreSQL", "a database of its own on the run's cluster", () => {
   behavesAsATransaction("PostgreSQL", async () => {
-    cluster = await startPgCluster();
-    const store = await openStore({ dataDir: dir, databaseUrl: cluster.url });
-    const observer = await openStore({ dataDir: dir, databaseUrl: cluster.url });
+    const { url } = await emptyPgDatabase();
+    const store = await openStore({ dataDir: dir, databaseUrl: url });
+    const observer = await openStore({ dataDir: dir, databaseUrl: url });
     stores.push(store, observer);
     return { store, observer };
   });

@@ -130,7 +130,7 @@ describe("the Issues page", () => {
     await expect(page.getByRole("tab", { name: "Open" }).getAttribute("aria-selected")).resolves.toBe("true");
     const row = table().locator("tbody tr", { hasText: "HTTP 503 responses" });
     await row.waitFor();
-    await expect(row.textContent()).resolves.toMatch(/destination answered HTTP 503.*Orders API.*open.*1/);
+    await expect.poll(() => row.textContent()).toMatch(/destination answered HTTP 503.*Orders API.*open.*1/);
     await screenshot(page, "71-issues-open");
   });
 
@@ -374,7 +374,8 @@ describe("alert rules", () => {
     await expect(entry.textContent()).resolves.toMatch(/failure percent\s*100/);
     await entry.getByText("Notified 1 channel:").waitFor();
     await entry.locator(".outcomes li", { hasText: "Ops hook" }).getByText("sent").waitFor();
-    await expect(page.getByRole("region", { name: "Alert rule" }).textContent()).resolves.toMatch(/Triggers\s*1/);
+    // The count comes with the rule, which the page reloads apart from its history (every 5 s): it may show a moment later.
+    await expect.poll(() => page.getByRole("region", { name: "Alert rule" }).textContent(), { timeout: 20_000 }).toMatch(/Triggers\s*1/);
     await screenshot(page, "82-alert-rule-fired");
 
     const hooks = await received("/hook", hooksBefore + 1);
@@ -432,7 +433,8 @@ describe("alert rules", () => {
     await nav("Alert rules").click();
     const row = page.locator("tbody tr", { hasText: "Orders failing" });
     await row.waitFor();
-    await expect(row.textContent()).resolves.toMatch(/Failure rate.*Ops hook.*on.*(just now|s ago|min ago)1$/);
+    // Names (of the channel, the destination) replace ids once the page's lookups load: poll for them.
+    await expect.poll(() => row.textContent()).toMatch(/Failure rate.*Ops hook.*on.*(just now|s ago|min ago)1$/);
     await screenshot(page, "84-alert-rules");
     const toggle = row.getByRole("switch", { name: "Enabled: Orders failing" });
     await toggle.uncheck();

@@ -121,7 +121,7 @@ export async function startBinary(env: Record<string, string> = {}): Promise<Hoo
     }),
   );
 
-  const deadline = Date.now() + 15_000;
+  const deadline = Date.now() + 60_000;
   for (;;) {
     if (exited !== undefined) throw new Error(`hookrelay exited with ${exited} before it was healthy:\n${out}`);
     try {

@@ -35,7 +35,7 @@ function startBinary(cwd: string, args: string[], env: Record<string, string> = 
   return { child, exited, output: () => ({ stderr, stdout }) };
 }
 
-async function waitForUrl(get: () => string, timeoutMs = 10_000) {
+async function waitForUrl(get: () => string, timeoutMs = 60_000) {
   const until = Date.now() + timeoutMs;
   while (Date.now() < until) {
     const m = /listening on (http:\/\/\S+)/.exec(get());

@@ -52,7 +52,7 @@ async function serve(dir: string, env: Record<string, string> = {}): Promise<Ser
   const exited = new Promise<number | null>((r) => child.on("exit", (code) => r(code)));
   let gone = false;
   void exited.then(() => (gone = true));
-  const deadline = Date.now() + 15_000;
+  const deadline = Date.now() + 60_000;
   while (!/listening on/.test(stderr) && !gone) {
     if (Date.now() > deadline) throw new Error(`serve did not start:\n${stderr}`);
     await Bun.sleep(20);

@@ -81,6 +81,16 @@ export async function emptyDatabaseUrl(): Promise<string> {
   return urlOf(name);
 }
 
+/**
+ * PostgreSQL runs only: what a test file about PostgreSQL itself used to get
+ * from a throwaway cluster of its own (initdb and a start, seconds each on a
+ * busy machine): a new empty database, here on the run's cluster. `stop`
+ * has nothing to do (the cluster goes at the end of the run).
+ */
+export async function emptyPgDatabase(): Promise<{ url: string; stop(): void }> {
+  return { url: await emptyDatabaseUrl(), stop() {} };
+}
+
 /** Drops the data dir's database (PostgreSQL), whoever is still connected to it. */
 export async function dropStore(dataDir: string): Promise<void> {
   const made = byDataDir.get(dataDir);

@@ -62,7 +62,8 @@ export async function sendEvent(
 
 /** Polls `check` until it returns something truthy, or fails after `timeoutMs` with the last value seen. */
 export async function waitFor<T>(check: () => Promise<T | null | undefined | false>, opts: { timeoutMs?: number; intervalMs?: number; what?: string } = {}): Promise<T> {
-  const until = Date.now() + (opts.timeoutMs ?? 10_000);
+  // Generous: a busy machine pauses for seconds; the deadline only bounds how long a failure takes.
+  const until = Date.now() + (opts.timeoutMs ?? 30_000);
   let last: unknown;
   for (;;) {
     const v = await check();
@@ -86,7 +87,7 @@ export async function eventStatus(server: TestServer, key: string, eventId: stri
 }
 
 /** Waits until the event reaches one of `statuses`; returns the status. */
-export function waitForEventStatus(server: TestServer, key: string, eventId: string, statuses: string[], timeoutMs = 10_000) {
+export function waitForEventStatus(server: TestServer, key: string, eventId: string, statuses: string[], timeoutMs = 30_000) {
   return waitFor(
     async () => {
       const s = await eventStatus(server, key, eventId);

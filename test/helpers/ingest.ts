@@ -42,7 +42,7 @@ export async function getEvent(server: TestServer, key: string, id: string) {
 export const ACCEPTED_STATUS = /^(pending|ignored)$/;
 
 /** Waits until the router has routed every pending event (no connections: all become ignored). */
-export async function waitForRouting(server: TestServer, key: string, timeoutMs = 10_000) {
+export async function waitForRouting(server: TestServer, key: string, timeoutMs = 30_000) {
   const deadline = Date.now() + timeoutMs;
   for (;;) {
     const res = await call(server, "GET", "/v1/events?status=pending&limit=1", { key });

@@ -21,7 +21,7 @@ export function startSink(): Sink {
     url: "",
     requests: [],
     respond: () => new Response("ok"),
-    async waitFor(count, timeoutMs = 10_000) {
+    async waitFor(count, timeoutMs = 30_000) {
       const until = Date.now() + timeoutMs;
       while (sink.requests.length < count) {
         if (Date.now() > until) throw new Error(`sink got ${sink.requests.length} of ${count} requests`);

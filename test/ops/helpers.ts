@@ -37,7 +37,7 @@ export async function spawnServe(dataDir: string, opts: { env?: Record<string, s
   };
   void pump(proc.stdout);
   void pump(proc.stderr);
-  const until = Date.now() + (opts.timeoutMs ?? 15_000);
+  const until = Date.now() + (opts.timeoutMs ?? 60_000);
   let url: string | undefined;
   while (!url) {
     url = /listening on (http:\/\/\S+)/.exec(out)?.[1];

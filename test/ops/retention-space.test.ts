@@ -1,24 +1,29 @@
 import { Database } from "bun:sqlite";
 import { statSync } from "node:fs";
 import { join } from "node:path";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { openDatabase } from "../../src/db/open";
 import { pruneOldEvents } from "../../src/domain/retention";
 import { createSource, ingest } from "../helpers/ingest";
 import { call, startTestServer, tempDir, type TestServer } from "../helpers/server";
 import { describeOnly } from "../helpers/database";
+import { waitFor } from "../helpers/delivery";
 
 let server: TestServer;
 let key: string;
-beforeAll(async () => {
-  server = await startTestServer({ HOOKRELAY_RETENTION_DAYS: "7" });
-  key = await server.apiKey();
-});
-afterAll(() => server.close());
 
 const sqlite = () => (server.deps.db as unknown as { $client: Database }).$client;
 const pragma = (name: string) => Object.values(sqlite().query(`PRAGMA ${name}`).get() as Record<string, number>)[0]!;
 const daysAgo = (d: number) => new Date(Date.now() - d * 86_400_000).toISOString();
+
+/**
+ * Copies the whole WAL into the database file and empties it, so the file's
+ * size is the database's. The server's checkpoint thread may be checkpointing
+ * at that moment: SQLite then answers busy and does nothing, so try again.
+ */
+async function checkpointFully() {
+  await waitFor(async () => (sqlite().query("PRAGMA wal_checkpoint(TRUNCATE)").get() as { busy: number }).busy === 0, { what: "a full checkpoint", timeoutMs: 30_000 });
+}
 
 /** Doubles the source's events `times` times with SQL (fresh ids), so a test has a backlog without sending it all. */
 function multiplyEvents(sourceId: string, times: number) {
@@ -28,6 +33,13 @@ function multiplyEvents(sourceId: string, times: number) {
 }
 
 describeOnly("sqlite", "retention pruning gives the space back", "the SQLite file's own free pages and auto_vacuum; PostgreSQL reclaims space with its own VACUUM", () => {
+  // A server each: what one test left old (say it failed before pruning) is not pruned by the next.
+  beforeEach(async () => {
+    server = await startTestServer({ HOOKRELAY_RETENTION_DAYS: "7" });
+    key = await server.apiKey();
+  });
+  afterEach(() => server.close());
+
   it("shrinks the database file after pruning (auto_vacuum=INCREMENTAL), and keeps the newer events", async () => {
     expect(pragma("auto_vacuum")).toBe(2);
     const source = await createSource(server, key, { name: "bulky" });
@@ -36,14 +48,14 @@ describeOnly("sqlite", "retention pruning gives the space back", "the SQLite fil
     multiplyEvents(source.id, 2); // 800 events, about 13 MB
     const keep = (await ingest(server, source.id, { body: '{"recent":true}' })).body.event_id;
     sqlite().query("UPDATE events SET received_at = ? WHERE source_id = ? AND id != ?").run(daysAgo(8), source.id, keep);
-    sqlite().exec("PRAGMA wal_checkpoint(TRUNCATE)");
+    await checkpointFully();
     const file = join(server.dataDir, "hookrelay.db");
     const before = statSync(file).size;
     expect(before).toBeGreaterThan(12 * 1024 * 1024);
 
     expect(await pruneOldEvents(server.deps, { batch: 100 })).toBe(800);
     expect(pragma("freelist_count")).toBe(0);
-    sqlite().exec("PRAGMA wal_checkpoint(TRUNCATE)");
+    await checkpointFully();
     const after = statSync(file).size;
     expect(after).toBeLessThan(before / 4);
     expect((await call(server, "GET", `/v1/events/${keep}`, { key })).status).toBe(200);
@@ -67,7 +79,8 @@ describeOnly("sqlite", "retention pruning gives the space back", "the SQLite fil
     })();
     await Bun.sleep(0);
     const started = performance.now();
-    const deleted = await pruneOldEvents(server.deps);
+    // 32 batches: a request that waits for a batch or two waits a small share of the whole.
+    const deleted = await pruneOldEvents(server.deps, { batch: 200 });
     const ended = performance.now();
     pruning = false;
     await sender;
@@ -75,8 +88,9 @@ describeOnly("sqlite", "retention pruning gives the space back", "the SQLite fil
     expect(deleted).toBe(6400);
     const during = latencies.filter((l) => l.end > started && l.end < ended);
     expect(during.length).toBeGreaterThan(0);
-    // No request waited for more than a batch or two.
-    expect(Math.max(...latencies.map((l) => l.end - l.start))).toBeLessThan(1000);
+    // No request waited for more than a batch or two: far less than the pruning took. (Measured against the
+    // pruning itself, not in milliseconds, so that a busy machine, which slows both, does not fail it.)
+    expect(Math.max(...latencies.map((l) => l.end - l.start))).toBeLessThan((ended - started) / 2);
   });
 });
 
