@@ -54,7 +54,6 @@ export function buildProgram() {
   program.commandsGroup("Client:");
   registerLogin(program);
   registerKeys(program);
-  registerUsers(program);
   registerSources(program);
   registerDestinations(program);
   registerConnections(program);
