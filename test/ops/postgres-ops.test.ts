@@ -24,9 +24,9 @@ describe.skipIf(unavailable !== null)("hookrelay on PostgreSQL, for the operator
   afterAll(() => cluster?.stop());
 
   /** serve and a local-mode command, from the compiled binary, each must fail with this one line and exit 1. */
-  async function bothRefuse(args: string[], env: Record<string, string>, line: RegExp) {
+  async function bothRefuse(args: string[], env: Record<string, string>, line: RegExp, serveArgs: string[] = []) {
     const dataDir = tempDir("hookrelay-pg-ops-");
-    const serve = await cli(["serve", "--port", "0", "--host", "127.0.0.1", "--data-dir", dataDir, ...args], { env: cliEnv(env), binary: true });
+    const serve = await cli(["serve", "--port", "0", "--host", "127.0.0.1", "--data-dir", dataDir, ...serveArgs, ...args], { env: cliEnv(env), binary: true });
     const local = await cli(["sources", "list", ...args], { env: cliEnv(env), binary: true });
     for (const run of [serve, local]) {
       expect(run.code).toBe(1);
@@ -41,8 +41,8 @@ describe.skipIf(unavailable !== null)("hookrelay on PostgreSQL, for the operator
     await bothRefuse(["--database-url", cluster.url], { HOOKRELAY_SECRET_KEY: "" }, /^error.*: HOOKRELAY_SECRET_KEY is required with a database URL/);
   });
 
-  it("a server that cannot be reached is one line", async () => {
-    await bothRefuse(["--database-url", "postgres://hookrelay@127.0.0.1:1/hookrelay"], { HOOKRELAY_SECRET_KEY: SECRET_KEY }, /^error.*: cannot reach PostgreSQL at 127\.0\.0\.1:1\/hookrelay/);
+  it("a server that cannot be reached is one line (serve once its --database-wait is over; it logs each try meanwhile)", async () => {
+    await bothRefuse(["--database-url", "postgres://hookrelay@127.0.0.1:1/hookrelay"], { HOOKRELAY_SECRET_KEY: SECRET_KEY }, /^error.*: cannot reach PostgreSQL at 127\.0\.0\.1:1\/hookrelay/, ["--database-wait", "1s"]);
   });
 
   it("a database that does not exist is one line", async () => {

@@ -78,10 +78,13 @@ export function EventsPage() {
 
   const startBulk = () =>
     bulkStart.run(async () => {
-      const r = await api.post<{ job_id: string; total: number; skipped?: number }>(withQuery("/events/retry", filters), {});
-      setBulkJob(r.job_id);
+      // job_id is null when nothing matched that may be retried: no job was created (docs/api.md).
+      const r = await api.post<{ job_id: string | null; total: number; skipped?: number }>(withQuery("/events/retry", filters), {});
       setBulkOpen(false);
-      toast(`Retrying ${plural(r.total, "event")}${r.skipped ? `; ${plural(r.skipped, "rejected event")} skipped` : ""}`);
+      const skipped = r.skipped ? `${plural(r.skipped, "rejected event")} skipped` : "";
+      if (r.job_id === null) return toast(`Nothing to retry${skipped ? `: ${skipped}` : ""}`);
+      setBulkJob(r.job_id);
+      toast(`Retrying ${plural(r.total, "event")}${skipped ? `; ${skipped}` : ""}`);
     });
 
   return (
