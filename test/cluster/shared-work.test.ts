@@ -219,9 +219,13 @@ describeOnly("postgres", "two nodes on one database", "several serve nodes need 
     const rate = 10;
     const p = await pipeline(a, key, { url: `${sink.url}/paced`, destination: { rate_limit_per_second: rate } });
     const before = sink.requests.length;
-    await Promise.all(Array.from({ length: 80 }, (_, i) => sendEvent(i % 2 ? a : b, p.sourceId, { i })));
-    await waitFor(async () => sink.requests.length - before >= 45, { timeoutMs: 20_000, what: "45 paced deliveries" });
-    const times = sink.requests.slice(before).filter((r) => r.path === "/paced").map((r) => r.receivedAt);
+    await Promise.all(Array.from({ length: 120 }, (_, i) => sendEvent(i % 2 ? a : b, p.sourceId, { i })));
+    // The window starts once every event is stored: before, a busy machine may still be ingesting,
+    // and a pacer with nothing due would look slow.
+    const stored = Date.now();
+    const paced = () => sink.requests.slice(before).filter((r) => r.path === "/paced" && r.receivedAt >= stored);
+    await waitFor(async () => paced().length >= 42, { timeoutMs: 30_000, what: "42 paced deliveries after the last event was stored" });
+    const times = paced().map((r) => r.receivedAt);
     const start = times[0]!;
     const window = 4000;
     const inWindow = times.filter((t) => t >= start && t < start + window).length;
@@ -239,11 +243,14 @@ describeOnly("postgres", "two nodes on one database", "several serve nodes need 
     expect(endpoint.status).toBe(201);
     const before = sink.requests.length;
     const sent = await Promise.all(
-      Array.from({ length: 80 }, (_, i) => call(i % 2 ? a : b, "POST", `/v1/applications/${app.body.application.id}/messages`, { key, body: { event_type: "order.paid", payload: { i } } })),
+      Array.from({ length: 120 }, (_, i) => call(i % 2 ? a : b, "POST", `/v1/applications/${app.body.application.id}/messages`, { key, body: { event_type: "order.paid", payload: { i } } })),
     );
     expect(sent.every((r) => r.status === 202)).toBe(true);
-    await waitFor(async () => sink.requests.slice(before).filter((r) => r.path === "/app-paced").length >= 45, { timeoutMs: 20_000, what: "45 paced deliveries" });
-    const times = sink.requests.slice(before).filter((r) => r.path === "/app-paced").map((r) => r.receivedAt);
+    // As above: the window starts once every message is stored.
+    const stored = Date.now();
+    const paced = () => sink.requests.slice(before).filter((r) => r.path === "/app-paced" && r.receivedAt >= stored);
+    await waitFor(async () => paced().length >= 42, { timeoutMs: 30_000, what: "42 paced deliveries after the last message was stored" });
+    const times = paced().map((r) => r.receivedAt);
     const start = times[0]!;
     const window = 4000;
     const inWindow = times.filter((t) => t >= start && t < start + window).length;

@@ -221,13 +221,21 @@ export class PageGuard {
     // A request still running when the test navigates (goto, reload) is aborted by the browser: not the app's fault.
     let navigations = 0;
     const startedAt = new WeakMap<object, number>();
+    // Between a navigation's request and its commit the old page still runs (a polling timer may
+    // start a request then): what is aborted meanwhile is the navigation's doing too.
+    let navigationPending = false;
     page.on("framenavigated", (frame) => {
-      if (frame === page.mainFrame()) navigations++;
+      if (frame !== page.mainFrame()) return;
+      navigations++;
+      navigationPending = false;
     });
     page.on("request", (req) => {
       // A reload aborts the old page's requests before the new document commits (framenavigated):
       // count the navigation from its own request, so those aborts are seen as the navigation's.
-      if (req.isNavigationRequest() && req.frame() === page.mainFrame()) navigations++;
+      if (req.isNavigationRequest() && req.frame() === page.mainFrame()) {
+        navigations++;
+        navigationPending = true;
+      }
       startedAt.set(req, navigations);
     });
     page.on("requestfailed", (req) => {
@@ -235,7 +243,7 @@ export class PageGuard {
       if (failure === "net::ERR_ABORTED") {
         // A live stream the page closed itself (leaving a live page) ends as aborted.
         if (req.url().includes("/v1/events/stream")) return;
-        if (req.method() === "GET" && navigations > (startedAt.get(req) ?? navigations)) return;
+        if (req.method() === "GET" && (navigationPending || navigations > (startedAt.get(req) ?? navigations))) return;
       }
       this.problems.push(`request failed: ${req.method()} ${req.url()} ${failure}`);
     });
