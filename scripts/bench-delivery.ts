@@ -17,7 +17,7 @@
  *    deliveries run (after one unmeasured second at that rate): lag from the
  *    sender's timestamp to arrival at the sink (p50/p99), and whether the
  *    queue stays flat.
- * Goals (issue 4, Speed): drain ≥ 50% of bare (its share of each bare loop is printed); at half ingest peak the
+ * Goals (docs/decisions.md D14): drain ≥ 50% of bare (its share of each bare loop is printed); at half ingest peak the
  * backlog does not grow, lag p50 < 20 ms and p99 < 100 ms; RSS < 200 MB.
  */
 import { join } from "node:path";

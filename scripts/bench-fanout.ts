@@ -1,5 +1,5 @@
 /**
- * Outbound fan-out at scale (issue 17, item 5): the same number of
+ * Outbound fan-out at scale (docs/performance.md, "Outbound fan-out"): the same number of
  * deliveries queued for one endpoint, and spread over `endpoints` endpoints
  * of one application (every endpoint a path of one local receiver).
  * `npm run bench:fanout [-- --endpoints 10000 --messages 10 --claim-rows 20000 --concurrency 32]`

@@ -2,7 +2,7 @@
  * Ingest throughput against a bare Bun server, same load, same machine.
  * `npm run bench:ingest [-- --seconds 10 --connections 64]`
  * `npm run bench:ingest -- --collection [--rounds 2]`: ingest without and
- * with one collection attached to the source (issue 16: within 10%).
+ * with one collection attached to the source (docs/decisions.md D14: within 10%).
  * Goals (docs/performance.md): NORMAL ≥ 50% of bare req/s, FULL ≥ 30%, with
  * hmac-sha256 verification on and every 200 on disk; p99 at half of peak load
  * within 2× bare p99 + 10 ms.

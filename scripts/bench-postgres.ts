@@ -1,6 +1,6 @@
 /**
- * The compiled binary on PostgreSQL against the same binary on SQLite (issue 19), and two
- * nodes on one PostgreSQL against one (issue 20).
+ * The compiled binary on PostgreSQL against the same binary on SQLite (docs/decisions.md D12), and two
+ * nodes on one PostgreSQL against one (docs/decisions.md D13).
  * `npm run bench:postgres [-- --seconds 10 --connections 64 --concurrency 32 --rounds 1 --durable --statements]`
  * `npm run bench:postgres -- --nodes 2`: PostgreSQL only, one node then two on the same database.
  *
@@ -22,8 +22,8 @@
  * the machine; SQLite's default NORMAL is the same promise). `--durable` keeps synchronous_commit on.
  * `--statements` loads pg_stat_statements and prints, per run, the statements by total time with their
  * calls per event: the round trips each phase costs.
- * Goals (issue 19): ≥ 5,000 events/s ingested, ≥ 5,000 deliveries/s drained on PostgreSQL.
- * Goal (issue 20): a second node adds throughput rather than contention.
+ * Goals (docs/decisions.md D14): ≥ 5,000 events/s ingested, ≥ 5,000 deliveries/s drained on PostgreSQL.
+ * Goal (docs/decisions.md D14): a second node adds throughput rather than contention.
  */
 import { readdirSync, readFileSync } from "node:fs";
 import { join } from "node:path";

@@ -1,5 +1,5 @@
 /**
- * Issue 4, Reliability, at a larger scale than test/reliability/crash.test.ts:
+ * Reliability (docs/delivery.md, "The queue": at least once), at a larger scale than test/reliability/crash.test.ts:
  * the compiled binary with two sources, one fanned out to two destinations
  * and the other to a third, events streamed in by many senders, and the
  * server killed with SIGKILL several times mid-stream and restarted on the

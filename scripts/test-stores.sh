@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# The whole suite on each store (issue 19, "Tests that must exist"): on
+# The whole suite on each store (docs/decisions.md D12): on
 # SQLite, then on PostgreSQL, a throwaway cluster that test/globalSetup.ts
 # starts and removes. The second run happens even when the first fails; the
 # script fails when either does, and ends with each run's summary line.

@@ -1,5 +1,5 @@
 /**
- * How delivery outcomes become issues (contract §6), as pure data: the
+ * How delivery outcomes become issues (docs/decisions.md D8), as pure data: the
  * recording transaction (src/domain/issues.ts) runs the steps this returns.
  * A leaf module: it imports nothing of ours.
  *

@@ -25,7 +25,7 @@ const INGEST_ACTIVE_MS = 1000;
 /**
  * Ingest and the builder share one thread. While events arrive, the builder
  * works at most a share of the time and pauses in between, so a collection
- * costs ingest little of its throughput (issue 16: within 10%). The share
+ * costs ingest little of its throughput (docs/decisions.md D14: within 10%). The share
  * follows the lag: small while the collection is fresh (a burst is absorbed
  * and built right after it), larger once the collection has been behind for
  * longer than FRESHNESS_MS, so a load that never eases still leaves it at a

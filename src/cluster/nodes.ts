@@ -6,7 +6,7 @@ import { iso } from "../domain/clock";
 import type { Clock } from "../domain/clock";
 
 /**
- * Cluster membership (issue 20): every `serve` process has a row in `nodes`
+ * Cluster membership (docs/decisions.md D13): every `serve` process has a row in `nodes`
  * and keeps its heartbeat fresh. A node whose heartbeat is older than
  * NODE_TIMEOUT_MS is gone: it drops out of GET /v1/cluster, out of the
  * node count that shares rate limits, and the deliveries it had claimed go

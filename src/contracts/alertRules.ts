@@ -2,7 +2,7 @@ import { z } from "zod";
 import { fromJsonText } from "./destinations";
 import { pageQuery, paginationBody as pagination } from "./pagination";
 
-/** Alert rules and their history (spec: Alert rule, Alert history entry; contract §6). */
+/** Alert rules and their history (spec: Alert rule, Alert history entry; docs/decisions.md D9). */
 
 export const RULE_TYPES = ["failure_rate", "latency", "dlq", "volume_drop", "issue_opened"] as const;
 export type RuleType = (typeof RULE_TYPES)[number];
@@ -17,7 +17,7 @@ const windowMinutes = (fallback: number) => z.int().min(1).max(MAX_WINDOW_MINUTE
 
 /**
  * rule_config per rule_type, with defaults for everything but the threshold.
- * Unknown fields are dropped (contract §3: ignored).
+ * Unknown fields are dropped (docs/decisions.md D3).
  */
 export const ruleConfigSchemas = {
   /** Fires when at least threshold_percent of the attempts finished in the window failed, over at least min_attempts attempts. */

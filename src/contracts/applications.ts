@@ -1,7 +1,7 @@
 import { z } from "zod";
 import { flag } from "./common";
 
-/** Applications (spec: Application; contract §8): the receivers of outbound messages, each owning endpoints. */
+/** Applications (spec: Application; docs/decisions.md D10): the receivers of outbound messages, each owning endpoints. */
 
 /**
  * A page size from the query string (text) or from a caller that parsed it

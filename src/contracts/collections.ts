@@ -2,7 +2,7 @@ import { z } from "zod";
 import { fromJsonText } from "./destinations";
 import { limitParam } from "./pagination";
 
-/** Collections (contract §9): the current state of every record a source's events describe, with each record's changelog. */
+/** Collections (docs/decisions.md D11): the current state of every record a source's events describe, with each record's changelog. */
 
 export const MAX_TRANSFORM_LENGTH = 64 * 1024;
 /** Longer keys are counted as missing: a key is an identifier, not data. */

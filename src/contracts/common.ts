@@ -1,6 +1,6 @@
 import { z } from "zod";
 
-/** Flags are accepted as booleans on input (contract §3) and stored as 0/1. */
+/** Flags are accepted as booleans on input (docs/decisions.md D3) and stored as 0/1. */
 export const flag = z.boolean();
 export const toFlag = (b: boolean | undefined | null) => (b ? 1 : 0);
 

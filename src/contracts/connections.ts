@@ -2,7 +2,7 @@ import { z } from "zod";
 import { flag } from "./common";
 import { fromJsonText } from "./destinations";
 
-/** Connections (spec: Connection; contract §5): source → destination, with filter rules and a JSONata transform. */
+/** Connections (spec: Connection; docs/decisions.md D6): source → destination, with filter rules and a JSONata transform. */
 
 export const FILTER_OPERATORS = ["eq", "neq", "gt", "gte", "lt", "lte", "contains", "in", "exists", "regex"] as const;
 export type FilterOperator = (typeof FILTER_OPERATORS)[number];

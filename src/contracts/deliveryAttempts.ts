@@ -1,7 +1,7 @@
 import { z } from "zod";
 import { pageQuery } from "./pagination";
 
-/** Delivery attempts (spec: Delivery attempt; contract §5). */
+/** Delivery attempts (spec: Delivery attempt; docs/decisions.md D6). */
 
 export const ATTEMPT_STATUSES = ["queued", "delivering", "success", "failed"] as const;
 export const TRIGGER_TYPES = ["initial", "retry", "manual", "bulk_retry", "replay", "redrive"] as const;

@@ -1,6 +1,6 @@
 import { z } from "zod";
 
-/** Destinations (contract §5): where connections deliver events. */
+/** Destinations (docs/decisions.md D6): where connections deliver events. */
 
 export const DESTINATION_METHODS = ["GET", "POST", "PUT", "PATCH", "DELETE"] as const;
 export const AUTH_TYPES = ["none", "basic", "bearer", "api_key"] as const;
@@ -23,7 +23,7 @@ export const DESTINATION_DEFAULTS = {
 } as const;
 
 /**
- * JSON fields are returned as JSON-encoded strings (contract §3); accepting
+ * JSON fields are returned as JSON-encoded strings (docs/decisions.md D3); accepting
  * that string form back on input lets a client PATCH what it just read.
  */
 export const fromJsonText = (v: unknown) => {

@@ -3,7 +3,7 @@ import { isoDate } from "./common";
 import { destinationUrl, signingSecret } from "./destinations";
 import { eventTypeName } from "./eventTypes";
 
-/** Application endpoints (spec: Application endpoint; contract §8): where an application's messages are sent. */
+/** Application endpoints (spec: Application endpoint; docs/decisions.md D10): where an application's messages are sent. */
 
 /** `disabled`: nothing is sent to it (set by hand, or after HOOKRELAY_ENDPOINT_DISABLE_AFTER without a success). */
 export const ENDPOINT_STATUSES = ["active", "disabled"] as const;

@@ -1,4 +1,4 @@
-/** The error codes of contract §3 with their HTTP statuses. */
+/** The error codes of docs/decisions.md D2 with their HTTP statuses. */
 export const errorStatus = {
   validation_error: 400,
   unauthorized: 401,

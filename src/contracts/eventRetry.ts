@@ -1,7 +1,7 @@
 import { z } from "zod";
 import { listEventsQuery } from "./events";
 
-/** Event retry (spec: POST /events/:id/retry) and bulk retry (contract §5). */
+/** Event retry (spec: POST /events/:id/retry) and bulk retry (docs/decisions.md D7). */
 
 export const retryResult = z.object({
   retried: z.array(

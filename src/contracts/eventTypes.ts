@@ -1,6 +1,6 @@
 import { z } from "zod";
 
-/** Event types (spec: Event type; contract §9): a catalogue of names, each with an optional JSON Schema. */
+/** Event types (spec: Event type; docs/decisions.md D11): a catalogue of names, each with an optional JSON Schema. */
 
 /** `deprecated` types still validate and accept messages; they are shown as such where types are offered. */
 export const EVENT_TYPE_STATUSES = ["active", "deprecated"] as const;

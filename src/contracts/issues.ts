@@ -2,7 +2,7 @@ import { z } from "zod";
 import { deliveryAttempt } from "./deliveryAttempts";
 import { pageQuery, paginationBody as pagination } from "./pagination";
 
-/** Issues (spec: Issue; contract §6): repeated delivery failures of one class to one destination. */
+/** Issues (spec: Issue; docs/decisions.md D8): repeated delivery failures of one class to one destination. */
 
 export const ISSUE_STATUSES = ["open", "acknowledged", "resolved", "ignored"] as const;
 export type IssueStatus = (typeof ISSUE_STATUSES)[number];

@@ -3,7 +3,7 @@ import { deliveryAttempt } from "./deliveryAttempts";
 import { eventTypeName } from "./eventTypes";
 import { queryLimit } from "./applications";
 
-/** Messages (spec: Message; contract §8): what an application's endpoints are sent. */
+/** Messages (spec: Message; docs/decisions.md D10): what an application's endpoints are sent. */
 
 /**
  * - `pending`: deliveries outstanding (a resend makes a settled message pending again);

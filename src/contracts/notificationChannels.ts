@@ -2,7 +2,7 @@ import { z } from "zod";
 import { destinationUrl } from "./destinations";
 
 /**
- * Notification channels (spec: Notification channel; contract §6). Unlike
+ * Notification channels (spec: Notification channel; docs/decisions.md D9). Unlike
  * other resources, config is an object in responses (the spec says so), and
  * the item is not wrapped in a `{channel}` key.
  */

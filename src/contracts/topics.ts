@@ -1,7 +1,7 @@
 import { z } from "zod";
 import { eventTypeName, jsonSchemaInput } from "./eventTypes";
 
-/** Topics (spec: Topic; contract §9): named channels an application publishes events to. */
+/** Topics (spec: Topic; docs/decisions.md D11): named channels an application publishes events to. */
 
 export const TOPIC_STATUSES = ["active", "paused"] as const;
 export type TopicStatus = (typeof TOPIC_STATUSES)[number];

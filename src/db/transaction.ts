@@ -172,7 +172,7 @@ async function runRaw(frame: Frame, statement: string): Promise<void> {
 
 /**
  * The synchronous SQLite transaction the hot paths used before the seam
- * (issue 19 moves them to `transaction`); SQLite only, `work` must not
+ * (docs/decisions.md D12 moves them to `transaction`); SQLite only, `work` must not
  * return a promise.
  */
 export function writeTransaction<T>(db: Db, work: (tx: Tx) => T): T {

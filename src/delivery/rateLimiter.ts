@@ -7,7 +7,7 @@
  * application's `rate_limit`, shared by all its endpoints): a send then needs
  * a slot of both, and takes neither when one is missing.
  *
- * Several nodes (issue 20): each node paces at rate / (live nodes), so the
+ * Several nodes (docs/decisions.md D13): each node paces at rate / (live nodes), so the
  * cluster as a whole holds the rate (`shareAmong`, refreshed by the worker
  * every heartbeat interval, not per delivery).
  *

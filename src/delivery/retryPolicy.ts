@@ -1,5 +1,5 @@
 /**
- * When a failed delivery is tried again (contract §5).
+ * When a failed delivery is tried again (docs/decisions.md D6).
  *
  * - exponential (default): retry_interval_seconds, then doubling each time,
  *   with ±20% jitter so a receiver that failed for everyone is not hit by a

@@ -175,7 +175,7 @@ function requestView(row: StoredRequestRow | undefined): FilterRequest {
 
 /**
  * A paused source's events are stored `held`; when the source is active
- * again they become `pending` and are routed like new ones (issue 4, item 7).
+ * again they become `pending` and are routed like new ones (docs/decisions.md D5).
  * Runs on `source.updated` and on the safety poll (a CLI in local mode may
  * have changed the source without this process hearing of it).
  */

@@ -5,7 +5,7 @@ import { standardWebhookHeaders } from "./signing";
 import { DestinationRefused, DnsFailure, resolveAllowedTarget } from "./ssrf";
 
 /**
- * The outgoing request of contract §5 and what came back.
+ * The outgoing request of docs/decisions.md D6 and what came back.
  *
  * Request: the destination's method and URL; the original body (or the
  * transformed JSON); the received headers minus hop-by-hop ones, `host` and

@@ -25,7 +25,7 @@ import type { Deps, Scope } from "./deps";
 import { isUniqueViolation, listEventTypes, parseOrThrow } from "./eventTypes";
 import { createScope, inScope } from "./scope";
 
-/** Applications (contract §8, docs/outbound.md): CRUD, the cursor list, and portal links. */
+/** Applications (docs/decisions.md D10, docs/outbound.md): CRUD, the cursor list, and portal links. */
 
 type ApplicationRow = typeof applications.$inferSelect;
 

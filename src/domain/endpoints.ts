@@ -30,7 +30,7 @@ import type { OpenedIssue } from "./issues";
 import { settleMessages, type MessageSettlement } from "./messages";
 
 /**
- * Application endpoints (contract §8, docs/outbound.md). Each endpoint
+ * Application endpoints (docs/decisions.md D10, docs/outbound.md). Each endpoint
  * delivers through a destination row of its own, `dst_<endpoint id>`, with
  * application_id set (hidden from /v1/destinations): that row holds what the
  * delivery engine reads (url, status, rate limit, the current signing

@@ -12,7 +12,7 @@ export interface ChangedEvent {
 }
 
 /**
- * An event's status after its deliveries settle (contract §4):
+ * An event's status after its deliveries settle (docs/decisions.md D5):
  * `failed` while any of its deliveries sits in the DLQ, else `delivered`
  * once every delivery succeeded. While deliveries are outstanding the status
  * is left alone: `pending` for a new event, and unchanged for a retried one

@@ -30,7 +30,7 @@ import type { ChangedEvent } from "./eventStatus";
 import { isUniqueViolation, parseOrThrow, validatePayloadForEventType } from "./eventTypes";
 
 /**
- * Messages (contract §8, docs/outbound.md). A message is stored as an event
+ * Messages (docs/decisions.md D10, docs/outbound.md). A message is stored as an event
  * (`evt_<message id>`) of its environment's outbound source, and fanned out
  * in the same write transaction: one queued delivery (trigger `initial`, no
  * connection) per endpoint that admits it. From there the delivery engine

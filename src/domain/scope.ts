@@ -4,7 +4,7 @@ import type { Scope } from "./deps";
 
 /**
  * Where a new resource lives. org_id / env_id in a create body may only name
- * the caller's own scope: data is bound to it (contract §2), so any other
+ * the caller's own scope: data is bound to it (docs/decisions.md D1), so any other
  * value is answered as if that environment did not exist.
  */
 export function createScope(scope: Scope, input: { org_id?: string; env_id?: string }): { orgId: string; envId: string } {
@@ -16,7 +16,7 @@ export function createScope(scope: Scope, input: { org_id?: string; env_id?: str
 
 /**
  * The one tenant condition: a row of `table` belongs to the caller's
- * organization and environment (contract §2). Every scoped query goes
+ * organization and environment (docs/decisions.md D1). Every scoped query goes
  * through it, with any further conditions.
  */
 export function inScope(table: { orgId: AnyColumn; envId: AnyColumn }, scope: Pick<Scope, "orgId" | "envId">, ...more: (SQL | undefined)[]): SQL {

@@ -55,7 +55,7 @@ const reply = (outcome: IngestOutcome, error: AppError): IngestResponse => ({ st
 const notStoredReply = (outcome: IngestOutcome, error: AppError): IngestResponse => ({ ...reply(outcome, error), notStored: true });
 
 /**
- * The receive pipeline, in contract §4's order: source exists (404) →
+ * The receive pipeline, in the order of docs/decisions.md D4: source exists (404) →
  * disabled (403) → expired / request_limit (410) → IP filter (403, nothing
  * stored) → signature (401, stored as failed) → handshake → schema (422 or
  * warn) → dedup → stored → 200. Nothing slow happens here: no outgoing HTTP,

@@ -3,7 +3,7 @@ import type { Bus, BusMessage } from "../domain/deps";
 import type { Logger } from "../observability/logger";
 
 /**
- * The bus across the nodes of one PostgreSQL database (issue 20): what one
+ * The bus across the nodes of one PostgreSQL database (docs/decisions.md D13): what one
  * node publishes reaches every node through LISTEN/NOTIFY.
  *
  * - Publishers publish after their commit; the NOTIFY goes out on a pool

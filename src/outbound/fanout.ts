@@ -1,5 +1,5 @@
 /**
- * Which endpoints a message goes to (contract §8): every active endpoint
+ * Which endpoints a message goes to (docs/decisions.md D10): every active endpoint
  * that has not expired and whose filter_types admit the event type (null:
  * every type). A pure leaf shared by the domain's fan-out and its resend
  * checks; it imports nothing of ours.

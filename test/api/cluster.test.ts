@@ -1,5 +1,5 @@
 /**
- * GET /v1/cluster (issue 20, "Seeing the cluster"): the live serve nodes
+ * GET /v1/cluster (docs/scaling.md, "Seeing the cluster"): the live serve nodes
  * sharing the database. A lone server lists itself, as the node that
  * answered and as the scheduler, on both stores; `hookrelay cluster` shows
  * the same; /metrics labels every series with the node's id.

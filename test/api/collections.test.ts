@@ -24,7 +24,7 @@ function expectValidation(res: { status: number; body: any }, field?: string) {
 }
 
 describe("POST /v1/collections", () => {
-  it("creates a collection with the fields of contract §9 and its builder's state", async () => {
+  it("creates a collection with the fields of docs/decisions.md D11 and its builder's state", async () => {
     const res = await call(server, "POST", "/v1/collections", {
       key,
       body: {

@@ -110,7 +110,7 @@ describe("ingest: success", () => {
   });
 });
 
-describe("ingest: order of checks and statuses (contract §4)", () => {
+describe("ingest: order of checks and statuses (docs/decisions.md D4)", () => {
   it("404 for an unknown or malformed source id", async () => {
     for (const id of ["src_" + "0".repeat(32), "nope", "evt_" + "1".repeat(32)]) {
       const res = await ingest(server, id, { body: "{}" });

@@ -1,7 +1,7 @@
 /**
  * Issues over real deliveries: a local sink answers as each test tells it,
  * the running worker records the outcomes, and issues follow in the same
- * transaction (contract §6).
+ * transaction (docs/decisions.md D8).
  */
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { listAttempts, pipeline, sendEvent, waitFor, waitForEventStatus, type Pipeline } from "../helpers/delivery";

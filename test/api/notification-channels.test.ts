@@ -171,7 +171,7 @@ describe("DELETE /v1/notification-channels/{id}", () => {
 });
 
 describe("POST /v1/notification-channels/{id}/test", () => {
-  it("sends the webhook body of contract §6, signed with X-Hookrelay-Signature when a secret is set", async () => {
+  it("sends the webhook body of docs/decisions.md D9, signed with X-Hookrelay-Signature when a secret is set", async () => {
     const id = await createChannel(server, key, { name: "Signed", channel_type: "webhook", config: { url: `${sink.url}/signed`, secret: "whsec-test" } });
     sink.requests.length = 0;
     const res = await post(`/v1/notification-channels/${id}/test`, undefined);

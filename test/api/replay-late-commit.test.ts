@@ -8,7 +8,7 @@ import { call, startTestServer, type TestServer } from "../helpers/server";
 import { startSink, type Sink } from "../helpers/sink";
 
 /**
- * A replay whose window reaches into the last seconds (issue 20: ordered
+ * A replay whose window reaches into the last seconds (docs/scaling.md, "Ordered readers": ordered
  * consumers never skip an event another node committed a moment later).
  */
 describeOnly("postgres", "a replay up to now", "several nodes stamp received_at by their own clocks before their own commits; SQLite has one writer", () => {

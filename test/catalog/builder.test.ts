@@ -6,7 +6,7 @@ import { changelog, createCollection, getCollection, record, records, waitBuilt 
 
 /**
  * Collections built by the running server's builder from events received
- * through the real ingest URL (issue 16, item 4).
+ * through the real ingest URL (docs/catalog.md, "How a collection is built").
  */
 let server: TestServer;
 let key: string;

@@ -7,7 +7,7 @@ import { ADMIN, tempDir } from "../helpers/server";
 import { dropStore, onPostgres, storeEnv } from "../helpers/database";
 
 /**
- * Issue 16, item 4: `hookrelay serve` is killed with SIGKILL while events
+ * docs/catalog.md, "How a collection is built": `hookrelay serve` is killed with SIGKILL while events
  * stream in and a collection is being built from them, then restarted on
  * the same data dir. Every stored event must end up in the changelog
  * exactly once (none lost, none doubled), in received order per key.

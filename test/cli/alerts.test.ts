@@ -8,7 +8,7 @@ import { startSink, type Sink } from "../helpers/sink";
 import { cli, cliEnv, type CliResult } from "./helpers";
 
 /**
- * `hookrelay issues`, `alerts` and `channels` (issue 15, item 7) against one
+ * `hookrelay issues`, `alerts` and `channels` (docs/cli.md, "Issues, alert rules and channels") against one
  * running server whose destination's receiver is down: remote mode (URL +
  * API key) and local mode (its data dir) answer the same JSON, --json prints
  * the API's answer exactly, bad flags exit 2, API refusals exit 1 with the

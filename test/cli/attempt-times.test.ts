@@ -3,7 +3,7 @@ import { attemptTimes, attemptWhenCell } from "../../cli/output/attempts";
 import { makeChalk } from "../../cli/output/color";
 import { table } from "../../cli/output/table";
 
-/** An attempt's time is when it was sent; a queued one shows when it is due (issue 14: attempt times). */
+/** An attempt's time is when it was sent; a queued one shows when it is due (docs/cli.md, "events tail and listen"; docs/admin-ui.md, "Delivery attempts and rejected events"). */
 describe("attempt times", () => {
   const sent = "2026-01-01T10:00:00.000Z";
   const due = new Date(Date.now() + 4 * 60_000 + 5_000).toISOString();

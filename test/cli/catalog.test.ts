@@ -5,7 +5,7 @@ import { startTestServer, tempDir, type TestServer } from "../helpers/server";
 import { cli, cliEnv, type CliResult } from "./helpers";
 
 /**
- * `hookrelay topics`, `event-types` and `collections` (issue 16, item 6) with
+ * `hookrelay topics`, `event-types` and `collections` (docs/cli.md, "Topics, event types and collections") with
  * --json in both modes, against one running server: remote (URL + API key)
  * and local (its data dir). What one mode writes the other reads back
  * identically; bad flags exit 2, API refusals exit 1 with the API's body.

@@ -6,7 +6,7 @@ import { outboundSink, verifiesWith } from "../outbound/helpers";
 import { cli, cliEnv, type CliResult } from "./helpers";
 
 /**
- * `hookrelay apps`, `endpoints` and `messages` (issue 17, item 8) with --json
+ * `hookrelay apps`, `endpoints` and `messages` (docs/cli.md, "Applications, endpoints and messages (outbound)") with --json
  * in both modes against one running server: remote (URL + API key) and local
  * (its data dir). What one mode writes the other reads back identically; the
  * messages reach a real local receiver signed with the secret the CLI

@@ -9,7 +9,7 @@ import { ADMIN, tempDir } from "../helpers/server";
 import { startSink, type Sink } from "../helpers/sink";
 
 /**
- * Issue 20: several `serve` nodes (the compiled binary, each with its own data dir and port) on
+ * docs/decisions.md D13: several `serve` nodes (the compiled binary, each with its own data dir and port) on
  * one PostgreSQL database, the same database URL and secret key. Every node ingests and
  * delivers; losing a node loses no acknowledged event.
  */

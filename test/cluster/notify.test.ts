@@ -14,7 +14,7 @@ import { newId } from "../../src/contracts/ids";
 import { eq } from "drizzle-orm";
 
 /**
- * Nodes hear each other (issue 20): two serve nodes on one PostgreSQL
+ * Nodes hear each other (docs/scaling.md, "Nodes hear each other"): two serve nodes on one PostgreSQL
  * database. What one node publishes after its commit reaches the other
  * through LISTEN/NOTIFY: SSE streams, workers and caches on every node.
  */

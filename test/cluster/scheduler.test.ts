@@ -1,5 +1,5 @@
 /**
- * One scheduler at a time (issue 20, item 3): of the nodes sharing one
+ * One scheduler at a time (docs/scaling.md, "One scheduler"): of the nodes sharing one
  * PostgreSQL database, one holds the scheduler lease and runs the
  * cluster-wide jobs; when it stops, dies or loses its connection, another
  * takes the lease over within a bounded time. And nodes starting at once on

@@ -12,7 +12,7 @@ import { createSource, ingest } from "../helpers/ingest";
 import { spawnServe } from "../ops/helpers";
 
 /**
- * Issue 20, items 1 and 2: two serve nodes in this process on one
+ * docs/scaling.md, "Shared work": two serve nodes in this process on one
  * PostgreSQL database share the delivery queue and hold de-duplication,
  * request limits, counters and rate limits together.
  */

@@ -3,7 +3,7 @@ import { join, relative } from "node:path";
 import { describe, expect, it } from "vitest";
 
 /**
- * Issue 19's seam: outside src/db, code reads the same on SQLite and
+ * The seam of docs/decisions.md D12: outside src/db, code reads the same on SQLite and
  * PostgreSQL. What would tie it to one dialect (drizzle's synchronous forms,
  * raw bun:sqlite statements, SQLite's own SQL) is looked for in the source.
  */
@@ -29,7 +29,7 @@ const rules: { what: string; pattern: RegExp }[] = [
   { what: "a bare 0 as a condition", pattern: /sql`0`/ },
 ];
 
-describe("domain code is dialect-neutral (issue 19, item 3)", () => {
+describe("domain code is dialect-neutral (docs/decisions.md D12)", () => {
   const sources = areas.flatMap((a) => files(join(root, a))).filter((f) => !allowed.has(relative(root, f)));
 
   it("finds the source files it checks", () => {

@@ -10,7 +10,7 @@ import { createSource, insertEvent, scopeOf, type TestScope } from "../helpers/r
 import { startTestServer, type TestServer } from "../helpers/server";
 
 /**
- * The claim at outbound's scale (issue 17, item 5) on a real database file:
+ * The claim at outbound's scale (docs/performance.md, "Outbound fan-out") on a real database file:
  * thousands of destinations with rows waiting, one destination's backlog,
  * paused destinations. Destinations are written straight to the table,
  * paused, so the server's own worker leaves their rows alone; each claim

@@ -1,6 +1,6 @@
 /**
- * Issues, alert rules and notification channels in the admin UI (issue 15,
- * item 6), in headless chromium against the compiled binary: a real sink
+ * Issues, alert rules and notification channels in the admin UI (docs/admin-ui.md,
+ * "Issues, alert rules, notification channels"), in headless chromium against the compiled binary: a real sink
  * that answers 503 opens an issue, which the dashboard's card counts and the
  * Issues page lists by status and destination; its detail shows the last
  * failed attempt's request and response, and is acknowledged, snoozed,

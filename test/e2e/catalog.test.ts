@@ -1,5 +1,5 @@
 /**
- * The catalogue in the admin UI (issue 16, item 5), in headless chromium
+ * The catalogue in the admin UI (docs/admin-ui.md, "Topics, event types, collections"), in headless chromium
  * against the compiled binary: event types with a schema editor that checks
  * JSON as you type and shows ajv's refusal next to the field; topics created
  * with a schema, paused and resumed, a test payload published (refused by

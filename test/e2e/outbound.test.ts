@@ -1,6 +1,6 @@
 /**
- * Outbound sending in the admin UI and the consumer portal (issue 17, items
- * 6 and 7), in headless chromium against the compiled binary, with a real
+ * Outbound sending in the admin UI and the consumer portal (docs/outbound.md,
+ * "From the UI and the CLI"), in headless chromium against the compiled binary, with a real
  * local server receiving the webhooks: applications created, searched and
  * paged by cursor; endpoints added with event types chosen from the
  * catalogue, disabled and enabled, their secret revealed and rotated after a

@@ -1,5 +1,6 @@
 /**
- * The admin UI's side of issue 14, in headless chromium against the compiled
+ * The admin UI's side of docs/admin-ui.md, "Conventions" and "Delivery
+ * attempts and rejected events", in headless chromium against the compiled
  * binary: a login page that asks for nothing, forms whose errors sit next to
  * their fields in words, a new connection with nothing chosen for the user and
  * no silently dropped rule, destructive confirmations that look it, a DLQ
@@ -9,8 +10,8 @@
  * and attempt times (sent, or scheduled while queued).
  *
  * Setup goes through the API with the browser's session; what is tested goes
- * through the UI. The parts that need the API of issue 14 items 1 and 3
- * (`forced`, `skipped`, `sent_at`) look at what the server answers and are
+ * through the UI. The parts that need the API of docs/delivery.md, "Retry, bulk
+ * retry, redrive" and "Delivery attempts API" (`forced`, `skipped`, `sent_at`) look at what the server answers and are
  * skipped, saying so, against a server without them.
  */
 import { createHmac, randomUUID } from "node:crypto";

@@ -1,5 +1,5 @@
 /**
- * Which store a test run is on (issue 19, "Tests that must exist"): SQLite in
+ * Which store a test run is on (docs/decisions.md D12): SQLite in
  * each test's data dir by default; with HOOKRELAY_TEST_DATABASE=postgres, a
  * throwaway PostgreSQL cluster (test/globalSetup.ts, test/helpers/database.ts).
  * Free of vitest imports: the reporter and the global setup read it too.

@@ -9,7 +9,7 @@ import { HELD_PER_SLOT } from "../../src/delivery/worker";
 import { dropStore, storeEnv } from "../helpers/database";
 
 /**
- * Issue 4, Reliability: while events stream in and deliveries run, the
+ * Reliability (docs/delivery.md, "The queue": at least once): while events stream in and deliveries run, the
  * server is killed with SIGKILL and restarted on the same data dir. Every
  * event that was answered 200 must reach the sink at least once; duplicates
  * only for deliveries in flight at the kill.

@@ -4,7 +4,7 @@ import { startFlakySink, type FlakySink } from "../helpers/flakySink";
 import { listAttempts, pipeline, sendEvent, waitFor } from "../helpers/delivery";
 
 /**
- * Issue 4, Reliability: a receiver that fails 30% of requests, hangs some
+ * Reliability (docs/decisions.md D6): a receiver that fails 30% of requests, hangs some
  * past the timeout and resets some connections. Every event must end
  * delivered or in the DLQ; none lost, none delivered to the wrong destination.
  */

@@ -3,7 +3,7 @@ import { webhookChannelConfig, MASK, type WebhookChannelConfig } from "../../con
 import { postJson } from "./http";
 import type { AlertNotification, ChannelKind } from "./types";
 
-/** The JSON body of contract §6 (plus `link`, into the admin UI). */
+/** The JSON body of docs/decisions.md D9 (plus `link`, into the admin UI). */
 export function webhookBody(n: AlertNotification): string {
   return JSON.stringify({
     type: n.type,

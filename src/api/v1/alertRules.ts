@@ -3,7 +3,7 @@ import { alertHistoryList, alertHistoryQuery, alertRuleBody, alertRuleDetail, al
 import { createAlertRule, deleteAlertRule, getAlertRule, listAlertHistory, listAlertRules, updateAlertRule } from "../../domain/alertRules";
 import { idParam, jsonBody, operation, responses, type Api } from "../openapi";
 
-/** Alert rules and their history (issue 15; contract §6). */
+/** Alert rules and their history (docs/decisions.md D9; docs/alerts.md, "Alert rules"). */
 export function registerAlertRuleRoutes(api: Api) {
   const tags = ["alert-rules"];
   operation(

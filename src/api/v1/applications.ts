@@ -15,7 +15,7 @@ import {
 import { portalOperation } from "../middleware/portal";
 import { jsonBody, operation, responses, type Api } from "../openapi";
 
-/** Applications (contract §8, docs/outbound.md). `{appId}` is the application's id or uid. */
+/** Applications (docs/decisions.md D10, docs/outbound.md). `{appId}` is the application's id or uid. */
 export function registerApplicationRoutes(api: Api) {
   const tags = ["applications"];
   operation(

@@ -15,7 +15,7 @@ import {
 import { createCollection, deleteCollection, getCollection, getRecord, getRecordChangelog, listCollections, listRecords, updateCollection } from "../../domain/collections";
 import { idParam, jsonBody, operation, responses, type Api } from "../openapi";
 
-/** Collections CRUD, records and changelog (spec: Collections; contract §9). */
+/** Collections CRUD, records and changelog (spec: Collections; docs/decisions.md D11). */
 export function registerCollectionRoutes(api: Api) {
   const tags = ["collections"];
   operation(

@@ -3,7 +3,7 @@ import { connectionBody, connectionList, createConnectionInput, listConnectionsQ
 import { createConnection, deleteConnection, getConnection, listConnections, testTransform, updateConnection } from "../../domain/connections";
 import { idParam, jsonBody, operation, responses, type Api } from "../openapi";
 
-/** Connections CRUD (spec: POST /connections; contract §5) and the transform preview. */
+/** Connections CRUD (spec: POST /connections; docs/decisions.md D6) and the transform preview. */
 export function registerConnectionRoutes(api: Api) {
   const tags = ["connections"];
   operation(

@@ -3,7 +3,7 @@ import { listAttempts } from "../../domain/deliveryAttempts";
 import { startRedrive } from "../../domain/redrive";
 import { jsonBody, operation, responses, type Api } from "../openapi";
 
-/** Delivery attempts list and DLQ redrive (issue 4). */
+/** Delivery attempts list and DLQ redrive (docs/delivery.md, "Delivery attempts API"; docs/decisions.md D7). */
 export function registerDeliveryAttemptRoutes(api: Api) {
   const tags = ["delivery-attempts"];
 

@@ -4,7 +4,7 @@ import { createDestination, deleteDestination, getDestination, getDestinationSec
 import { revealsSecret } from "../middleware/auth";
 import { idParam, jsonBody, operation, responses, type Api } from "../openapi";
 
-/** Destinations CRUD (contract §5); the signing secret is readable only at /secret. */
+/** Destinations CRUD (docs/decisions.md D6); the signing secret is readable only at /secret. */
 export function registerDestinationRoutes(api: Api) {
   const tags = ["destinations"];
   operation(

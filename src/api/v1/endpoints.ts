@@ -7,7 +7,7 @@ import { revealsSecret } from "../middleware/auth";
 import { portalOperation } from "../middleware/portal";
 import { jsonBody, responses, type Api } from "../openapi";
 
-/** An application's endpoints (contract §8, docs/outbound.md); every route is open to the application's portal link. */
+/** An application's endpoints (docs/decisions.md D10, docs/outbound.md); every route is open to the application's portal link. */
 export function registerEndpointRoutes(api: Api) {
   const tags = ["endpoints"];
   const base = "/applications/{appId}/endpoints";

@@ -3,7 +3,7 @@ import { startBulkRetry } from "../../domain/bulkRetry";
 import { retryEvent } from "../../domain/retries";
 import { idParam, operation, responses, type Api } from "../openapi";
 
-/** Event retry and bulk retry (issue 4). Registered after the events routes. */
+/** Event retry and bulk retry (docs/decisions.md D7). Registered after the events routes. */
 export function registerEventRetryRoutes(api: Api) {
   const tags = ["events"];
 

@@ -3,7 +3,7 @@ import { createEventTypeInput, eventTypeBody, eventTypeList, eventTypeParam, lis
 import { createEventType, deleteEventType, getEventType, listEventTypes, updateEventType } from "../../domain/eventTypes";
 import { jsonBody, operation, responses, type Api } from "../openapi";
 
-/** Event types CRUD (spec: Topics and event types; contract §9). `{id}` is the event type's id or name. */
+/** Event types CRUD (spec: Topics and event types; docs/decisions.md D11). `{id}` is the event type's id or name. */
 export function registerEventTypeRoutes(api: Api) {
   const tags = ["event-types"];
   operation(

@@ -10,7 +10,7 @@ import { errorSchema, idParam, operation, responses, type Api, type ApiContext }
 
 export { SSE_PING_MS } from "../eventStream";
 
-/** Events list, detail and live stream (issue 3). Retry routes live in their own file (issue 4). */
+/** Events list, detail and live stream (docs/ingest.md, "Events API"). Retry routes live in their own file (docs/decisions.md D7). */
 export function registerEventRoutes(api: Api, streams: StreamGuard) {
   const tags = ["events"];
 

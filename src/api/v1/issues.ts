@@ -2,7 +2,7 @@ import { issueBody, issueDetail, issueList, listIssuesQuery, updateIssueInput } 
 import { getIssue, listIssues, updateIssue } from "../../domain/issues";
 import { idParam, jsonBody, operation, responses, type Api } from "../openapi";
 
-/** Issues (issue 15; contract §6): opened and resolved by delivery outcomes, triaged here. */
+/** Issues (docs/decisions.md D8; docs/alerts.md, "Issues"): opened and resolved by delivery outcomes, triaged here. */
 export function registerIssueRoutes(api: Api) {
   const tags = ["issues"];
   operation(

@@ -5,7 +5,7 @@ import { AppError } from "../../contracts/errors";
 import { portalOperation } from "../middleware/portal";
 import { jsonBody, operation, responses, type Api } from "../openapi";
 
-/** An application's messages (contract §8, docs/outbound.md). Reading and resending are open to its portal link; sending is not. */
+/** An application's messages (docs/decisions.md D10, docs/outbound.md). Reading and resending are open to its portal link; sending is not. */
 export function registerMessageRoutes(api: Api) {
   const tags = ["messages"];
   const base = "/applications/{appId}/messages";

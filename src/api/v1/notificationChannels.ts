@@ -11,7 +11,7 @@ import {
 import { createChannel, deleteChannel, getChannel, listChannels, testChannel, updateChannel } from "../../domain/notificationChannels";
 import { idParam, jsonBody, operation, responses, type Api } from "../openapi";
 
-/** Notification channels (issue 15; spec: Notification channels): the spec's unwrapped shapes, config as an object. */
+/** Notification channels (docs/decisions.md D9; spec: Notification channels): the spec's unwrapped shapes, config as an object. */
 export function registerNotificationChannelRoutes(api: Api) {
   const tags = ["notification-channels"];
   operation(

@@ -2,7 +2,7 @@ import { jobIdParam, jobProgress, replayInput, replayStarted } from "../../contr
 import { getReplay, startReplay } from "../../domain/replay";
 import { jsonBody, operation, responses, type Api } from "../openapi";
 
-/** Replay jobs (issue 4; spec: Replay). */
+/** Replay jobs (docs/decisions.md D7; spec: Replay). */
 export function registerReplayRoutes(api: Api) {
   const tags = ["replay"];
 

@@ -4,7 +4,7 @@ import { createSource, deleteSource, getSource, getSourceSecret, listSources, li
 import { revealsSecret } from "../middleware/auth";
 import { idParam, jsonBody, operation, responses, type Api } from "../openapi";
 
-/** Sources CRUD and templates (issue 3). */
+/** Sources CRUD and templates (docs/ingest.md, "Sources" and "Templates"). */
 export function registerSourceRoutes(api: Api) {
   const tags = ["sources"];
 

@@ -3,7 +3,7 @@ import { createTopicInput, listTopicsQuery, publishInput, publishResult, topicBo
 import { createTopic, deleteTopic, getTopic, listTopics, publishToTopic, updateTopic } from "../../domain/topics";
 import { jsonBody, operation, responses, type Api } from "../openapi";
 
-/** Topics CRUD and publishing (spec: Topics and event types; contract §9). `{id}` is the topic's id or slug. */
+/** Topics CRUD and publishing (spec: Topics and event types; docs/decisions.md D11). `{id}` is the topic's id or slug. */
 export function registerTopicRoutes(api: Api) {
   const tags = ["topics"];
   operation(

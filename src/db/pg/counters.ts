@@ -5,7 +5,7 @@ import { onCommit, outsideTransaction, transaction } from "../transaction";
 import { pgArray, pgRows } from "./rows";
 
 /**
- * Counters kept in memory between flushes (issue 20, PostgreSQL only):
+ * Counters kept in memory between flushes (docs/decisions.md D13, PostgreSQL only):
  * sources.request_count / event_count / last_event_at and
  * connections.event_count / last_event_at are moved by every ingest and
  * routing batch. Updated inside those transactions, a busy source's or

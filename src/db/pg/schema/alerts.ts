@@ -5,7 +5,7 @@ import { destinations } from "./delivery";
 import { sources } from "./sources";
 
 /**
- * Repeated delivery failures of one class to one destination (contract §6).
+ * Repeated delivery failures of one class to one destination (docs/decisions.md D8).
  * Kept current by the transaction that records delivery outcomes, so the
  * fingerprint is unique: a failure finds its issue by one index seek.
  */
@@ -69,7 +69,7 @@ export const alertRules = pgTable(
     description: text("description"),
     enabled: bigint("enabled", { mode: "number" }).notNull().default(1),
     ruleType: text("rule_type").notNull(),
-    /** JSON object, its shape per rule_type (contract §6), stored with defaults filled in. */
+    /** JSON object, its shape per rule_type (docs/decisions.md D9), stored with defaults filled in. */
     ruleConfig: text("rule_config").notNull(),
     sourceId: text("source_id").references(() => sources.id, { onDelete: "cascade" }),
     destinationId: text("destination_id").references(() => destinations.id, { onDelete: "cascade" }),
