@@ -2,7 +2,7 @@ import { defineConfig } from "vitest/config";
 
 export default defineConfig({
   test: {
-    // The default forks pool and vmThreads both fail under Bun (TOOLCHAIN.md).
+    // The default forks pool and vmThreads both fail under Bun (docs/decisions.md D18).
     pool: "threads",
     // Two files at a time. vitest's default on a 2-core machine is one (cores - 1), but most of a file's
     // time is spent waiting (on servers, child processes, a browser, sinks, qemu), not computing:

@@ -5,7 +5,7 @@ import { pgQueue } from "./pg/queueSql";
 import { sqliteQueue } from "./sqliteQueue";
 
 /**
- * The delivery queue's storage (DESIGN.md, "The queue is a table"), one
+ * The delivery queue's storage (docs/decisions.md D15), one
  * implementation per dialect: SQLite's tuned prepared statements and its
  * claim walk (src/db/sqliteQueue.ts), PostgreSQL's set-at-a-time SQL with
  * FOR UPDATE SKIP LOCKED (src/db/pg/queueSql.ts). src/delivery/queue.ts is

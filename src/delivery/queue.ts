@@ -12,8 +12,8 @@ import { recordEndpointHealth } from "../domain/endpoints";
 import { settleMessages, type MessageSettlement } from "../domain/messages";
 
 /**
- * The delivery queue is the delivery_attempts table (DESIGN.md, "The queue
- * is a table"): a `queued` row whose scheduled_at has come is work to do.
+ * The delivery queue is the delivery_attempts table (docs/decisions.md
+ * D15): a `queued` row whose scheduled_at has come is work to do.
  * Claim it with a lease, deliver outside any transaction, then record the
  * outcome in one short write transaction: complete it, or mark it failed and
  * insert the next try, or move it to the DLQ.

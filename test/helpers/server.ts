@@ -36,7 +36,7 @@ export interface TestServer extends RunningServer {
  * A real server on a free port over the run's store (test/helpers/database.ts):
  * a real SQLite file in a temp dir, or on PostgreSQL runs that dir's own
  * database (the same one again when a test restarts on the same dir). With
- * a clock, time is the test's to move (DESIGN.md, "Time is injected").
+ * a clock, time is the test's to move (docs/decisions.md D16).
  */
 export async function startTestServer(env: Record<string, string> = {}, dataDir = tempDir(), clock?: Clock): Promise<TestServer> {
   const store = await storeEnv(dataDir);

@@ -64,7 +64,7 @@ export async function openPostgres(url: string, opts: { max?: number } = {}): Pr
 
 /**
  * drizzle's migrator takes no lock: several processes starting on one empty
- * database at once would each try to create the tables (POSTGRES.md: 2 or 3
+ * database at once would each try to create the tables (docs/decisions.md D17: 2 or 3
  * of 4 crashed). A session-level advisory lock held on a reserved connection
  * lets one migrate; the others then find nothing to do.
  */

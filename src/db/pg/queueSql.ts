@@ -12,7 +12,7 @@ import { NODE_TIMEOUT_MS } from "../../cluster/nodes";
  * The delivery queue on PostgreSQL: several claimers (pumps of one node, or
  * nodes) may claim side by side, so rows are picked with FOR UPDATE SKIP
  * LOCKED, and each statement works on a whole batch (a round trip costs
- * 0.1–0.2 ms: POSTGRES.md). Nothing here is prepared ahead: statements run
+ * 0.1–0.2 ms: docs/decisions.md D17). Nothing here is prepared ahead: statements run
  * on `db`, which inside transaction() is the transaction's connection.
  * bigint columns are cast to int where read raw (Bun.SQL reads int8 as text).
  */
@@ -71,7 +71,7 @@ interface WalkState {
 const walks = new WeakMap<object, WalkState>();
 
 /**
- * A fair claim (POSTGRES.md, "A fair claim on Postgres"), in three steps:
+ * A fair claim (docs/decisions.md D17), in three steps:
  *
  * 1. Walk: from where the last claim stopped, a loose index scan over
  *    attempts_due (a recursive CTE, one index seek per destination) reads
@@ -84,8 +84,8 @@ const walks = new WeakMap<object, WalkState>();
  *    statement. While the walk is part way round, k is 1 (one row of each
  *    destination, claim after claim); once it has been round them all with
  *    room left, the room is shared in equal parts, round after round, so a
- *    destination's LIMIT stays close to what it is given (POSTGRES.md: at
- *    k=64 a claim locked 3,200 rows to hand out 64). A paused destination
+ *    destination's LIMIT stays close to what it is given (docs/decisions.md
+ *    D17: at k=64 a claim locked 3,200 rows to hand out 64). A paused destination
  *    never reaches this step, and the statement checks again, so its rows
  *    are never locked. Rows another claimer holds are skipped, not waited for.
  * 3. Expired leases fill what room is left, also SKIP LOCKED.
@@ -315,7 +315,7 @@ async function destinationForDeliveryPg(db: Db, destinationId: string): Promise<
 // ---------------------------------------------------------------- recording
 
 /**
- * A batch's outcomes in one UPDATE … FROM unnest(…) (POSTGRES.md: 65k rows/s
+ * A batch's outcomes in one UPDATE … FROM unnest(…) (docs/decisions.md D17: 65k rows/s
  * against 5.7k for a statement per row). Lease-guarded as on SQLite: a row
  * re-claimed after its lease ran out belongs to the new claim, and is not
  * written; RETURNING says which were.
