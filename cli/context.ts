@@ -9,11 +9,12 @@
 import { existsSync } from "node:fs";
 import { join } from "node:path";
 import type { z } from "zod";
-import { describeNetworkError } from "../src/delivery/networkErrors";
+import { describeNetworkError } from "../src/outgoing/networkErrors";
 import { ConfigError, loadConfig } from "../src/config/config";
 import type { Dialect } from "../src/db/dialect";
 import { AppError, type ErrorBody } from "../src/contracts/errors";
-import type { Bus, Deps, Scope } from "../src/domain/deps";
+import type { Deps, Scope } from "../src/domain/deps";
+import type { Bus } from "../src/core/bus";
 import { CliError, EXIT, usageError } from "./errors";
 import { Output } from "./output";
 import { profileName, readProfiles, type Profile } from "./profiles";
@@ -226,11 +227,11 @@ const quietBus: Bus = { publish() {}, subscribe: () => () => {} };
 async function openLocal(target: { dataDir?: string; databaseUrl?: string }, out: Output): Promise<LocalStore & { close(): Promise<void> }> {
   const config = loadConfig({ dataDir: target.dataDir, databaseUrl: target.databaseUrl });
   const [{ createDeps }, { DatabaseUnavailable }, { databasePath }, { bootstrap, defaultScope }, { systemClock }, { readServerInfo }] = await Promise.all([
-    import("../src/runtime/deps"),
+    import("../src/boot/deps"),
     import("../src/db/store"),
     import("../src/db/open"),
     import("../src/domain/bootstrap"),
-    import("../src/domain/clock"),
+    import("../src/core/clock"),
     import("../src/runtime/serverLock"),
   ]);
   if (!config.databaseUrl && !config.secretKey && existsSync(databasePath(config.dataDir)) && !existsSync(join(config.dataDir, "secret.key"))) {

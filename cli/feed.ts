@@ -6,7 +6,7 @@
  * Both go through the context, so the same code serves both modes.
  */
 import { POSTGRES_READ_HORIZON_MS } from "../src/db/horizon";
-import { describeNetworkError } from "../src/delivery/networkErrors";
+import { describeNetworkError } from "../src/outgoing/networkErrors";
 import type { Context } from "./context";
 import { CliError } from "./errors";
 

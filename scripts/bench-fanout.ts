@@ -24,7 +24,7 @@ import { openDatabase } from "../src/db/open";
 import { claimDue } from "../src/delivery/queue";
 import { createApplication } from "../src/domain/applications";
 import { bootstrap, defaultScope } from "../src/domain/bootstrap";
-import { systemClock } from "../src/domain/clock";
+import { systemClock } from "../src/core/clock";
 import type { Deps, Scope } from "../src/domain/deps";
 import { createEndpoint } from "../src/domain/endpoints";
 import { createMessage } from "../src/domain/messages";

@@ -4,9 +4,9 @@
  * sandbox's workers (a message round trip each way), one at a time and 32
  * at once (the delivery worker's default concurrency). Run: bun scripts/bench-transform.ts
  */
-import { applyTransform, evaluateInSandbox, type TransformInput } from "../src/delivery/transform";
-import { matchesFilter, parseFilterRules } from "../src/delivery/filter";
-import { sandbox } from "../src/delivery/sandbox";
+import { applyTransform, evaluateInSandbox, type TransformInput } from "../src/rules/transform";
+import { matchesFilter, parseFilterRules } from "../src/rules/filter";
+import { sandbox } from "../src/rules/sandbox";
 
 const expression = '{"id": data.id, "total": $sum(data.items.(qty * price)), "skus": data.items.sku, "event": $headers."x-event"}';
 const items = Array.from({ length: 20 }, (_, i) => ({ sku: `sku-${i}`, qty: i % 3, price: 10 + i, note: "x".repeat(40) }));

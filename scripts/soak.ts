@@ -21,7 +21,7 @@ import { loadConfig } from "../src/config/config";
 import { openDatabase } from "../src/db/open";
 import { createApiKey } from "../src/domain/apiKeys";
 import { defaultScope } from "../src/domain/bootstrap";
-import { systemClock } from "../src/domain/clock";
+import { systemClock } from "../src/core/clock";
 import type { Deps } from "../src/domain/deps";
 import { pruneOldEvents } from "../src/domain/retention";
 import { loadSecretBox } from "../src/domain/secrets";

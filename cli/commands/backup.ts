@@ -76,7 +76,7 @@ export function registerBackup(program: Command) {
     const dataDir = flags.dataDir ?? (process.env.HOOKRELAY_DATA_DIR || undefined);
     if (!dataDir) throw usageError("restore needs the data dir to restore into: pass --data-dir (or HOOKRELAY_DATA_DIR)");
     const { restoreBackup } = await domain();
-    const { systemClock } = await import("../../src/domain/clock");
+    const { systemClock } = await import("../../src/core/clock");
     const { AppError } = await import("../../src/contracts/errors");
     // Holding serve's lock while restoring: a running server is named by its PID, and none can start midway.
     const { acquireServerLock, ServerLockedError } = await import("../../src/runtime/serverLock");

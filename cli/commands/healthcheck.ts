@@ -1,4 +1,4 @@
-import { describeNetworkError } from "../../src/delivery/networkErrors";
+import { describeNetworkError } from "../../src/outgoing/networkErrors";
 import { InvalidArgumentError, type Command } from "commander";
 import { loadConfig } from "../../src/config/config";
 import { noun } from "../command";

@@ -2,12 +2,12 @@ import type { Gauge } from "prom-client";
 import { PERIODIC_RULE_TYPES } from "../contracts/alertRules";
 import { sourceOfEvent } from "../domain/alertMeasurements";
 import { claimResolution, claimTrigger, coolingDown, enabledRules, pruneAlertHistory, type ActiveRule } from "../domain/alertRules";
-import { iso } from "../domain/clock";
+import { iso } from "../core/clock";
 import { countOpenIssues, loadIssues } from "../domain/issues";
 import { whileScheduler } from "../cluster/schedulerLease";
-import type { BackgroundContext } from "../runtime/background";
-import { every, type BackgroundTask } from "../runtime/tasks";
-import { wakeable } from "../runtime/wakeable";
+import type { BackgroundContext } from "../runtime/context";
+import { every, type BackgroundTask } from "../core/tasks";
+import { wakeable } from "../core/wakeable";
 import { dispatchAlert, RETRY_DELAYS_MS, type Notice } from "./dispatch";
 import { evaluateRule, issueTrigger, type Trigger } from "./evaluate";
 

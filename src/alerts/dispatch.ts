@@ -1,13 +1,13 @@
 import type { ChannelNotified } from "../contracts/alertRules";
 import { hex32 } from "../contracts/ids";
 import { recordAlertHistory, type ActiveRule } from "../domain/alertRules";
-import { iso } from "../domain/clock";
+import { iso } from "../core/clock";
 import type { Deps } from "../domain/deps";
 import { failureMessage, loadChannelsForSend, sendContext, type SendableChannel } from "../domain/notificationChannels";
 import type { Logger } from "../observability/logger";
 import type { Metrics } from "../observability/metrics";
 import type { Trigger } from "./evaluate";
-import { sendNotification, type AlertNotification } from "./notifiers";
+import { sendNotification, type AlertNotification } from "../outgoing/notifiers";
 
 export interface DispatchOptions {
   logger: Logger;

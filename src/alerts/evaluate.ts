@@ -10,7 +10,7 @@ import {
   scopeNames,
   type Mark,
 } from "../domain/alertMeasurements";
-import { iso } from "../domain/clock";
+import { iso } from "../core/clock";
 import type { ActiveRule } from "../domain/alertRules";
 import type { Deps } from "../domain/deps";
 

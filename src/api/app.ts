@@ -5,7 +5,7 @@ import { routePath } from "hono/route";
 import { AppError } from "../contracts/errors";
 import type { DatabaseHealth } from "../db/health";
 import type { Deps } from "../domain/deps";
-import { stringEquals } from "../ingest/verify/compare";
+import { stringEquals } from "../rules/verify/compare";
 import type { Logger } from "../observability/logger";
 import type { Metrics } from "../observability/metrics";
 import { rememberPeer } from "./clientAddress";

@@ -1,4 +1,5 @@
-import type { BusMessage, Deps, Scope } from "../domain/deps";
+import type { Deps, Scope } from "../domain/deps";
+import type { BusMessage } from "../core/bus";
 import { getEventListItems } from "../domain/events";
 import type { Metrics } from "../observability/metrics";
 

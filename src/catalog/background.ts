@@ -1,6 +1,6 @@
-import type { BackgroundContext } from "../runtime/background";
-import type { BackgroundTask } from "../runtime/tasks";
-import { wakeable } from "../runtime/wakeable";
+import type { BackgroundContext } from "../runtime/context";
+import type { BackgroundTask } from "../core/tasks";
+import { wakeable } from "../core/wakeable";
 import { readHorizonMs } from "../db/horizon";
 import { buildAll } from "./builder";
 

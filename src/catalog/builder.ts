@@ -3,7 +3,7 @@ import { lockRow } from "../db/rowLock";
 import { readHorizon } from "../db/horizon";
 import { inWriteTurn } from "../db/writeTurn";
 import { hex32 } from "../contracts/ids";
-import { iso } from "../domain/clock";
+import { iso } from "../core/clock";
 import { allCollections, type CollectionRow } from "../domain/collections";
 import type { Deps } from "../domain/deps";
 import type { Logger } from "../observability/logger";

@@ -1,8 +1,8 @@
 import { MAX_RECORD_KEY_LENGTH } from "../contracts/collections";
-import type { StoredRequest } from "../delivery/eventView";
-import { eventView, parseBody } from "../delivery/eventView";
-import { applyTransform, DEFAULT_TRANSFORM_TIMEOUT_MS } from "../delivery/transform";
-import { atPath } from "../ingest/json";
+import type { StoredRequest } from "../rules/eventView";
+import { eventView, parseBody } from "../rules/eventView";
+import { applyTransform, DEFAULT_TRANSFORM_TIMEOUT_MS } from "../rules/transform";
+import { atPath } from "../rules/json";
 
 /**
  * What one stored event means for a collection, decided outside any

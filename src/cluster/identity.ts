@@ -1,6 +1,6 @@
 import { hostname } from "node:os";
 import pkg from "../../package.json" with { type: "json" };
-import { newNodeId, type ThisNode } from "./nodes";
+import { newNodeId, type ThisNode } from "../core/node";
 
 /** A new identity for this process: every start is a new node (its claims and heartbeat are its own). */
 export function newThisNode(address: string): ThisNode {

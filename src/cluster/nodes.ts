@@ -2,33 +2,18 @@ import { hostname } from "node:os";
 import { and, asc, eq, gte, isNotNull, isNull, lt, or } from "drizzle-orm";
 import type { Db } from "../db/open";
 import { nodes } from "../db/schema";
-import { iso } from "../domain/clock";
-import type { Clock } from "../domain/clock";
+import { iso } from "../core/clock";
+import type { Clock } from "../core/clock";
+import { NODE_FORGET_AFTER_MS, NODE_TIMEOUT_MS, type ThisNode } from "../core/node";
 
 /**
  * Cluster membership (docs/decisions.md D13): every `serve` process has a row in `nodes`
- * and keeps its heartbeat fresh. A node whose heartbeat is older than
+ * and keeps its heartbeat fresh (src/core/node.ts has the timing). A node whose heartbeat is older than
  * NODE_TIMEOUT_MS is gone: it drops out of GET /v1/cluster, out of the
  * node count that shares rate limits, and the deliveries it had claimed go
  * back to the queue. On SQLite there is one node, the same way.
  */
-export const HEARTBEAT_INTERVAL_MS = 5_000;
-/** Three missed heartbeats. */
-export const NODE_TIMEOUT_MS = 15_000;
-/** Rows of nodes gone this long are deleted. */
-export const NODE_FORGET_AFTER_MS = 24 * 3_600_000;
-
 export type NodeRow = typeof nodes.$inferSelect;
-
-export interface ThisNode {
-  id: string;
-  version: string;
-  address: string;
-}
-
-export function newNodeId(): string {
-  return "node_" + Bun.randomUUIDv7("hex").replaceAll("-", "");
-}
 
 /** Writes this node's row at start-up (its first heartbeat). */
 export async function registerNode(db: Db, clock: Clock, node: ThisNode): Promise<void> {

@@ -4,8 +4,9 @@ import type { Store } from "../db/store";
 import { SCHEDULER_LOCK } from "../db/pg/lockKeys";
 import { lockOwner, openLockSession, type LockSession } from "../db/pg/sessionLock";
 import type { Logger } from "../observability/logger";
-import type { BackgroundTask } from "../runtime/tasks";
-import type { NodeRow, ThisNode } from "./nodes";
+import type { BackgroundTask } from "../core/tasks";
+import type { NodeRow } from "./nodes";
+import type { ThisNode } from "../core/node";
 
 /**
  * The scheduler: the one node that runs the cluster-wide jobs (retention,

@@ -1,3 +1,4 @@
+import type { StoredRequest } from "../rules/eventView";
 import type { Db } from "./open";
 import { preparedFor, sqliteOf } from "./prepared";
 import type { deliveryAttempts, destinations } from "./schema";
@@ -25,16 +26,7 @@ export type AttemptRow = Pick<
 > & { rowId?: number };
 
 /** The columns of a stored request that filters, transforms and sending read. */
-export interface StoredRequestRow {
-  body: Uint8Array;
-  /** JSON object text, names lower-cased. */
-  headers: string;
-  /** JSON object text or a raw query string; null when none. */
-  query: string | null;
-  method: string;
-  path: string | null;
-  contentType: string | null;
-}
+export type StoredRequestRow = StoredRequest;
 
 /** A claimed row's event. */
 export interface ClaimedEvent extends StoredRequestRow {

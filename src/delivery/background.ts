@@ -1,10 +1,11 @@
 import type { Gauge } from "prom-client";
 import { FilterRuleCache } from "../domain/deliveries";
-import type { BusMessage, Deps } from "../domain/deps";
+import type { Deps } from "../domain/deps";
+import type { BusMessage } from "../core/bus";
 import { pruneExpiredJobs } from "../domain/jobs";
-import type { BackgroundContext } from "../runtime/background";
-import { every, type BackgroundTask } from "../runtime/tasks";
-import { wakeable } from "../runtime/wakeable";
+import type { BackgroundContext } from "../runtime/context";
+import { every, type BackgroundTask } from "../core/tasks";
+import { wakeable } from "../core/wakeable";
 import { whileScheduler } from "../cluster/schedulerLease";
 import { startJobRunner } from "./jobRunner";
 import { queueStats, releaseClaimsOfGoneNodes } from "./queue";

@@ -4,7 +4,7 @@ import { completeJob, runningJobs, type JobRow } from "../domain/jobs";
 import { redriveStep } from "../domain/redrive";
 import { outstandingJobDeliveries, replayBatchSize, replayStep } from "../domain/replay";
 import type { Logger } from "../observability/logger";
-import type { BackgroundTask } from "../runtime/tasks";
+import type { BackgroundTask } from "../core/tasks";
 
 /**
  * Runs replay, bulk-retry and redrive jobs. Every `running` job row is

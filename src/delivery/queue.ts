@@ -5,7 +5,7 @@ import type { AttemptRow, ClaimedEvent, DestinationForDelivery } from "../db/del
 import { queueStoreOf } from "../db/queueStore";
 import { newId } from "../contracts/ids";
 import { insertQueuedAttempts, type AttemptInsert } from "../domain/deliveries";
-import { iso } from "../domain/clock";
+import { iso } from "../core/clock";
 import { failEventsLeftPending, refreshEventStatuses, type ChangedEvent } from "../domain/eventStatus";
 import { recordIssueOutcomes, type OpenedIssue } from "../domain/issues";
 import { recordEndpointHealth } from "../domain/endpoints";

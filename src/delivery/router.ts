@@ -3,14 +3,14 @@ import type { StoredRequestRow } from "../db/deliverySql";
 import { routingSql, type UnroutedEvent } from "../db/routingSql";
 import { events, sources } from "../db/schema";
 import { transaction } from "../db/transaction";
-import { iso } from "../domain/clock";
+import { iso } from "../core/clock";
 import { connectionsBySource, FilterRuleCache, insertQueuedAttempts, newQueuedAttemptThrough, type AttemptInsert, type SourceConnection } from "../domain/deliveries";
 import type { Db } from "../db/open";
 import type { EventWrite, StoredEventsBatch } from "../db/ingestStore";
-import type { FilterRequest } from "./filter";
+import type { FilterRequest } from "../rules/filter";
 import type { Deps } from "../domain/deps";
 import type { Logger } from "../observability/logger";
-import { eventView } from "./eventView";
+import { eventView } from "../rules/eventView";
 
 /**
  * Fans stored events out to their connections: one queued attempt (trigger

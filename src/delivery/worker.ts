@@ -1,5 +1,6 @@
 import { eq } from "drizzle-orm";
-import { HEARTBEAT_INTERVAL_MS, liveNodes } from "../cluster/nodes";
+import { liveNodes } from "../cluster/nodes";
+import { HEARTBEAT_INTERVAL_MS } from "../core/node";
 import { dialectOf } from "../db/dialect";
 import type { ClaimedEvent } from "../db/deliverySql";
 import { connections, sources } from "../db/schema";
@@ -10,8 +11,8 @@ import { idPrefix } from "../contracts/ids";
 import { secretRequestHeaders } from "../contracts/sources";
 import type { Logger } from "../observability/logger";
 import type { Metrics } from "../observability/metrics";
-import type { BackgroundTask } from "../runtime/tasks";
-import { eventView } from "./eventView";
+import type { BackgroundTask } from "../core/tasks";
+import { eventView } from "../rules/eventView";
 import { inWriteTurn } from "../db/writeTurn";
 import {
   claimBatch,
@@ -26,8 +27,8 @@ import {
 } from "./queue";
 import { DestinationPacer } from "./rateLimiter";
 import { decideRetry } from "./retryPolicy";
-import { buildRequest, send, storedRequestHeaders, storedRequestUrl, type SendTarget } from "./sender";
-import { applyTransform, DEFAULT_TRANSFORM_TIMEOUT_MS, TransformError } from "./transform";
+import { buildRequest, send, storedRequestHeaders, storedRequestUrl, type SendTarget } from "../outgoing/sender";
+import { applyTransform, DEFAULT_TRANSFORM_TIMEOUT_MS, TransformError } from "../rules/transform";
 import { TtlCache } from "./ttlCache";
 
 /**

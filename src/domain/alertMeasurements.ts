@@ -1,7 +1,7 @@
 import { inScope } from "./scope";
 import { and, asc, count, desc, eq, exists, gt, gte, inArray, isNotNull, lt, lte, or, sql, type SQL } from "drizzle-orm";
 import { deliveryAttempts as a, destinations, events as e, sources } from "../db/schema";
-import { iso } from "./clock";
+import { iso } from "../core/clock";
 import type { Deps } from "./deps";
 
 /**

@@ -18,7 +18,7 @@ import { hex32, normalizeId } from "../contracts/ids";
 import type { PageQuery } from "../contracts/pagination";
 import { alertHistory, alertRules, destinations, sources } from "../db/schema";
 import type { Mark } from "./alertMeasurements";
-import { iso } from "./clock";
+import { iso } from "../core/clock";
 import type { Deps, Scope } from "./deps";
 import { checkedChannelIds, parseIds } from "./notificationChannels";
 import { paginate } from "./paging";

@@ -3,7 +3,7 @@ import { apiKeys, environments } from "../db/schema";
 import { AppError, notFound } from "../contracts/errors";
 import { newId, normalizeId } from "../contracts/ids";
 import type { CreateApiKeyInput } from "../contracts/apiKeys";
-import { iso } from "./clock";
+import { iso } from "../core/clock";
 import { apiKeyCredential } from "./credentials";
 import { instanceOwnerId } from "./instanceOwner";
 import { randomToken, sha256Hex } from "./hash";

@@ -19,8 +19,8 @@ import { createPortalLinkInput, type CreatePortalLinkInput } from "../contracts/
 import { applicationEndpoints, applications, destinations, events, messages } from "../db/schema";
 import { transaction } from "../db/transaction";
 // A pure leaf shared with the API's auth middleware, which checks what this signs.
-import { signPortalToken } from "../outbound/portalTokens";
-import { iso } from "./clock";
+import { signPortalToken } from "../rules/portalTokens";
+import { iso } from "../core/clock";
 import type { Deps, Scope } from "./deps";
 import { isUniqueViolation, listEventTypes, parseOrThrow } from "./eventTypes";
 import { createScope, inScope } from "./scope";

@@ -6,7 +6,7 @@ import { dialectOf } from "../db/dialect";
 import type { Db } from "../db/open";
 import { databasePath } from "../db/open";
 import { binarySchemaVersion, compareSchema, databaseSchemaVersion, describeSchema } from "../db/schemaVersion";
-import type { Clock } from "./clock";
+import type { Clock } from "../core/clock";
 import type { Deps } from "./deps";
 
 /**

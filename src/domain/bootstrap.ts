@@ -4,7 +4,7 @@ import { environments, organizations, users } from "../db/schema";
 import { hex32 } from "../contracts/ids";
 import type { Db } from "../db/open";
 import { exclusive } from "../db/exclusive";
-import { iso, type Clock } from "./clock";
+import { iso, type Clock } from "../core/clock";
 
 export interface BootstrapResult {
   created: boolean;

@@ -16,8 +16,8 @@ import { AppError, notFound } from "../contracts/errors";
 import { hex32, normalizeId, normalizeIdOrNull } from "../contracts/ids";
 import { decodeCursor, encodeCursor } from "../contracts/pagination";
 // A pure leaf shared with the builder: an expression accepted here is compiled by exactly the code that runs it.
-import { compileTransform } from "../delivery/transform";
-import { iso } from "./clock";
+import { compileTransform } from "../rules/transform";
+import { iso } from "../core/clock";
 import type { Deps, Scope } from "./deps";
 import { parseOrThrow } from "./eventTypes";
 import { createScope, inScope } from "./scope";

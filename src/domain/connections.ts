@@ -7,9 +7,9 @@ import { AppError, notFound } from "../contracts/errors";
 import { hex32, normalizeId, normalizeIdOrNull } from "../contracts/ids";
 // Pure leaf modules shared with the workers: the preview and the save-time
 // check run expressions with exactly the code that later runs them.
-import { eventView } from "../delivery/eventView";
-import { applyTransform, compileTransform, DEFAULT_TRANSFORM_TIMEOUT_MS, TransformError } from "../delivery/transform";
-import { iso } from "./clock";
+import { eventView } from "../rules/eventView";
+import { applyTransform, compileTransform, DEFAULT_TRANSFORM_TIMEOUT_MS, TransformError } from "../rules/transform";
+import { iso } from "../core/clock";
 import type { Deps, Scope } from "./deps";
 import { findDestinationRow } from "./destinations";
 import { failEventsLeftPending, refreshEventStatuses } from "./eventStatus";

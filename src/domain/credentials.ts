@@ -1,6 +1,6 @@
 import { and, eq, gt, inArray } from "drizzle-orm";
 import { apiKeys, sessions } from "../db/schema";
-import { iso } from "./clock";
+import { iso } from "../core/clock";
 import { sha256Hex } from "./hash";
 import type { Deps, Scope } from "./deps";
 

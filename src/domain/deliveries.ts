@@ -5,10 +5,10 @@ import type { Db } from "../db/open";
 import { routingSql, type SourceConnection } from "../db/routingSql";
 import { deliveryAttempts } from "../db/schema";
 // Pure leaf modules shared with the workers (as in domain/connections.ts).
-import type { FilterRequest } from "../delivery/filter";
-import { filterChecks, FilterLimitError, parseFilterRules, regexChecksInSandbox } from "../delivery/filter";
+import type { FilterRequest } from "../rules/filter";
+import { filterChecks, FilterLimitError, parseFilterRules, regexChecksInSandbox } from "../rules/filter";
 import type { Logger } from "../observability/logger";
-import { iso } from "./clock";
+import { iso } from "../core/clock";
 
 /**
  * What routing and retrying share: which connections an event goes

@@ -17,7 +17,7 @@ import {
 import { AppError, notFound } from "../contracts/errors";
 import { MASK } from "../contracts/notificationChannels";
 import { newId, normalizeId } from "../contracts/ids";
-import { iso } from "./clock";
+import { iso } from "../core/clock";
 import type { Deps, Scope } from "./deps";
 import { createScope, inScope } from "./scope";
 import type { SecretBox } from "./secrets";

@@ -7,8 +7,8 @@ import type { CreateEventTypeInput, EventTypeDto, ListEventTypesQuery, UpdateEve
 import { createEventTypeInput, updateEventTypeInput } from "../contracts/eventTypes";
 import { hex32 } from "../contracts/ids";
 // A pure leaf shared with ingest: a schema accepted here is compiled by exactly the code that later checks payloads.
-import { compileSchema, InvalidSchemaError, type SchemaError } from "../ingest/schemaCheck";
-import { iso } from "./clock";
+import { compileSchema, InvalidSchemaError, type SchemaError } from "../rules/schemaCheck";
+import { iso } from "../core/clock";
 import type { Deps, Scope } from "./deps";
 import { createScope, inScope } from "./scope";
 

@@ -7,7 +7,7 @@ import { notFound } from "../contracts/errors";
 import type { EventDetail, EventListItem, ListEventsQuery } from "../contracts/events";
 import { normalizeId, normalizeIdOrNull } from "../contracts/ids";
 import { REDACTED_HEADER_VALUE, secretRequestHeaders } from "../contracts/sources";
-import { utf8OrNull } from "../ingest/json";
+import { utf8OrNull } from "../rules/json";
 import type { Deps, Scope } from "./deps";
 import { paginate } from "./paging";
 

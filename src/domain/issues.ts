@@ -1,7 +1,7 @@
 import { inScope } from "./scope";
 import { and, count, eq, inArray, sql, type SQL } from "drizzle-orm";
 // A pure leaf shared with the recording transaction: which outcomes open, count and resolve which issues.
-import { issueSteps, issueTitle, type IssueOutcome } from "../alerts/issueGrouping";
+import { issueSteps, issueTitle, type IssueOutcome } from "../rules/issueGrouping";
 import { notFound } from "../contracts/errors";
 import { hex32, normalizeId, normalizeIdOrNull } from "../contracts/ids";
 import type { Issue, ListIssuesQuery, UpdateIssueInput } from "../contracts/issues";
@@ -9,7 +9,7 @@ import type { Db } from "../db/open";
 import { never } from "../db/portableSql";
 import { preparedFor } from "../db/prepared";
 import { connections, deliveryAttempts, destinations, issues } from "../db/schema";
-import { iso } from "./clock";
+import { iso } from "../core/clock";
 import type { Deps, Scope } from "./deps";
 import { serializeAttempt } from "./deliveryAttempts";
 import { paginate } from "./paging";

@@ -4,7 +4,7 @@ import { notFound } from "../contracts/errors";
 import { hex32 } from "../contracts/ids";
 import type { JobKind, JobProgress } from "../contracts/jobs";
 import { jobs } from "../db/schema";
-import { iso } from "./clock";
+import { iso } from "../core/clock";
 import type { Deps, Scope } from "./deps";
 
 /**

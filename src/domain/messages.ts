@@ -20,9 +20,9 @@ import { preparedFor } from "../db/prepared";
 import { applicationEndpoints, applications, connections, deliveryAttempts, destinations, events, messages, sources } from "../db/schema";
 import { inWriteTurn } from "../db/writeTurn";
 // Pure leaf shared with resend: which endpoints a message goes to.
-import { admits, isExpired } from "../outbound/fanout";
+import { admits, isExpired } from "../rules/fanout";
 import { findApplication, parseQueryOrThrow } from "./applications";
-import { iso } from "./clock";
+import { iso } from "../core/clock";
 import { insertQueuedAttempt, newQueuedAttempt } from "./deliveries";
 import { attemptSerializerFor } from "./deliveryAttempts";
 import type { Deps, Scope } from "./deps";

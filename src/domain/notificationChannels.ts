@@ -1,11 +1,11 @@
 import { and, desc, eq, inArray } from "drizzle-orm";
 // Leaf modules shared with the alert task: configs are checked, masked and sent with the code that later sends alerts.
-import { channelKind, NotifyError, sendNotification, type AlertNotification, type SendContext } from "../alerts/notifiers";
+import { channelKind, NotifyError, sendNotification, type AlertNotification, type SendContext } from "../outgoing/notifiers";
 import { AppError, notFound } from "../contracts/errors";
 import { hex32, newId, normalizeId } from "../contracts/ids";
 import type { ChannelConfig, ChannelDetail, ChannelListItem, ChannelType, CreateChannelInput, UpdateChannelInput } from "../contracts/notificationChannels";
 import { alertRules, notificationChannels } from "../db/schema";
-import { iso, type Clock } from "./clock";
+import { iso, type Clock } from "../core/clock";
 import type { Deps, DomainSettings, Scope } from "./deps";
 import { createScope, inScope } from "./scope";
 import type { SecretBox } from "./secrets";

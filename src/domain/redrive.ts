@@ -6,7 +6,7 @@ import { normalizeId } from "../contracts/ids";
 import { connections, deliveryAttempts, destinations, events, jobs } from "../db/schema";
 import type { Db } from "../db/open";
 import { transaction } from "../db/transaction";
-import { iso } from "./clock";
+import { iso } from "../core/clock";
 import { newQueuedAttempt, type AttemptInsert } from "./deliveries";
 import type { Deps, Scope } from "./deps";
 import { findDestinationRow } from "./destinations";

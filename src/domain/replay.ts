@@ -6,7 +6,7 @@ import { normalizeId } from "../contracts/ids";
 import { readHorizon, readHorizonMs } from "../db/horizon";
 import { connections, deliveryAttempts, destinations, events, jobs, sources } from "../db/schema";
 import { transaction } from "../db/transaction";
-import { eventView } from "../delivery/eventView";
+import { eventView } from "../rules/eventView";
 import { FilterRuleCache, newQueuedAttempt } from "./deliveries";
 import type { Deps, Scope } from "./deps";
 import { findDestinationRow } from "./destinations";

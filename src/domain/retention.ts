@@ -1,7 +1,7 @@
 import { and, eq, inArray, isNotNull, lt, or, sql } from "drizzle-orm";
 import { deliveryAttempts, events, recordChangelog, sources } from "../db/schema";
 import { reclaimFreePages } from "../db/space";
-import { iso } from "./clock";
+import { iso } from "../core/clock";
 import type { Deps } from "./deps";
 
 /** Rows deleted per statement: short write transactions keep ingest flowing while pruning. */

@@ -4,8 +4,8 @@ import { AppError, notFound } from "../contracts/errors";
 import { normalizeId } from "../contracts/ids";
 import { deliveryAttempts, events } from "../db/schema";
 import { transaction, type Tx } from "../db/transaction";
-import { eventView } from "../delivery/eventView";
-import { iso } from "./clock";
+import { eventView } from "../rules/eventView";
+import { iso } from "../core/clock";
 import { connectionsBySource, FilterRuleCache, filterVerdicts, newQueuedAttemptThrough, type SourceConnection } from "./deliveries";
 import type { Deps, Scope } from "./deps";
 

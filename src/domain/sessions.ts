@@ -2,7 +2,7 @@ import { and, eq, gt, lt } from "drizzle-orm";
 import { environments, organizations, sessions, users } from "../db/schema";
 import type { MeBody } from "../contracts/apiKeys";
 import { AppError, notFound } from "../contracts/errors";
-import { iso } from "./clock";
+import { iso } from "../core/clock";
 import { sessionCredential } from "./credentials";
 import { randomToken, sha256Hex } from "./hash";
 import type { Deps, Scope } from "./deps";

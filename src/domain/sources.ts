@@ -9,11 +9,11 @@ import { AppError, notFound } from "../contracts/errors";
 import { newId, normalizeId } from "../contracts/ids";
 import type { CreateSourceInput, DedupStrategy, ListSourcesQuery, SourceDto, UpdateSourceInput, VerificationType } from "../contracts/sources";
 import { createSourceInput, updateSourceInput } from "../contracts/sources";
-import { invalidIpEntries } from "../ingest/ipFilter";
-import { compileSchema, InvalidSchemaError } from "../ingest/schemaCheck";
-import { findTemplate, templateDedupsByDefault, templates } from "../ingest/templates";
-import { verificationProblems } from "../ingest/verify";
-import { iso } from "./clock";
+import { invalidIpEntries } from "../rules/ipFilter";
+import { compileSchema, InvalidSchemaError } from "../rules/schemaCheck";
+import { findTemplate, templateDedupsByDefault, templates } from "../rules/templates";
+import { verificationProblems } from "../rules/verify";
+import { iso } from "../core/clock";
 import type { Deps, Scope } from "./deps";
 
 type SourceRow = typeof sources.$inferSelect;

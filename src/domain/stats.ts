@@ -2,7 +2,7 @@ import { inScope } from "./scope";
 import { and, count, eq, gte, inArray, isNull, lt, sql, type AnyColumn, type SQL } from "drizzle-orm";
 import { STATS_WINDOW_HOURS, type StatsBody, type StatsBucket } from "../contracts/stats";
 import { connections, deliveryAttempts as a, destinations, events as e, issues, sources } from "../db/schema";
-import { iso } from "./clock";
+import { iso } from "../core/clock";
 import type { Deps, Scope } from "./deps";
 
 const HOUR = 3600_000;

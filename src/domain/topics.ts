@@ -6,7 +6,7 @@ import { AppError, notFound } from "../contracts/errors";
 import { hex32, newId } from "../contracts/ids";
 import type { CreateTopicInput, ListTopicsQuery, PublishInput, TopicDto, UpdateTopicInput } from "../contracts/topics";
 import { createTopicInput, publishInput, updateTopicInput } from "../contracts/topics";
-import { iso } from "./clock";
+import { iso } from "../core/clock";
 import type { Deps, Scope } from "./deps";
 import { isUniqueViolation, parseOrThrow, payloadErrors, schemaText, validatePayloadForEventType } from "./eventTypes";
 import { createScope, inScope } from "./scope";

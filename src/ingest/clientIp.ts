@@ -1,4 +1,4 @@
-import { parseAddress, parseIpRange, inRanges } from "./ipFilter";
+import { parseAddress, parseIpRange, inRanges } from "../rules/ipFilter";
 
 type Trust = (addr: string) => boolean;
 

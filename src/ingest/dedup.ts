@@ -1,6 +1,6 @@
 import { createHash } from "node:crypto";
 import type { DedupStrategy } from "../contracts/sources";
-import { atPath } from "./json";
+import { atPath } from "../rules/json";
 
 /** Keys longer than this are stored as their hash: the index stays small and exact. */
 const MAX_PLAIN_KEY = 128;

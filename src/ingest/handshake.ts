@@ -1,4 +1,4 @@
-import type { Handshake } from "./templates";
+import type { Handshake } from "../rules/templates";
 
 /** The answer to a provider's endpoint check (e.g. Slack's url_verification), or null for a normal request. */
 export function handshakeReply(handshake: Handshake | undefined, json: () => unknown): Record<string, unknown> | null {

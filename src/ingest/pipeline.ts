@@ -7,11 +7,11 @@ import type { Deps } from "../domain/deps";
 import { clientIp } from "./clientIp";
 import { dedupKey } from "./dedup";
 import { handshakeReply } from "./handshake";
-import { atPath, lazyJson } from "./json";
-import { schemaErrors, type SchemaError } from "./schemaCheck";
+import { atPath, lazyJson } from "../rules/json";
+import { schemaErrors, type SchemaError } from "../rules/schemaCheck";
 import { takeRejectedSlot } from "./rejectedBudget";
 import { sourceRuntime } from "./sourceRuntime";
-import type { SourceTemplate } from "./templates";
+import type { SourceTemplate } from "../rules/templates";
 
 /** One received request, as the HTTP layer hands it over. */
 export interface IngestRequest {

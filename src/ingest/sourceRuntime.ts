@@ -2,11 +2,11 @@ import type { ValidateFunction } from "ajv";
 import { secretRequestHeaders, type DedupStrategy, type SchemaAction, type VerificationType } from "../contracts/sources";
 import type { IngestSourceRow } from "../db/ingestStore";
 import type { SecretBox } from "../domain/secrets";
-import { compileIpFilter } from "./ipFilter";
-import { compileSchema } from "./schemaCheck";
-import { findTemplate, type SourceTemplate } from "./templates";
-import { buildVerifier, type Verifier } from "./verify";
-import { fail } from "./verify/types";
+import { compileIpFilter } from "../rules/ipFilter";
+import { compileSchema } from "../rules/schemaCheck";
+import { findTemplate, type SourceTemplate } from "../rules/templates";
+import { buildVerifier, type Verifier } from "../rules/verify";
+import { fail } from "../rules/verify/types";
 
 /**
  * What ingest derives from a source row (decrypted secret, keyed verifier,

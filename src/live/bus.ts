@@ -1,4 +1,4 @@
-import type { Bus, BusMessage } from "../domain/deps";
+import type { Bus, BusMessage } from "../core/bus";
 
 /** In-process fan-out: wakes workers and feeds SSE streams. Listeners must not throw into publishers. */
 export function createBus(): Bus {

@@ -1,5 +1,5 @@
 import type { SQL } from "bun";
-import type { Bus, BusMessage } from "../domain/deps";
+import type { Bus, BusMessage } from "../core/bus";
 import type { Logger } from "../observability/logger";
 
 /**

@@ -8,7 +8,7 @@
  * the evaluation interval is an hour, so a pass runs only when the test asks.
  */
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { iso, manualClock } from "../../src/domain/clock";
+import { iso, manualClock } from "../../src/core/clock";
 import { startClockedServer } from "../helpers/clockedServer";
 import { createSourceId, pipeline, sendEvent, waitForEventStatus, type Pipeline } from "../helpers/delivery";
 import { type TestServer } from "../helpers/server";

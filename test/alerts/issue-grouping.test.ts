@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { issueClassOf, issueSteps, type IssueOutcome } from "../../src/alerts/issueGrouping";
+import { issueClassOf, issueSteps, type IssueOutcome } from "../../src/rules/issueGrouping";
 
 let n = 0;
 function outcome(destinationId: string, error: string | null, responseStatus: number | null = null): IssueOutcome {

@@ -9,7 +9,7 @@
  */
 import { createHmac } from "node:crypto";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { iso, manualClock } from "../../src/domain/clock";
+import { iso, manualClock } from "../../src/core/clock";
 import { startClockedServer } from "../helpers/clockedServer";
 import { createSourceId, pipeline, sendEvent, waitFor, waitForEventStatus, type Pipeline } from "../helpers/delivery";
 import { call, type TestServer } from "../helpers/server";

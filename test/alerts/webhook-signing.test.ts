@@ -8,7 +8,7 @@
 import { createHmac } from "node:crypto";
 import { Webhook } from "standardwebhooks";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { manualClock } from "../../src/domain/clock";
+import { manualClock } from "../../src/core/clock";
 import { startClockedServer } from "../helpers/clockedServer";
 import { pipeline, sendEvent, waitFor } from "../helpers/delivery";
 import { call, type TestServer } from "../helpers/server";

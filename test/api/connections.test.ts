@@ -1,7 +1,7 @@
 import { eq } from "drizzle-orm";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { connections } from "../../src/db/schema";
-import { sandbox } from "../../src/delivery/sandbox";
+import { sandbox } from "../../src/rules/sandbox";
 import { createSource, insertEvent, otherOrgKey, scopeOf, type TestScope } from "../helpers/rows";
 import { call, startTestServer, type TestServer } from "../helpers/server";
 

@@ -3,7 +3,7 @@ import { Webhook } from "standardwebhooks";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { destinations } from "../../src/db/schema";
 import { loadDestinationForDelivery } from "../../src/domain/destinations";
-import { applyDestinationAuth } from "../../src/delivery/destinationAuth";
+import { applyDestinationAuth } from "../../src/outgoing/destinationAuth";
 import { otherOrgKey } from "../helpers/rows";
 import { call, startTestServer, type TestServer } from "../helpers/server";
 

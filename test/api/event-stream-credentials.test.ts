@@ -9,7 +9,7 @@ import { eq } from "drizzle-orm";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { apiKeys } from "../../src/db/schema";
 import { SESSION_TTL_MS } from "../../src/domain/sessions";
-import { manualClock } from "../../src/domain/clock";
+import { manualClock } from "../../src/core/clock";
 import { describeOnly } from "../helpers/database";
 import { waitFor } from "../helpers/delivery";
 import { call, startTestServer, tempDir, type TestServer } from "../helpers/server";

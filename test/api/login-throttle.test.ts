@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { LOGIN_LIMITS } from "../../src/api/middleware/loginThrottle";
-import { manualClock } from "../../src/domain/clock";
+import { manualClock } from "../../src/core/clock";
 import { startClockedServer } from "../helpers/clockedServer";
 import { ADMIN, call, type TestServer } from "../helpers/server";
 import { cli, cliEnv } from "../cli/helpers";

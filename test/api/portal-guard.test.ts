@@ -8,7 +8,7 @@
  * links can be revoked.
  */
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { manualClock } from "../../src/domain/clock";
+import { manualClock } from "../../src/core/clock";
 import { PORTAL_UNREACHABLE_DETAIL } from "../../src/domain/deliveryAttempts";
 import { closedPort } from "../alerts/helpers";
 import { startClockedServer } from "../helpers/clockedServer";

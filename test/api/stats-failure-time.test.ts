@@ -3,7 +3,7 @@
  * was queued: a retry queued at 05:59:50 and made at 06:00:50 is a 06:00 failure.
  */
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { manualClock } from "../../src/domain/clock";
+import { manualClock } from "../../src/core/clock";
 import { startClockedServer } from "../helpers/clockedServer";
 import { listAttempts, pipeline, sendEvent, waitFor, waitForEventStatus } from "../helpers/delivery";
 import { call, type TestServer } from "../helpers/server";

@@ -4,7 +4,7 @@
  * lands in a known hour of the window.
  */
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { manualClock } from "../../src/domain/clock";
+import { manualClock } from "../../src/core/clock";
 import { startClockedServer } from "../helpers/clockedServer";
 import { createSourceId, listAttempts, pipeline, sendEvent, waitFor, waitForEventStatus, type Pipeline } from "../helpers/delivery";
 import { otherOrgKey } from "../helpers/rows";

@@ -6,7 +6,7 @@ import { newId } from "../../src/contracts/ids";
 import { collections, events } from "../../src/db/schema";
 import { readHorizonMs } from "../../src/db/horizon";
 import { inWriteTurn } from "../../src/db/writeTurn";
-import { manualClock } from "../../src/domain/clock";
+import { manualClock } from "../../src/core/clock";
 import { startClockedServer } from "../helpers/clockedServer";
 import { createSourceId, sendEvent } from "../helpers/delivery";
 import { scopeOf, type TestScope } from "../helpers/rows";

@@ -3,7 +3,7 @@ import { afterAll, beforeAll, expect, it } from "vitest";
 import { parseSse } from "../../cli/feed";
 import { collections, events } from "../../src/db/schema";
 import { POSTGRES_READ_HORIZON_MS } from "../../src/db/horizon";
-import type { BusMessage } from "../../src/domain/deps";
+import type { BusMessage } from "../../src/core/bus";
 import { describeOnly } from "../helpers/database";
 import { createSourceId, pipeline, sendEvent, waitFor } from "../helpers/delivery";
 import { createCollection, records, waitBuilt } from "../catalog/helpers";

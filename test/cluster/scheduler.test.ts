@@ -13,7 +13,7 @@ import { lockOwner } from "../../src/db/pg/sessionLock";
 import { pgRows } from "../../src/db/pg/rows";
 import { openStore, type Store } from "../../src/db/store";
 import { bootstrap } from "../../src/domain/bootstrap";
-import { systemClock } from "../../src/domain/clock";
+import { systemClock } from "../../src/core/clock";
 import { organizations, users } from "../../src/db/schema";
 import { sql } from "drizzle-orm";
 import { cliEnv } from "../cli/helpers";

@@ -1,9 +1,10 @@
 import { and, eq, inArray } from "drizzle-orm";
 import { afterAll, beforeAll, expect, it } from "vitest";
-import { liveNodes, NODE_TIMEOUT_MS } from "../../src/cluster/nodes";
+import { liveNodes } from "../../src/cluster/nodes";
+import { NODE_TIMEOUT_MS } from "../../src/core/node";
 import { flushCounters } from "../../src/db/pg/counters";
 import { connections, deliveryAttempts, events, nodes, sources } from "../../src/db/schema";
-import { iso } from "../../src/domain/clock";
+import { iso } from "../../src/core/clock";
 import { describeOnly, TEST_SECRET_KEY } from "../helpers/database";
 import { call, startTestServer, tempDir, type TestServer } from "../helpers/server";
 import { startSink, type Sink } from "../helpers/sink";

@@ -8,7 +8,8 @@ import { countIngestRequest, findIngestSource, onEventsStored, writeEvent, type 
 import { connections, deliveryAttempts, destinations, environments, events, organizations, sources } from "../../src/db/schema";
 import { openStore, type Store } from "../../src/db/store";
 import { FilterRuleCache } from "../../src/domain/deliveries";
-import type { BusMessage, Deps } from "../../src/domain/deps";
+import type { Deps } from "../../src/domain/deps";
+import type { BusMessage } from "../../src/core/bus";
 import { ingestRouting, routePendingEvents } from "../../src/delivery/router";
 import { describeOnly, emptyPgDatabase, onPostgres } from "../helpers/database";
 

@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { manualClock } from "../../src/domain/clock";
+import { manualClock } from "../../src/core/clock";
 import { startClockedServer } from "../helpers/clockedServer";
 import { call, type TestServer } from "../helpers/server";
 import { startSink, type Sink } from "../helpers/sink";

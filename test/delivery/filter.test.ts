@@ -1,7 +1,7 @@
 import { describe, expect, it } from "vitest";
 import { AppError } from "../../src/contracts/errors";
-import { eventView } from "../../src/delivery/eventView";
-import { FilterLimitError, matchesFilter, parseFilterRules, type FilterRequest } from "../../src/delivery/filter";
+import { eventView } from "../../src/rules/eventView";
+import { FilterLimitError, matchesFilter, parseFilterRules, type FilterRequest } from "../../src/rules/filter";
 
 const request: FilterRequest = {
   body: {

@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { describeNetworkError } from "../../src/delivery/networkErrors";
-import { send } from "../../src/delivery/sender";
+import { describeNetworkError } from "../../src/outgoing/networkErrors";
+import { send } from "../../src/outgoing/sender";
 import { listAttempts, pipeline, sendEvent, waitFor } from "../helpers/delivery";
 import { startTestServer, type TestServer } from "../helpers/server";
 

@@ -1,8 +1,8 @@
 import { Webhook } from "standardwebhooks";
 import { describe, expect, it } from "vitest";
 import { DestinationPacer } from "../../src/delivery/rateLimiter";
-import { buildRequest } from "../../src/delivery/sender";
-import { standardWebhookHeaders } from "../../src/delivery/signing";
+import { buildRequest } from "../../src/outgoing/sender";
+import { standardWebhookHeaders } from "../../src/outgoing/signing";
 
 describe("DestinationPacer", () => {
   it("spaces sends 1/rate apart and blocks the destination until its next slot", () => {

@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { DestinationRefused, refusalReason, resolveAllowedTarget } from "../../src/delivery/ssrf";
+import { DestinationRefused, refusalReason, resolveAllowedTarget } from "../../src/outgoing/ssrf";
 
 describe("refusalReason", () => {
   it("always refuses link-local and cloud metadata addresses, in every spelling", () => {

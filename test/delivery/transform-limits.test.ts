@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { sandbox } from "../../src/delivery/sandbox";
+import { sandbox } from "../../src/rules/sandbox";
 import { createConnection, createDestination, createSourceId, listAttempts, sendEvent, waitFor, waitForEventStatus } from "../helpers/delivery";
 import { startTestServer, type TestServer } from "../helpers/server";
 import { startSink, type Sink } from "../helpers/sink";

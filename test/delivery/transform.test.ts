@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
 import { AppError } from "../../src/contracts/errors";
-import { applyTransform, compileTransform, TransformError, type TransformInput } from "../../src/delivery/transform";
+import { applyTransform, compileTransform, TransformError, type TransformInput } from "../../src/rules/transform";
 
 const input: TransformInput = {
   body: { type: "order.created", data: { id: "o_1", items: [{ sku: "a", qty: 2, price: 5 }, { sku: "b", qty: 1, price: 10 }] } },

@@ -1,6 +1,6 @@
 import { createApiKey } from "../../src/domain/apiKeys";
 import { defaultScope } from "../../src/domain/bootstrap";
-import type { Clock } from "../../src/domain/clock";
+import type { Clock } from "../../src/core/clock";
 import { startTestServer, tempDir, type TestServer } from "./server";
 
 /**

@@ -2,7 +2,7 @@ import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { loadConfig } from "../../src/config/config";
-import type { Clock } from "../../src/domain/clock";
+import type { Clock } from "../../src/core/clock";
 import { silentLogger } from "../../src/observability/logger";
 import { startServer, type RunningServer } from "../../src/server";
 import { dropStore, storeEnv } from "./database";

@@ -1,7 +1,7 @@
 import { describe, expect, it } from "vitest";
 import { dedupKey } from "../../src/ingest/dedup";
-import { lazyJson } from "../../src/ingest/json";
-import { compileSchema, InvalidSchemaError, schemaErrors } from "../../src/ingest/schemaCheck";
+import { lazyJson } from "../../src/rules/json";
+import { compileSchema, InvalidSchemaError, schemaErrors } from "../../src/rules/schemaCheck";
 
 const bytes = (s: string) => new TextEncoder().encode(s);
 

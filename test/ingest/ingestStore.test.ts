@@ -4,7 +4,7 @@ import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { writeEvent, type EventWrite } from "../../src/db/ingestStore";
 import { openDatabase, type OpenDb } from "../../src/db/open";
 import { bootstrap } from "../../src/domain/bootstrap";
-import { manualClock } from "../../src/domain/clock";
+import { manualClock } from "../../src/core/clock";
 import { tempDir } from "../helpers/server";
 import { describeOnly } from "../helpers/database";
 

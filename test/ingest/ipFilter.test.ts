@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
 import { clientIp } from "../../src/ingest/clientIp";
-import { compileIpFilter, invalidIpEntries, parseIpRange } from "../../src/ingest/ipFilter";
+import { compileIpFilter, invalidIpEntries, parseIpRange } from "../../src/rules/ipFilter";
 
 describe("parseIpRange", () => {
   it("accepts IPv4/IPv6 CIDRs and bare addresses, nothing loose", () => {

@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { manualClock } from "../../src/domain/clock";
+import { manualClock } from "../../src/core/clock";
 import { startClockedServer } from "../helpers/clockedServer";
 import { createSource, hmacHex, ingest } from "../helpers/ingest";
 import { scrapeMetrics } from "../helpers/metrics";

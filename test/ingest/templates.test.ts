@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
-import { templates } from "../../src/ingest/templates";
-import { verificationProblems } from "../../src/ingest/verify";
+import { templates } from "../../src/rules/templates";
+import { verificationProblems } from "../../src/rules/verify";
 
 describe("source templates", () => {
   it("cover the providers the contract names", () => {

@@ -1,7 +1,7 @@
 import { createHmac } from "node:crypto";
 import { describe, expect, it } from "vitest";
-import { buildVerifier, verificationProblems, type VerifyRequest } from "../../src/ingest/verify";
-import { decodeSignature, digestEquals, timestampProblem } from "../../src/ingest/verify/compare";
+import { buildVerifier, verificationProblems, type VerifyRequest } from "../../src/rules/verify";
+import { decodeSignature, digestEquals, timestampProblem } from "../../src/rules/verify/compare";
 
 const NOW = 1_750_000_000;
 const req = (headers: Record<string, string>, body = "payload", extra: Partial<VerifyRequest> = {}): VerifyRequest => ({

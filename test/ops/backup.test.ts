@@ -3,7 +3,7 @@ import { Database } from "bun:sqlite";
 import { chmodSync, copyFileSync, existsSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { manualClock } from "../../src/domain/clock";
+import { manualClock } from "../../src/core/clock";
 import { runScheduledBackup } from "../../src/domain/backups";
 import { cli, cliEnv } from "../cli/helpers";
 import { startClockedServer } from "../helpers/clockedServer";

@@ -4,7 +4,7 @@ import { loadConfig } from "../../src/config/config";
 import { createBus } from "../../src/live/bus";
 import { createLogger } from "../../src/observability/logger";
 import { createMetrics } from "../../src/observability/metrics";
-import { createDeps } from "../../src/runtime/deps";
+import { createDeps } from "../../src/boot/deps";
 import { cli, cliEnv, ensureBinary } from "../cli/helpers";
 import { tempDir } from "../helpers/server";
 import { pgUnavailable, startPgCluster, type PgCluster } from "../helpers/postgres";

@@ -1,5 +1,5 @@
-import type { Clock } from "../../domain/clock";
-import { parseAddress } from "../../ingest/ipFilter";
+import type { Clock } from "../../core/clock";
+import { parseAddress } from "../../rules/ipFilter";
 
 export interface ThrottleRule {
   /** Failed logins allowed within the window; the next attempt waits. */

@@ -3,7 +3,7 @@ import { AppError } from "../../contracts/errors";
 import { PORTAL_TOKEN_PREFIX } from "../../contracts/portal";
 import { checkPortalLink, PORTAL_KEY_PURPOSE } from "../../domain/applications";
 import type { Deps, Scope } from "../../domain/deps";
-import { verifyPortalToken } from "../../outbound/portalTokens";
+import { verifyPortalToken } from "../../rules/portalTokens";
 import { operation, type Api, type ApiContext, type Validated } from "../openapi";
 
 /**

@@ -6,7 +6,7 @@ import type { Db } from "../open";
 import type { ClaimedBatch, ClaimRequest, EventStatusChange, OutcomeRecord, QueueStore } from "../queueStore";
 import { applicationEndpoints, applications, deliveryAttempts, destinations } from "../schema";
 import { getTableColumns } from "drizzle-orm";
-import { NODE_TIMEOUT_MS } from "../../cluster/nodes";
+import { NODE_TIMEOUT_MS } from "../../core/node";
 
 /**
  * The delivery queue on PostgreSQL: several claimers (pumps of one node, or

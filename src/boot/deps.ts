@@ -1,8 +1,9 @@
 import { newThisNode } from "../cluster/identity";
 import { ConfigError, type Config } from "../config/config";
 import { openStore, type Store } from "../db/store";
-import { systemClock, type Clock } from "../domain/clock";
-import { domainSettings, type Bus, type Deps } from "../domain/deps";
+import { systemClock, type Clock } from "../core/clock";
+import { domainSettings, type Deps } from "../domain/deps";
+import { type Bus } from "../core/bus";
 import { loadSecretBox } from "../domain/secrets";
 
 export interface OpenedDeps {

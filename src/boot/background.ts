@@ -1,6 +1,7 @@
 import { startCatalogWork } from "../catalog/background";
 import { startAlertWork } from "../alerts/background";
-import { heartbeat, HEARTBEAT_INTERVAL_MS, pruneGoneNodes } from "../cluster/nodes";
+import { heartbeat, pruneGoneNodes } from "../cluster/nodes";
+import { HEARTBEAT_INTERVAL_MS } from "../core/node";
 import { whileScheduler, type SchedulerLease } from "../cluster/schedulerLease";
 import type { Config } from "../config/config";
 import { startDeliveryWork } from "../delivery/background";
@@ -10,16 +11,8 @@ import { pruneExpiredSessions } from "../domain/sessions";
 import type { Logger } from "../observability/logger";
 import type { Metrics } from "../observability/metrics";
 import { startBackupSchedule } from "./backupSchedule";
-import { every, type BackgroundTask } from "./tasks";
-
-export interface BackgroundContext {
-  deps: Deps;
-  config: Config;
-  logger: Logger;
-  metrics: Metrics;
-  /** Whether this node is the cluster's scheduler (src/cluster/schedulerLease.ts). */
-  lease: SchedulerLease;
-}
+import type { BackgroundContext } from "../runtime/context";
+import { every, type BackgroundTask } from "../core/tasks";
 
 /**
  * Everything `serve` runs beside HTTP: each part adds its workers and

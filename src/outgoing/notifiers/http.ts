@@ -1,4 +1,4 @@
-import { send } from "../../delivery/sender";
+import { send } from "../sender";
 import { NotifyError, type SendContext } from "./types";
 
 /**

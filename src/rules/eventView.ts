@@ -1,8 +1,16 @@
-import type { StoredRequestRow } from "../db/deliverySql";
 import type { FilterRequest } from "./filter";
 
 /** The columns of a stored event that filters and transforms look at. */
-export type StoredRequest = StoredRequestRow;
+export interface StoredRequest {
+  body: Uint8Array;
+  /** JSON object text, names lower-cased. */
+  headers: string;
+  /** JSON object text or a raw query string; null when none. */
+  query: string | null;
+  method: string;
+  path: string | null;
+  contentType: string | null;
+}
 
 /**
  * One view of a stored request for filter rules and transforms. The body is

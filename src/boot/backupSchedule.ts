@@ -1,6 +1,6 @@
 import { runScheduledBackup } from "../domain/backups";
-import type { BackgroundContext } from "./background";
-import { every, type BackgroundTask } from "./tasks";
+import type { BackgroundContext } from "../runtime/context";
+import { every, type BackgroundTask } from "../core/tasks";
 
 /**
  * Scheduled backups (HOOKRELAY_BACKUP_INTERVAL, off by default). The check

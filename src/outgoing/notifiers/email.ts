@@ -1,7 +1,7 @@
 import { isIP } from "node:net";
 import { createTransport } from "nodemailer";
 import { emailChannelConfig, type EmailChannelConfig } from "../../contracts/notificationChannels";
-import { DestinationRefused, DnsFailure, resolveAllowedTarget } from "../../delivery/ssrf";
+import { DestinationRefused, DnsFailure, resolveAllowedTarget } from "../ssrf";
 import { dataFields, headline, truncate } from "./format";
 import { maskUrlPassword } from "./mask";
 import { NotifyError, type AlertNotification, type ChannelKind, type SendContext } from "./types";

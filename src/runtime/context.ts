@@ -1,0 +1,15 @@
+import type { SchedulerLease } from "../cluster/schedulerLease";
+import type { Config } from "../config/config";
+import type { Deps } from "../domain/deps";
+import type { Logger } from "../observability/logger";
+import type { Metrics } from "../observability/metrics";
+
+/** What every part's background work starts from (src/boot/background.ts hands it out). */
+export interface BackgroundContext {
+  deps: Deps;
+  config: Config;
+  logger: Logger;
+  metrics: Metrics;
+  /** Whether this node is the cluster's scheduler (src/cluster/schedulerLease.ts). */
+  lease: SchedulerLease;
+}
