@@ -12,7 +12,7 @@ import type { z } from "zod";
 import { describeNetworkError } from "../src/outgoing/networkErrors";
 import { ConfigError, loadConfig } from "../src/config/config";
 import type { Dialect } from "../src/db/dialect";
-import { AppError, type ErrorBody } from "../src/contracts/errors";
+import { AppError, type ErrorBody, parseOrThrow } from "../src/contracts/errors";
 import type { Deps, Scope } from "../src/domain/deps";
 import type { Bus } from "../src/core/bus";
 import { CliError, EXIT, usageError } from "./errors";
@@ -101,10 +101,7 @@ function appErrorToCli(err: unknown): unknown {
  * and reports problems in the same shape (`details: [{field, message}]`).
  */
 export function parseInput<S extends z.ZodType>(schema: S, value: unknown, target: "body" | "query" = "body"): z.output<S> {
-  const result = schema.safeParse(value);
-  if (result.success) return result.data;
-  const details = result.error.issues.map((i) => ({ field: [target, ...i.path].join("."), message: i.message }));
-  throw new AppError("validation_error", "Request validation failed", details);
+  return parseOrThrow(schema, value, "Request validation failed", [target]);
 }
 
 // ---------------------------------------------------------------- remote

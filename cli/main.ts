@@ -3,6 +3,7 @@ import { type Command, CommanderError } from "commander";
 import { ConfigError } from "../src/config/options";
 import { buildProgram } from "./program";
 import { CliError, EXIT } from "./errors";
+import { errorMessage } from "../src/contracts/errors";
 
 const program = buildProgram();
 // A reader that stops early (`| head -1`) closes the pipe: that ends a client command, quietly.
@@ -56,7 +57,7 @@ function reportError(err: unknown, json: boolean): number {
     }
     return err.exitCode;
   }
-  const message = err instanceof Error ? err.message : String(err);
+  const message = errorMessage(err);
   process.stderr.write(json ? JSON.stringify({ error: { code: "internal", message } }) + "\n" : `error: ${message}\n`);
   return EXIT.error;
 }

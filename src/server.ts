@@ -20,6 +20,7 @@ import { startBackgroundWork } from "./boot/background";
 import { createDeps } from "./boot/deps";
 import { waitForDatabase } from "./runtime/waitForDatabase";
 import { acquireServerLock, type ServerLock } from "./runtime/serverLock";
+import { errorMessage } from "./contracts/errors";
 
 export interface RunningServer {
   url: string;
@@ -112,7 +113,7 @@ async function startLocked(config: Config, lock: ServerLock, logger: Logger, clo
   lock.publish({ base_url: deps.settings.baseUrl });
   if (port !== config.port) {
     deps.node.address = nodeAddress(config.host, port);
-    await heartbeat(store.db, clock, deps.node).catch((error) => logger.warn("node heartbeat failed", { error: error instanceof Error ? error.message : String(error) }));
+    await heartbeat(store.db, clock, deps.node).catch((error) => logger.warn("node heartbeat failed", { error: errorMessage(error) }));
   }
   logger.info("node started", { node_id: deps.node.id, address: deps.node.address, version: deps.node.version, scheduler: lease.held() });
 

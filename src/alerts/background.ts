@@ -10,6 +10,7 @@ import { every, type BackgroundTask } from "../core/tasks";
 import { wakeable } from "../core/wakeable";
 import { dispatchAlert, RETRY_DELAYS_MS, type Notice } from "./dispatch";
 import { evaluateRule, issueTrigger, type Trigger } from "./evaluate";
+import { errorMessage } from "../contracts/errors";
 
 export interface AlertWorkOptions {
   /** Pauses between tries of a failed notification (default RETRY_DELAYS_MS). */
@@ -42,7 +43,7 @@ export function startAlertWork(ctx: BackgroundContext, opts: AlertWorkOptions = 
   /** Sends and records in the background: a slow channel holds up no evaluation. */
   function send(rule: ActiveRule, notice: Notice, now: Date) {
     const sending: Promise<unknown> = dispatchAlert(deps, rule, notice, now, { logger, metrics, retryDelaysMs: opts.retryDelaysMs ?? RETRY_DELAYS_MS, signal: stopping.signal })
-      .catch((err) => logger.error("recording an alert failed", { alert_rule_id: rule.id, error: err instanceof Error ? err.message : String(err) }))
+      .catch((err) => logger.error("recording an alert failed", { alert_rule_id: rule.id, error: errorMessage(err) }))
       .finally(() => dispatches.delete(sending));
     dispatches.add(sending);
   }
@@ -73,7 +74,7 @@ export function startAlertWork(ctx: BackgroundContext, opts: AlertWorkOptions = 
         else if (trigger) await fire(rule, trigger, now);
       } catch (err) {
         // One rule's trouble (its source deleted meanwhile, say) does not keep the others from being evaluated.
-        logger.error("alert rule evaluation failed", { alert_rule_id: rule.id, error: err instanceof Error ? err.message : String(err) });
+        logger.error("alert rule evaluation failed", { alert_rule_id: rule.id, error: errorMessage(err) });
       }
     }
   }

@@ -1,7 +1,7 @@
 import { OpenAPIHono, createRoute, type RouteConfig } from "@hono/zod-openapi";
 import type { Context } from "hono";
 import { z } from "zod";
-import { AppError } from "../contracts/errors";
+import { AppError, fromZod } from "../contracts/errors";
 import type { Deps, Scope } from "../domain/deps";
 import type { Metrics } from "../observability/metrics";
 
@@ -19,19 +19,11 @@ export type ApiEnv = {
 export type Api = OpenAPIHono<ApiEnv>;
 export type ApiContext = Context<ApiEnv>;
 
-/** Zod issues as the `details` of a validation_error: which field, what is wrong. */
-export function issuesToDetails(error: z.ZodError, target?: string) {
-  return error.issues.map((i) => ({
-    field: [target === "json" ? "body" : target, ...i.path].filter((p) => p !== undefined && p !== "").join("."),
-    message: i.message,
-  }));
-}
-
 export function newApi(): Api {
   return new OpenAPIHono<ApiEnv>({
     defaultHook: (result) => {
       if (!result.success) {
-        throw new AppError("validation_error", "Request validation failed", issuesToDetails(result.error, result.target));
+        throw fromZod(result.error, "Request validation failed", [result.target === "json" ? "body" : result.target]);
       }
     },
   });

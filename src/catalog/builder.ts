@@ -9,6 +9,7 @@ import type { Deps } from "../domain/deps";
 import type { Logger } from "../observability/logger";
 import { planEvent, rulesOf, sameData, type BuildEvent, type EventPlan } from "./plan";
 import { builderStatements } from "./statements";
+import { errorMessage } from "../contracts/errors";
 
 /**
  * Builds collections from their source's stored events, in received order
@@ -63,7 +64,7 @@ export async function buildAll(deps: Pick<Deps, "db" | "clock">, logger?: Logger
       total.heldBack ||= outcome.heldBack;
     } catch (err) {
       // One collection's failure must not stop the others; its position is unchanged, so the next pass retries it.
-      logger?.error("collection build failed", { collection_id: c.id, error: err instanceof Error ? err.message : String(err) });
+      logger?.error("collection build failed", { collection_id: c.id, error: errorMessage(err) });
     }
   }
   return total;

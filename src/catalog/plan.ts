@@ -3,6 +3,7 @@ import type { StoredRequest } from "../rules/eventView";
 import { eventView, parseBody } from "../rules/eventView";
 import { applyTransform, DEFAULT_TRANSFORM_TIMEOUT_MS } from "../rules/transform";
 import { atPath } from "../rules/json";
+import { errorMessage } from "../contracts/errors";
 
 /**
  * What one stored event means for a collection, decided outside any
@@ -60,7 +61,7 @@ export async function planEvent(event: BuildEvent, rules: CollectionRules): Prom
     if (result === null || result === undefined) return { ...base, kind: "transform_failed", error: "The transform returned no value" };
     return { ...base, kind: "upsert", key, data: JSON.stringify(result) };
   } catch (e) {
-    return { ...base, kind: "transform_failed", error: e instanceof Error ? e.message : String(e) };
+    return { ...base, kind: "transform_failed", error: errorMessage(e) };
   }
 }
 

@@ -7,6 +7,7 @@ import type { Logger } from "../observability/logger";
 import type { BackgroundTask } from "../core/tasks";
 import type { NodeRow } from "./nodes";
 import type { ThisNode } from "../core/node";
+import { errorMessage } from "../contracts/errors";
 
 /**
  * The scheduler: the one node that runs the cluster-wide jobs (retention,
@@ -75,7 +76,7 @@ export async function startSchedulerLease(store: Store, node: ThisNode, opts: Le
       const lost = session;
       session = null;
       await lost?.close();
-      become(false, error instanceof Error ? error.message : String(error));
+      become(false, errorMessage(error));
     }
   }
 

@@ -1,6 +1,7 @@
 import { z } from "zod";
 import { flag } from "./common";
 import { fromJsonText } from "./destinations";
+import { errorMessage } from "./errors";
 
 /** Connections (spec: Connection; docs/decisions.md D6): source → destination, with filter rules and a JSONata transform. */
 
@@ -67,7 +68,7 @@ function checkValue(rule: { operator: FilterOperator; value?: unknown }, has: bo
         new RegExp(source, flags);
         return null;
       } catch (e) {
-        return `invalid regular expression: ${e instanceof Error ? e.message : String(e)}`;
+        return `invalid regular expression: ${errorMessage(e)}`;
       }
     }
   }

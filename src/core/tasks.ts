@@ -1,4 +1,5 @@
 import type { Logger } from "../observability/logger";
+import { errorMessage } from "../contracts/errors";
 
 /** Something `serve` runs beside the HTTP server, stopped cleanly on shutdown. */
 export interface BackgroundTask {
@@ -15,7 +16,7 @@ export function every(name: string, intervalMs: number, work: () => Promise<unkn
   const timer = setInterval(() => {
     if (current || stopped) return;
     current = work()
-      .catch((err) => logger.error(`${name} failed`, { error: err instanceof Error ? err.message : String(err) }))
+      .catch((err) => logger.error(`${name} failed`, { error: errorMessage(err) }))
       .finally(() => (current = null));
   }, intervalMs);
   timer.unref?.();

@@ -1,5 +1,6 @@
 import type { Logger } from "../observability/logger";
 import type { BackgroundTask } from "./tasks";
+import { errorMessage } from "../contracts/errors";
 
 export interface WakeableTask extends BackgroundTask {
   /** Asks for a run soon; wakes arriving during a run cause one more run after it. */
@@ -42,7 +43,7 @@ export function wakeable(name: string, work: () => Promise<boolean>, opts: { pol
         let more = true;
         while (more && !stopped) more = await work();
       } catch (err) {
-        opts.logger.error(`${name} failed`, { error: err instanceof Error ? err.message : String(err) });
+        opts.logger.error(`${name} failed`, { error: errorMessage(err) });
       }
     })().finally(() => {
       current = null;

@@ -13,6 +13,7 @@ import { onEventsStored } from "../db/ingestStore";
 import { ingestRouting, releaseHeldEvents, routePendingEvents, ROUTE_BATCH } from "./router";
 import { startDeliveryWorker } from "./worker";
 import { fromAnotherNode } from "../live/clusterBus";
+import { errorMessage } from "../contracts/errors";
 
 /**
  * Everything delivery runs beside HTTP: the router (events → queued
@@ -79,7 +80,7 @@ export function startDeliveryWork(ctx: BackgroundContext, opts: DeliveryWorkOpti
   onEventsStored(deps.db, {
     begin: (sourceIds) => ingestRouting(deps, sourceIds, rules, logger, () => router.wake()),
     failed: (error) => {
-      logger.error("routing at ingest failed; the router takes these events", { error: error instanceof Error ? error.message : String(error) });
+      logger.error("routing at ingest failed; the router takes these events", { error: errorMessage(error) });
       return () => router.wake();
     },
   });

@@ -5,6 +5,7 @@ import { redriveStep } from "../domain/redrive";
 import { outstandingJobDeliveries, replayBatchSize, replayStep } from "../domain/replay";
 import type { Logger } from "../observability/logger";
 import type { BackgroundTask } from "../core/tasks";
+import { errorMessage } from "../contracts/errors";
 
 /**
  * Runs replay, bulk-retry and redrive jobs. Every `running` job row is
@@ -103,7 +104,7 @@ export function startJobRunner(deps: Deps, opts: JobRunnerOptions): JobRunner {
   function spawn(job: JobRow) {
     if (running.has(job.id) || stopped) return;
     const p = run(job)
-      .catch((err) => opts.logger.error("job failed; it resumes on the next poll", { job_id: job.id, kind: job.kind, error: err instanceof Error ? err.message : String(err) }))
+      .catch((err) => opts.logger.error("job failed; it resumes on the next poll", { job_id: job.id, kind: job.kind, error: errorMessage(err) }))
       .finally(() => running.delete(job.id));
     running.set(job.id, p);
   }
@@ -117,7 +118,7 @@ export function startJobRunner(deps: Deps, opts: JobRunnerOptions): JobRunner {
     }
     scanning = runningJobs(deps)
       .then((jobs) => jobs.forEach(spawn))
-      .catch((err) => opts.logger.error("job scan failed", { error: err instanceof Error ? err.message : String(err) }))
+      .catch((err) => opts.logger.error("job scan failed", { error: errorMessage(err) }))
       .finally(() => {
         scanning = null;
         if (rescan) {

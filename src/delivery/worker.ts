@@ -30,6 +30,7 @@ import { decideRetry } from "./retryPolicy";
 import { buildRequest, send, storedRequestHeaders, storedRequestUrl, type SendTarget } from "../outgoing/sender";
 import { applyTransform, DEFAULT_TRANSFORM_TIMEOUT_MS, TransformError } from "../rules/transform";
 import { TtlCache } from "./ttlCache";
+import { errorMessage } from "../contracts/errors";
 
 /**
  * The delivery worker pool: up to `concurrency` requests in flight at once.
@@ -188,7 +189,7 @@ export function startDeliveryWorker(deps: Deps, opts: DeliveryWorkerOptions): De
   // The first pump waits for this, so nothing is claimed before it.
   const orphansRequeued = releaseOrphanedClaims(db, clock.now()).then(
     (n) => void (n > 0 && logger.info("re-queued deliveries interrupted by the last shutdown", { count: n })),
-    (err) => logger.error("re-queueing interrupted deliveries failed", { error: err instanceof Error ? err.message : String(err) }),
+    (err) => logger.error("re-queueing interrupted deliveries failed", { error: errorMessage(err) }),
   );
 
   function schedulePump(delayMs = 0) {
@@ -276,7 +277,7 @@ export function startDeliveryWorker(deps: Deps, opts: DeliveryWorkerOptions): De
     } catch (err) {
       // Outcomes in that transaction are lost with it: their rows stay `delivering` and are
       // delivered again once their lease runs out or after a restart (at least once).
-      logger.error("delivery pump failed", { error: err instanceof Error ? err.message : String(err) });
+      logger.error("delivery pump failed", { error: errorMessage(err) });
       armTimer(clock.now().getTime() + 1000);
     } finally {
       pumping = false;
@@ -299,7 +300,7 @@ export function startDeliveryWorker(deps: Deps, opts: DeliveryWorkerOptions): De
     const p: Promise<void> = deliver(row, event, claimedAt)
       .catch((err) => {
         // Unexpected (a bug or the database going away): hand the row back rather than lose it.
-        logger.error("delivery failed unexpectedly", { attempt_id: row.id, error: err instanceof Error ? err.message : String(err) });
+        logger.error("delivery failed unexpectedly", { attempt_id: row.id, error: errorMessage(err) });
         releases.push(row);
       })
       .finally(() => {
@@ -492,7 +493,7 @@ export function startDeliveryWorker(deps: Deps, opts: DeliveryWorkerOptions): De
       try {
         (await inWriteTurn(db, recordFinished))();
       } catch (err) {
-        logger.error("recording the last delivery outcomes failed; they are delivered again after the restart", { error: err instanceof Error ? err.message : String(err) });
+        logger.error("recording the last delivery outcomes failed; they are delivered again after the restart", { error: errorMessage(err) });
       }
     },
   };
@@ -510,7 +511,7 @@ function shareRatesAmongLiveNodes(deps: Deps, pacer: DestinationPacer, logger: L
   const refresh = () =>
     liveNodes(deps.db, deps.clock.now()).then(
       (nodes) => pacer.shareAmong(nodes.length),
-      (error) => logger.warn("counting the live nodes failed; rate limits keep the last share", { error: error instanceof Error ? error.message : String(error) }),
+      (error) => logger.warn("counting the live nodes failed; rate limits keep the last share", { error: errorMessage(error) }),
     );
   void refresh();
   const timer = setInterval(refresh, HEARTBEAT_INTERVAL_MS);

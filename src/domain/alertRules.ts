@@ -13,7 +13,7 @@ import {
   type RuleType,
   type UpdateAlertRuleInput,
 } from "../contracts/alertRules";
-import { AppError, notFound } from "../contracts/errors";
+import { fromZod, notFound } from "../contracts/errors";
 import { hex32, normalizeId } from "../contracts/ids";
 import type { PageQuery } from "../contracts/pagination";
 import { alertHistory, alertRules, destinations, sources } from "../db/schema";
@@ -66,11 +66,7 @@ export function serializeHistory(row: HistoryRow): AlertHistoryEntry {
 function checkedRuleConfig(type: RuleType, config: Record<string, unknown> | undefined): string {
   const parsed = ruleConfigSchemas[type].safeParse(config ?? {});
   if (!parsed.success) {
-    throw new AppError(
-      "validation_error",
-      `Invalid rule_config for rule_type ${type}`,
-      parsed.error.issues.map((i) => ({ field: ["body", "rule_config", ...i.path].join("."), message: i.message })),
-    );
+    throw fromZod(parsed.error, `Invalid rule_config for rule_type ${type}`, ["body", "rule_config"]);
   }
   return JSON.stringify(parsed.data);
 }

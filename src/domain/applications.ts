@@ -1,6 +1,5 @@
 import { ilike, likePattern } from "../db/portableSql";
 import { and, desc, eq, inArray, lt, lte, or, sql, type SQL } from "drizzle-orm";
-import type { z } from "zod";
 import {
   createApplicationInput,
   listApplicationsQuery,
@@ -12,7 +11,7 @@ import {
   type UpdateApplicationInput,
 } from "../contracts/applications";
 import { jsonText, toFlag } from "../contracts/common";
-import { AppError, notFound } from "../contracts/errors";
+import { AppError, notFound, parseOrThrow } from "../contracts/errors";
 import { hex32 } from "../contracts/ids";
 import { decodeCursor, encodeCursor } from "../contracts/pagination";
 import { createPortalLinkInput, type CreatePortalLinkInput } from "../contracts/portal";
@@ -22,7 +21,7 @@ import { transaction } from "../db/transaction";
 import { signPortalToken } from "../rules/portalTokens";
 import { iso } from "../core/clock";
 import type { Deps, Scope } from "./deps";
-import { isUniqueViolation, listEventTypes, parseOrThrow } from "./eventTypes";
+import { isUniqueViolation, listEventTypes } from "./eventTypes";
 import { createScope, inScope } from "./scope";
 
 /** Applications (docs/decisions.md D10, docs/outbound.md): CRUD, the cursor list, and portal links. */
@@ -50,16 +49,6 @@ export function serializeApplication(row: ApplicationRow): ApplicationDto {
   };
 }
 
-/** Query input from the CLI's local mode has not been through the route's validation. */
-export function parseQueryOrThrow<T extends z.ZodType>(schema: T, raw: unknown): z.output<T> {
-  const parsed = schema.safeParse(raw ?? {});
-  if (!parsed.success) {
-    throw new AppError("validation_error", "Invalid query", parsed.error.issues.map((i) => ({ field: ["query", ...i.path.map(String)].join("."), message: i.message })));
-  }
-  return parsed.data;
-}
-
-
 /**
  * The application `{appId}` names in the caller's scope: its id or its uid.
  * A portal link sees only its own application; any other is absent (404).
@@ -80,7 +69,7 @@ function uidConflict(uid: string) {
 }
 
 export async function createApplication(deps: Deps, scope: Scope, raw: CreateApplicationInput) {
-  const input = parseOrThrow(createApplicationInput, raw, "application");
+  const input = parseOrThrow(createApplicationInput, raw, "Invalid application");
   const { orgId, envId } = createScope(scope, input);
   const now = iso(deps.clock.now());
   const id = hex32();
@@ -117,7 +106,7 @@ export async function createApplication(deps: Deps, scope: Scope, raw: CreateApp
  * added. endpoint_count and message_count are counted per listed application.
  */
 export async function listApplications(deps: Deps, scope: Scope, raw: ListApplicationsQuery = {}) {
-  const query = parseQueryOrThrow(listApplicationsQuery, raw);
+  const query = parseOrThrow(listApplicationsQuery, raw ?? {}, "Invalid query", ["query"]);
   if ((query.org_id && query.org_id !== scope.orgId) || (query.env_id && query.env_id !== scope.envId)) return { applications: [], cursor: null };
   const conds: (SQL | undefined)[] = [inScope(applications, scope)];
   if (scope.portal) conds.push(eq(applications.id, scope.portal.applicationId));
@@ -152,7 +141,7 @@ export async function getApplication(deps: Deps, scope: Scope, appId: string) {
 }
 
 export async function updateApplication(deps: Deps, scope: Scope, appId: string, raw: UpdateApplicationInput) {
-  const input = parseOrThrow(updateApplicationInput, raw, "application");
+  const input = parseOrThrow(updateApplicationInput, raw, "Invalid application");
   const row = await findApplication(deps, scope, appId);
   const next: ApplicationRow = { ...row };
   if (input.name !== undefined) next.name = input.name;
@@ -210,7 +199,7 @@ export async function deleteApplication(deps: Deps, scope: Scope, appId: string)
  * stays out of access logs and Referer headers.
  */
 export async function createPortalLink(deps: Deps, scope: Scope, appId: string, raw: CreatePortalLinkInput = {}) {
-  const input = parseOrThrow(createPortalLinkInput, raw ?? {}, "portal link request");
+  const input = parseOrThrow(createPortalLinkInput, raw ?? {}, "Invalid portal link request");
   const row = await findApplication(deps, scope, appId);
   if (row.status !== "active") throw new AppError("conflict", `Application ${row.uid} is ${row.status}: its portal links do not work; enable it first`, { status: row.status });
   const ttlMs = input.expires_in !== undefined ? input.expires_in * 1000 : (deps.settings.portalLinkTtlMs ?? DEFAULT_PORTAL_TTL_MS);

@@ -12,14 +12,14 @@ import type {
   UpdateCollectionInput,
 } from "../contracts/collections";
 import { createCollectionInput, updateCollectionInput } from "../contracts/collections";
-import { AppError, notFound } from "../contracts/errors";
+import { AppError, notFound, parseOrThrow } from "../contracts/errors";
 import { hex32, normalizeId, normalizeIdOrNull } from "../contracts/ids";
 import { decodeCursor, encodeCursor } from "../contracts/pagination";
 // A pure leaf shared with the builder: an expression accepted here is compiled by exactly the code that runs it.
 import { compileTransform } from "../rules/transform";
 import { iso } from "../core/clock";
 import type { Deps, Scope } from "./deps";
-import { parseOrThrow } from "./eventTypes";
+
 import { createScope, inScope } from "./scope";
 
 export type CollectionRow = typeof collections.$inferSelect;
@@ -212,7 +212,7 @@ function freshBuild(plan: Awaited<ReturnType<typeof backlog>>, now: string) {
 // ---------------------------------------------------------------- use-cases
 
 export async function createCollection(deps: Deps, scope: Scope, raw: CreateCollectionInput) {
-  const input = parseOrThrow(createCollectionInput, raw, "collection");
+  const input = parseOrThrow(createCollectionInput, raw, "Invalid collection");
   const { orgId, envId } = createScope(scope, input);
   const source = await findSource(deps, scope, input.source_id);
   const transform = input.transform_expression === undefined || input.transform_expression === null || input.transform_expression.trim() === "" ? null : input.transform_expression;
@@ -265,7 +265,7 @@ export async function getCollection(deps: Deps, scope: Scope, rawId: string) {
  * stored event, as for a new collection.
  */
 export async function updateCollection(deps: Deps, scope: Scope, rawId: string, raw: UpdateCollectionInput) {
-  const input = parseOrThrow(updateCollectionInput, raw, "collection");
+  const input = parseOrThrow(updateCollectionInput, raw, "Invalid collection");
   const current = await findCollection(deps, scope, rawId);
   const row = { ...current.collection };
   let sourceName = current.sourceName;

@@ -9,6 +9,7 @@ import type { FilterRequest } from "../rules/filter";
 import { filterChecks, FilterLimitError, parseFilterRules, regexChecksInSandbox } from "../rules/filter";
 import type { Logger } from "../observability/logger";
 import { iso } from "../core/clock";
+import { errorMessage } from "../contracts/errors";
 
 /**
  * What routing and retrying share: which connections an event goes
@@ -154,7 +155,7 @@ export class FilterRuleCache {
       if (limit) onLimit?.();
       logger?.warn(limit ? "a regex filter rule ran out of time; treated as no match" : "filter evaluation failed; treated as no match", {
         connection_id: conn.id,
-        error: err instanceof Error ? err.message : String(err),
+        error: errorMessage(err),
       });
       return false;
     }
@@ -167,7 +168,7 @@ export class FilterRuleCache {
     try {
       return filterChecks(rules, view());
     } catch (err) {
-      logger?.warn("filter evaluation failed; treated as no match", { connection_id: conn.id, error: err instanceof Error ? err.message : String(err) });
+      logger?.warn("filter evaluation failed; treated as no match", { connection_id: conn.id, error: errorMessage(err) });
       return false;
     }
   }

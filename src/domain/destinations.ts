@@ -14,7 +14,7 @@ import {
   type RetryStrategy,
   type UpdateDestinationInput,
 } from "../contracts/destinations";
-import { AppError, notFound } from "../contracts/errors";
+import { AppError, notFound, fromZod } from "../contracts/errors";
 import { MASK } from "../contracts/notificationChannels";
 import { newId, normalizeId } from "../contracts/ids";
 import { iso } from "../core/clock";
@@ -117,11 +117,7 @@ function resolveAuthConfig(type: AuthType, given: AuthConfig | null | undefined,
   const merged = given === null ? {} : { ...(stored ?? {}), ...(given ?? {}) };
   const parsed = authConfigSchemas[type].safeParse(merged);
   if (!parsed.success) {
-    throw new AppError(
-      "validation_error",
-      `Invalid auth_config for auth_type ${type}`,
-      parsed.error.issues.map((i) => ({ field: ["body", "auth_config", ...i.path].join("."), message: i.message })),
-    );
+    throw fromZod(parsed.error, `Invalid auth_config for auth_type ${type}`, ["body", "auth_config"]);
   }
   return parsed.data;
 }

@@ -10,7 +10,7 @@ import {
   type RotateSecretInput,
   type UpdateEndpointInput,
 } from "../contracts/endpoints";
-import { AppError, notFound } from "../contracts/errors";
+import { AppError, notFound, parseOrThrow } from "../contracts/errors";
 import { hex32, idPrefix } from "../contracts/ids";
 import { decodeCursor, encodeCursor } from "../contracts/pagination";
 import { listEndpointAttemptsQuery, type ListEndpointAttemptsQuery } from "../contracts/messages";
@@ -20,12 +20,12 @@ import { applicationEndpoints, applications, connections, deliveryAttempts, dest
 import { lockRow } from "../db/rowLock";
 import { transaction } from "../db/transaction";
 import { refusalReason } from "../outgoing/ssrf";
-import { findApplication, parseQueryOrThrow } from "./applications";
+import { findApplication } from "./applications";
 import { iso } from "../core/clock";
 import type { Deps, Scope } from "./deps";
 import { attemptSerializerFor } from "./deliveryAttempts";
 import { generateSigningSecret } from "./destinations";
-import { parseOrThrow } from "./eventTypes";
+
 import type { OpenedIssue } from "./issues";
 import { settleMessages, type MessageSettlement } from "./messages";
 
@@ -123,7 +123,7 @@ function checkPortalUrl(deps: Deps, app: { allowPrivateEndpoints: number }, url:
 }
 
 export async function createEndpoint(deps: Deps, scope: Scope, appId: string, raw: CreateEndpointInput) {
-  const input = parseOrThrow(createEndpointInput, raw, "endpoint");
+  const input = parseOrThrow(createEndpointInput, raw, "Invalid endpoint");
   const app = await findApplication(deps, scope, appId);
   if (scope.portal) checkPortalUrl(deps, app, input.url);
   const now = iso(deps.clock.now());
@@ -201,7 +201,7 @@ export async function getEndpoint(deps: Deps, scope: Scope, appId: string, endpo
  * clock (HOOKRELAY_ENDPOINT_DISABLE_AFTER counts from its next failure).
  */
 export async function updateEndpoint(deps: Deps, scope: Scope, appId: string, endpointId: string, raw: UpdateEndpointInput) {
-  const input = parseOrThrow(updateEndpointInput, raw, "endpoint");
+  const input = parseOrThrow(updateEndpointInput, raw, "Invalid endpoint");
   const current = await findEndpoint(deps, scope, appId, endpointId);
   if (input.url !== undefined && scope.portal) checkPortalUrl(deps, current.app, input.url);
   const now = iso(deps.clock.now());
@@ -274,7 +274,7 @@ export async function getEndpointSecret(deps: Deps, scope: Scope, appId: string,
  * oldest secret: only the one it replaces keeps signing.
  */
 export async function rotateEndpointSecret(deps: Deps, scope: Scope, appId: string, endpointId: string, raw: RotateSecretInput = {}) {
-  const input = parseOrThrow(rotateSecretInput, raw ?? {}, "rotation");
+  const input = parseOrThrow(rotateSecretInput, raw ?? {}, "Invalid rotation");
   const { endpoint, destination } = await findEndpoint(deps, scope, appId, endpointId);
   const secret = input.secret ?? generateSigningSecret();
   const now = deps.clock.now();
@@ -294,7 +294,7 @@ export async function rotateEndpointSecret(deps: Deps, scope: Scope, appId: stri
 
 /** The endpoint's attempts (every message, retries included), newest first, in cursor pages. */
 export async function listEndpointAttempts(deps: Deps, scope: Scope, appId: string, endpointId: string, raw: ListEndpointAttemptsQuery = {}) {
-  const query = parseQueryOrThrow(listEndpointAttemptsQuery, raw);
+  const query = parseOrThrow(listEndpointAttemptsQuery, raw ?? {}, "Invalid query", ["query"]);
   const { destination } = await findEndpoint(deps, scope, appId, endpointId);
   const a = deliveryAttempts;
   const conds = [eq(a.destinationId, destination.id), query.status ? eq(a.status, query.status) : undefined];

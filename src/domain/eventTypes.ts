@@ -1,8 +1,7 @@
 import { isUniqueViolation } from "../db/errors";
 import { and, desc, eq, or, type SQL } from "drizzle-orm";
-import type { z } from "zod";
 import { eventTypes } from "../db/schema";
-import { AppError, notFound } from "../contracts/errors";
+import { AppError, notFound, parseOrThrow } from "../contracts/errors";
 import type { CreateEventTypeInput, EventTypeDto, ListEventTypesQuery, UpdateEventTypeInput } from "../contracts/eventTypes";
 import { createEventTypeInput, updateEventTypeInput } from "../contracts/eventTypes";
 import { hex32 } from "../contracts/ids";
@@ -13,7 +12,6 @@ import type { Deps, Scope } from "./deps";
 import { createScope, inScope } from "./scope";
 
 type EventTypeRow = typeof eventTypes.$inferSelect;
-type Issue = { field: string; message: string };
 
 // ---------------------------------------------------------------- JSON Schemas (shared with topics)
 
@@ -58,15 +56,6 @@ export function payloadErrors(schema: string, payload: unknown): SchemaError[] |
 
 export { isUniqueViolation };
 
-/** Input from the CLI's local mode has not been through the route's validation yet. */
-export function parseOrThrow<T extends z.ZodType>(schema: T, raw: unknown, what: string): z.output<T> {
-  const parsed = schema.safeParse(raw);
-  if (!parsed.success) {
-    throw new AppError("validation_error", `Invalid ${what}`, parsed.error.issues.map((i): Issue => ({ field: ["body", ...i.path.map(String)].join("."), message: i.message })));
-  }
-  return parsed.data;
-}
-
 // ---------------------------------------------------------------- event types
 
 export function serializeEventType(row: EventTypeRow): EventTypeDto {
@@ -102,7 +91,7 @@ function conflict(name: string) {
 }
 
 export async function createEventType(deps: Deps, scope: Scope, raw: CreateEventTypeInput) {
-  const input = parseOrThrow(createEventTypeInput, raw, "event type");
+  const input = parseOrThrow(createEventTypeInput, raw, "Invalid event type");
   const { orgId, envId } = createScope(scope, input);
   const now = iso(deps.clock.now());
   const row: EventTypeRow = {
@@ -141,7 +130,7 @@ export async function getEventType(deps: Deps, scope: Scope, idOrName: string) {
 }
 
 export async function updateEventType(deps: Deps, scope: Scope, idOrName: string, raw: UpdateEventTypeInput) {
-  const input = parseOrThrow(updateEventTypeInput, raw, "event type");
+  const input = parseOrThrow(updateEventTypeInput, raw, "Invalid event type");
   const current = await findRow(deps, scope, idOrName);
   const patch: Partial<EventTypeRow> = {};
   if (input.name !== undefined) patch.name = input.name;

@@ -1,6 +1,6 @@
 import { never } from "../db/portableSql";
 import { and, asc, desc, eq, inArray, lt, lte, or, sql, type SQL } from "drizzle-orm";
-import { AppError, notFound } from "../contracts/errors";
+import { AppError, notFound, parseOrThrow } from "../contracts/errors";
 import { hex32, idPrefix } from "../contracts/ids";
 import {
   createMessageInput,
@@ -21,13 +21,13 @@ import { applicationEndpoints, applications, connections, deliveryAttempts, dest
 import { inWriteTurn } from "../db/writeTurn";
 // Pure leaf shared with resend: which endpoints a message goes to.
 import { admits, isExpired } from "../rules/fanout";
-import { findApplication, parseQueryOrThrow } from "./applications";
+import { findApplication } from "./applications";
 import { iso } from "../core/clock";
 import { insertQueuedAttempt, newQueuedAttempt } from "./deliveries";
 import { attemptSerializerFor } from "./deliveryAttempts";
 import type { Deps, Scope } from "./deps";
 import type { ChangedEvent } from "./eventStatus";
-import { isUniqueViolation, parseOrThrow, validatePayloadForEventType } from "./eventTypes";
+import { isUniqueViolation, validatePayloadForEventType } from "./eventTypes";
 
 /**
  * Messages (docs/decisions.md D10, docs/outbound.md). A message is stored as an event
@@ -117,7 +117,7 @@ async function findMessage({ db }: Pick<Deps, "db">, applicationId: string, idOr
  * is sent again, whatever this request's event_type and payload.
  */
 export async function createMessage(deps: Deps, scope: Scope, appId: string, raw: CreateMessageInput): Promise<{ message: MessageDto; created: boolean }> {
-  const input = parseOrThrow(createMessageInput, raw, "message");
+  const input = parseOrThrow(createMessageInput, raw, "Invalid message");
   const app = await findApplication(deps, scope, appId);
   const key = input.id ?? null;
   if (key) {
@@ -234,7 +234,7 @@ async function findByKey(db: Db, applicationId: string, key: string) {
 
 /** Newest first, in pages of `limit`; `cursor` continues after the last page without repeats or gaps. */
 export async function listMessages(deps: Deps, scope: Scope, appId: string, raw: ListMessagesQuery = {}) {
-  const query = parseQueryOrThrow(listMessagesQuery, raw);
+  const query = parseOrThrow(listMessagesQuery, raw ?? {}, "Invalid query", ["query"]);
   const app = await findApplication(deps, scope, appId);
   const conds: (SQL | undefined)[] = [eq(messages.applicationId, app.id)];
   if (query.event_type) conds.push(eq(messages.eventType, query.event_type));
@@ -268,7 +268,7 @@ const attemptColumns = { attempt: deliveryAttempts, connectionName: connections.
 
 /** The message's delivery attempts to every endpoint (or one), retries included, newest first. */
 export async function listMessageAttempts(deps: Deps, scope: Scope, appId: string, idOrKey: string, raw: ListMessageAttemptsQuery = {}) {
-  const query = parseQueryOrThrow(listMessageAttemptsQuery, raw);
+  const query = parseOrThrow(listMessageAttemptsQuery, raw ?? {}, "Invalid query", ["query"]);
   const app = await findApplication(deps, scope, appId);
   const { row } = await findMessage(deps, app.id, idOrKey);
   const conds: (SQL | undefined)[] = [eq(deliveryAttempts.eventId, row.eventId)];
@@ -326,7 +326,7 @@ async function takePortalResend(deps: Deps, applicationId: string, now: Date) {
  * A disabled or expired endpoint → 409.
  */
 export async function resendMessage(deps: Deps, scope: Scope, appId: string, idOrKey: string, raw: ResendInput) {
-  const input = parseOrThrow(resendInput, raw, "resend request");
+  const input = parseOrThrow(resendInput, raw, "Invalid resend request");
   const app = await findApplication(deps, scope, appId);
   const { row } = await findMessage(deps, app.id, idOrKey);
   const endpointId = input.endpoint_id;

@@ -1,7 +1,7 @@
 import { and, desc, eq, inArray } from "drizzle-orm";
 // Leaf modules shared with the alert task: configs are checked, masked and sent with the code that later sends alerts.
 import { channelKind, NotifyError, sendNotification, type AlertNotification, type SendContext } from "../outgoing/notifiers";
-import { AppError, notFound } from "../contracts/errors";
+import { AppError, notFound, fromZod } from "../contracts/errors";
 import { hex32, newId, normalizeId } from "../contracts/ids";
 import type { ChannelConfig, ChannelDetail, ChannelListItem, ChannelType, CreateChannelInput, UpdateChannelInput } from "../contracts/notificationChannels";
 import { alertRules, notificationChannels } from "../db/schema";
@@ -44,11 +44,7 @@ function serializeChannelDetail(row: ChannelRow, secrets: SecretBox): ChannelDet
 function checkedConfig(type: ChannelType, config: Config, settings: DomainSettings): Config {
   const parsed = channelKind(type).config.safeParse(config);
   if (!parsed.success) {
-    throw new AppError(
-      "validation_error",
-      `Invalid config for a ${type} channel`,
-      parsed.error.issues.map((i) => ({ field: ["body", "config", ...i.path].join("."), message: i.message })),
-    );
+    throw fromZod(parsed.error, `Invalid config for a ${type} channel`, ["body", "config"]);
   }
   const out = parsed.data as Config;
   if (type === "email" && !out.smtp_url && !settings.smtpUrl) {

@@ -2,10 +2,9 @@ import { pendingSourceCounts } from "../db/pg/counters";
 import { inScope } from "./scope";
 import { isUniqueViolation } from "../db/errors";
 import { and, desc, eq, like, or } from "drizzle-orm";
-import type { z } from "zod";
 import { events, sources } from "../db/schema";
 import { environments } from "../db/schema/tenancy";
-import { AppError, notFound } from "../contracts/errors";
+import { AppError, notFound, parseOrThrow } from "../contracts/errors";
 import { newId, normalizeId } from "../contracts/ids";
 import type { CreateSourceInput, DedupStrategy, ListSourcesQuery, SourceDto, UpdateSourceInput, VerificationType } from "../contracts/sources";
 import { createSourceInput, updateSourceInput } from "../contracts/sources";
@@ -188,13 +187,6 @@ function settingsIssues(s: Settings): Issue[] {
   return issues;
 }
 
-/** Input from the CLI's local mode has not been through the route's validation yet. */
-function parseInput<T extends z.ZodType>(schema: T, raw: unknown): z.output<T> {
-  const parsed = schema.safeParse(raw);
-  if (!parsed.success) throw new AppError("validation_error", "Invalid source settings", parsed.error.issues.map((i) => ({ field: ["body", ...i.path].join("."), message: i.message })));
-  return parsed.data;
-}
-
 function throwIfIssues(issues: Issue[]) {
   if (issues.length > 0) throw new AppError("validation_error", "Invalid source settings", issues);
 }
@@ -238,7 +230,7 @@ async function freeSlug({ db }: Deps, orgId: string, envId: string, base: string
 // ---------------------------------------------------------------- use-cases
 
 export async function createSource(deps: Deps, scope: Scope, raw: CreateSourceInput) {
-  const input = parseInput(createSourceInput, raw);
+  const input = parseOrThrow(createSourceInput, raw, "Invalid source settings");
   const target = await targetEnv(deps, scope, input.org_id, input.env_id);
   if (!target) throw notFound("Environment");
   const issues: Issue[] = [];
@@ -363,7 +355,7 @@ export async function getSourceSecret(deps: Deps, scope: Scope, id: string) {
 }
 
 export async function updateSource(deps: Deps, scope: Scope, id: string, raw: UpdateSourceInput) {
-  const input = parseInput(updateSourceInput, raw);
+  const input = parseOrThrow(updateSourceInput, raw, "Invalid source settings");
   const current = await findRow(deps, scope, id);
   const issues: Issue[] = [];
   const patch: Partial<SourceRow> = {};

@@ -2,13 +2,13 @@ import { and, desc, eq, like, or, type SQL } from "drizzle-orm";
 import { sources, topics } from "../db/schema";
 import { writeEvent, type EventWrite } from "../db/ingestStore";
 import { transaction } from "../db/transaction";
-import { AppError, notFound } from "../contracts/errors";
+import { AppError, notFound, parseOrThrow } from "../contracts/errors";
 import { hex32, newId } from "../contracts/ids";
 import type { CreateTopicInput, ListTopicsQuery, PublishInput, TopicDto, UpdateTopicInput } from "../contracts/topics";
 import { createTopicInput, publishInput, updateTopicInput } from "../contracts/topics";
 import { iso } from "../core/clock";
 import type { Deps, Scope } from "./deps";
-import { isUniqueViolation, parseOrThrow, payloadErrors, schemaText, validatePayloadForEventType } from "./eventTypes";
+import { isUniqueViolation, payloadErrors, schemaText, validatePayloadForEventType } from "./eventTypes";
 import { createScope, inScope } from "./scope";
 
 type TopicRow = typeof topics.$inferSelect;
@@ -79,7 +79,7 @@ const sourceDescription = (name: string) => `Events published to topic "${name}"
 
 /** Creates the topic and its source (type `topic`) in one transaction. */
 export async function createTopic(deps: Deps, scope: Scope, raw: CreateTopicInput) {
-  const input = parseOrThrow(createTopicInput, raw, "topic");
+  const input = parseOrThrow(createTopicInput, raw, "Invalid topic");
   const { orgId, envId } = createScope(scope, input);
   const schema = schemaText("schema", input.schema);
   const slug = input.slug ?? slugify(input.name);
@@ -129,7 +129,7 @@ export async function getTopic(deps: Deps, scope: Scope, idOrSlug: string) {
 
 /** A renamed topic renames its source too, so the sources list keeps telling which topic it belongs to. */
 export async function updateTopic(deps: Deps, scope: Scope, idOrSlug: string, raw: UpdateTopicInput) {
-  const input = parseOrThrow(updateTopicInput, raw, "topic");
+  const input = parseOrThrow(updateTopicInput, raw, "Invalid topic");
   const current = await findRow(deps, scope, idOrSlug);
   const patch: Partial<TopicRow> = {};
   if (input.name !== undefined) patch.name = input.name;
@@ -170,7 +170,7 @@ export async function deleteTopic(deps: Deps, scope: Scope, idOrSlug: string) {
  * `schema_violation`); a paused topic refuses publishes (409 `conflict`).
  */
 export async function publishToTopic(deps: Deps, scope: Scope, idOrSlug: string, raw: PublishInput) {
-  const input = parseOrThrow(publishInput, raw, "publish request");
+  const input = parseOrThrow(publishInput, raw, "Invalid publish request");
   const topic = await findRow(deps, scope, idOrSlug);
   if (topic.status === "paused") throw new AppError("conflict", `Topic "${topic.slug}" is paused; set its status to active to publish`);
   if (topic.schema) {

@@ -1,6 +1,7 @@
 import type { SQL } from "bun";
 import type { Bus, BusMessage } from "../core/bus";
 import type { Logger } from "../observability/logger";
+import { errorMessage } from "../contracts/errors";
 
 /**
  * The bus across the nodes of one PostgreSQL database (docs/decisions.md D13): what one
@@ -60,7 +61,7 @@ export async function createClusterBus(client: SQL, local: Bus, opts: { nodeId: 
       payloads.map((p) =>
         client.notify(channel, p).catch((error) => {
           // The other nodes' slow polls pick the work up; nothing here is lost from the database.
-          logger.warn("could not notify the other nodes", { error: error instanceof Error ? error.message : String(error) });
+          logger.warn("could not notify the other nodes", { error: errorMessage(error) });
         }),
       ),
     ).then(() => {});

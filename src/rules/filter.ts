@@ -1,6 +1,5 @@
-import type { z } from "zod";
 import { filterRules, regexParts, type FilterRule } from "../contracts/connections";
-import { AppError } from "../contracts/errors";
+import { AppError, zodProblems } from "../contracts/errors";
 import { sandbox } from "./sandbox";
 
 export type { FilterRule } from "../contracts/connections";
@@ -23,13 +22,9 @@ export function parseFilterRules(input: unknown, fieldPrefix = "filter_rules"): 
   if (input === undefined) return [];
   const parsed = filterRules.safeParse(input);
   if (!parsed.success) {
-    throw new AppError("validation_error", "Invalid filter rules", issueDetails(parsed.error, fieldPrefix));
+    throw new AppError("validation_error", "Invalid filter rules", zodProblems(parsed.error, [fieldPrefix]));
   }
   return parsed.data ?? [];
-}
-
-function issueDetails(error: z.ZodError, prefix: string) {
-  return error.issues.map((i) => ({ field: [prefix, ...i.path].join("."), message: i.message }));
 }
 
 /** A regex rule's test, left for the sandbox: the pattern as stored and the field's text. */

@@ -6,6 +6,7 @@
 import type { SandboxReply, SandboxRequest } from "./sandbox";
 import { evaluateInSandbox, type TransformInput } from "./transform";
 import { regexChecksPass } from "./filter";
+import { errorMessage } from "../contracts/errors";
 
 declare const self: Worker;
 
@@ -16,7 +17,7 @@ self.onmessage = async (e: MessageEvent<SandboxRequest>) => {
     if (request.op === "transform") reply = await evaluateInSandbox(request.expression, request.input as TransformInput, request.timeoutMs);
     else reply = { ok: true, value: regexChecksPass(request.checks) };
   } catch (err) {
-    reply = { ok: false, failure: { kind: "error", message: err instanceof Error ? err.message : String(err) } };
+    reply = { ok: false, failure: { kind: "error", message: errorMessage(err) } };
   }
   self.postMessage({ reply });
 };

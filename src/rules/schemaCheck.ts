@@ -3,6 +3,7 @@ import Ajv2019 from "ajv/dist/2019";
 import Ajv2020 from "ajv/dist/2020";
 import addFormats from "ajv-formats";
 import { utf8OrNull } from "./json";
+import { errorMessage } from "../contracts/errors";
 
 /**
  * JSON Schema checks with ajv: each schema is compiled once and kept by its
@@ -52,7 +53,7 @@ export function compileSchema(schemaText: string): ValidateFunction {
   try {
     fn = ajvFor(schema as Record<string, unknown>).compile(schema as Record<string, unknown>);
   } catch (err) {
-    throw new InvalidSchemaError(err instanceof Error ? err.message : String(err));
+    throw new InvalidSchemaError(errorMessage(err));
   }
   if (compiled.size >= MAX_CACHED) compiled.delete(compiled.keys().next().value!);
   compiled.set(schemaText, fn);

@@ -1,6 +1,6 @@
 import { heapSize } from "bun:jsc";
 import jsonata from "jsonata";
-import { AppError } from "../contracts/errors";
+import { AppError, errorMessage } from "../contracts/errors";
 import { sandbox, type SandboxFailure, type SandboxReply } from "./sandbox";
 
 /**
@@ -105,7 +105,7 @@ export async function applyTransform(expression: string, input: TransformInput, 
   try {
     compileTransform(expression, opts.timeoutMs);
   } catch (e) {
-    throw new TransformError(e instanceof Error ? e.message : String(e), undefined, undefined, false);
+    throw new TransformError(errorMessage(e), undefined, undefined, false);
   }
   const reply = await sandbox().submit({ op: "transform", expression, input, timeoutMs: opts.timeoutMs }, opts.timeoutMs);
   if (reply.ok) return JSON.parse(reply.value as string) as unknown;
@@ -138,7 +138,7 @@ export async function evaluateInSandbox(expression: string, input: TransformInpu
   try {
     compiled = compileTransform(expression, timeoutMs);
   } catch (e) {
-    return { ok: false, failure: { kind: "error", message: e instanceof Error ? e.message : String(e) } };
+    return { ok: false, failure: { kind: "error", message: errorMessage(e) } };
   }
   builtIns ??= await loadBuiltIns();
   try {

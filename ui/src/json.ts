@@ -1,3 +1,4 @@
+import { errorMessage } from "../../src/contracts/errors";
 /**
  * JSON in the admin UI: text checked as it is typed (parsed, or where and why
  * it is not JSON), and a small, readable diff of two values for a record's
@@ -21,7 +22,7 @@ export function checkJson(text: string, opts: { object?: boolean } = {}): JsonCh
   try {
     value = JSON.parse(text);
   } catch (e) {
-    const raw = e instanceof Error ? e.message : String(e);
+    const raw = errorMessage(e);
     const at = /at position (\d+)/.exec(raw);
     const where = at ? lineColumn(text, Number(at[1])) : null;
     const reason = raw

@@ -4,6 +4,7 @@ import { standardWebhooks } from "./standardWebhooks";
 import { token } from "./token";
 import { twilio } from "./twilio";
 import type { Scheme, Verifier } from "./types";
+import { zodProblems } from "../../contracts/errors";
 
 export type { Verifier, VerifyRequest, VerifyResult } from "./types";
 
@@ -30,7 +31,7 @@ export function verificationProblems(type: VerificationType, secret: string | nu
   const scheme = schemes[type];
   const parsed = scheme.config.safeParse(config ?? {});
   if (!parsed.success) {
-    return parsed.error.issues.map((i) => ({ field: ["verification_config", ...i.path].join("."), message: i.message }));
+    return zodProblems(parsed.error, ["verification_config"]);
   }
   const problems: SettingsProblem[] = [];
   const settings = scheme.settingsProblem(header ?? scheme.defaultHeader, parsed.data);
