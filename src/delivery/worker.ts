@@ -19,12 +19,11 @@ import {
   destinationForDelivery,
   loadClaimedEvents,
   nextDueAt,
-  recordOutcomes,
   releaseClaims,
   releaseOrphanedClaims,
-  type AttemptOutcome,
   type AttemptRow,
 } from "./queue";
+import { recordOutcomes, type AttemptOutcome } from "./outcomes";
 import { DestinationPacer } from "./rateLimiter";
 import { decideRetry } from "./retryPolicy";
 import { buildRequest, send, storedRequestHeaders, storedRequestUrl, type SendTarget } from "../outgoing/sender";
