@@ -74,7 +74,6 @@ export function newQueuedAttemptThrough(
 }
 
 /**
-/**
  * Inserts a queued row (in the caller's transaction). On SQLite the row is
  * written before this returns (the one connection; a statement prepared
  * once).

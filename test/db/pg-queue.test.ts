@@ -9,7 +9,8 @@ import type { Db } from "../../src/db/open";
 import { deliveryAttempts, destinations, environments, events, organizations, sources } from "../../src/db/schema";
 import { openStore, type Store } from "../../src/db/store";
 import { transaction } from "../../src/db/transaction";
-import { claimBatch, LEASE_MS, recordOutcomes, type AttemptOutcome, type AttemptRow } from "../../src/delivery/queue";
+import { claimBatch, LEASE_MS, type AttemptRow } from "../../src/delivery/queue";
+import { recordOutcomes, type AttemptOutcome } from "../../src/delivery/outcomes";
 import { insertQueuedAttempts, type AttemptInsert } from "../../src/domain/deliveries";
 import { describeOnly, emptyPgDatabase, onPostgres } from "../helpers/database";
 
