@@ -67,7 +67,7 @@ interface Slot {
  * entrypoint, which Bun stores under the entrypoints' common root as .js.
  */
 function workerEntry(): string {
-  if (import.meta.url.includes("/$bunfs/")) return "/$bunfs/root/src/delivery/sandboxWorker.js";
+  if (import.meta.url.includes("/$bunfs/")) return "/$bunfs/root/src/rules/sandboxWorker.js";
   return new URL("./sandboxWorker.ts", import.meta.url).href;
 }
 
