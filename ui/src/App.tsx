@@ -1,7 +1,8 @@
 /** The shell: session check, login, sidebar with every area, routes. */
 import { useCallback, useEffect, useRef, useState, type ReactNode } from "react";
 import { api, ApiError, errorMessage, setUnauthorizedHandler } from "./api";
-import { ErrorAlert, Toasts } from "./components";
+import { ErrorAlert } from "./components/layout";
+import { Toasts } from "./components/toasts";
 import { shortId } from "./format";
 import { Icon } from "./icons";
 import { Link, match, navigate, useLocation } from "./router";

@@ -1,6 +1,11 @@
 import { useRef, useState, type FormEvent, type ReactNode } from "react";
 import { api } from "../api";
-import { Check, ConfirmDialog, Empty, ErrorAlert, Field, FormActions, NamedOptions, PageHead, PageLoading, Pager, Time, toast } from "../components";
+import { ConfirmDialog } from "../components/dialogs";
+import { Check, Field, FormActions, NamedOptions } from "../components/forms";
+import { Empty, ErrorAlert, PageHead, PageLoading } from "../components/layout";
+import { Pager } from "../components/table";
+import { Time } from "../components/time";
+import { toast } from "../components/toasts";
 import { fullTime, num, parseJsonField, plural } from "../format";
 import { useAction, useInterval, useLoad, useSubmit } from "../hooks";
 import { ResourceListPage, useDeleteResource } from "../resources";

@@ -6,7 +6,15 @@
  */
 import { useEffect, useRef, useState, type FormEvent, type ReactNode } from "react";
 import { api } from "../api";
-import { ConfirmDialog, CopyField, DataTable, Empty, ErrorAlert, Field, FormActions, Modal, Options, PageHead, PageLoading, StatusBadge, Tabs, Time, toast } from "../components";
+import { StatusBadge } from "../components/badges";
+import { CopyField } from "../components/copy";
+import { ConfirmDialog, Modal } from "../components/dialogs";
+import { Field, FormActions, Options } from "../components/forms";
+import { Empty, ErrorAlert, PageHead, PageLoading } from "../components/layout";
+import { DataTable } from "../components/table";
+import { Tabs } from "../components/tabs";
+import { Time } from "../components/time";
+import { toast } from "../components/toasts";
 import { fullTime, num, plural, prettyJson, timeAgo } from "../format";
 import { useAction, useLoad, useSubmit } from "../hooks";
 import { checkJson } from "../json";

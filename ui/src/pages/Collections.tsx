@@ -1,6 +1,11 @@
 import { useEffect, useRef, useState, type FormEvent } from "react";
 import { api } from "../api";
-import { ConfirmDialog, DataTable, Empty, ErrorAlert, Field, FormActions, PageHead, PageLoading, Time, toast } from "../components";
+import { ConfirmDialog } from "../components/dialogs";
+import { Field, FormActions } from "../components/forms";
+import { Empty, ErrorAlert, PageHead, PageLoading } from "../components/layout";
+import { DataTable } from "../components/table";
+import { Time } from "../components/time";
+import { toast } from "../components/toasts";
 import { num, parseJsonField, pct, plural } from "../format";
 import { useInterval, useLoad, useSubmit } from "../hooks";
 import { parseData, shortJson } from "../json";

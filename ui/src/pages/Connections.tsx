@@ -1,6 +1,11 @@
 import { useRef, useState, type FormEvent } from "react";
 import { api, ApiError, errorMessage } from "../api";
-import { Check, ConfirmDialog, Empty, ErrorAlert, Field, FormActions, NamedOptions, Options, PageHead, PageLoading, StatusBadge, Time, toast } from "../components";
+import { StatusBadge } from "../components/badges";
+import { ConfirmDialog } from "../components/dialogs";
+import { Check, Field, FormActions, NamedOptions, Options } from "../components/forms";
+import { Empty, ErrorAlert, PageHead, PageLoading } from "../components/layout";
+import { Time } from "../components/time";
+import { toast } from "../components/toasts";
 import { num, parseJsonField, plural, shortId } from "../format";
 import { useLoad, useSubmit } from "../hooks";
 import { ResourceListPage, useDeleteResource } from "../resources";

@@ -1,6 +1,12 @@
 import { useRef, useState, type FormEvent } from "react";
 import { api, errorMessage } from "../api";
-import { ConfirmDialog, CopyField, ErrorAlert, Field, FormActions, Options, PageHead, PageLoading, StatusBadge, Time, toast } from "../components";
+import { StatusBadge } from "../components/badges";
+import { CopyField } from "../components/copy";
+import { ConfirmDialog } from "../components/dialogs";
+import { Field, FormActions, Options } from "../components/forms";
+import { ErrorAlert, PageHead, PageLoading } from "../components/layout";
+import { Time } from "../components/time";
+import { toast } from "../components/toasts";
 import { parseJsonField } from "../format";
 import { useLoad, useSubmit } from "../hooks";
 import { ResourceListPage, useDeleteResource } from "../resources";

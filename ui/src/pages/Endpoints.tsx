@@ -8,7 +8,14 @@
 import { useRef, useState, type FormEvent } from "react";
 import { api } from "../api";
 import { AttemptWhen, listedAttemptTimes } from "../attemptTime";
-import { ConfirmDialog, CopyField, DataTable, Empty, ErrorAlert, Field, FormActions, PageHead, PageLoading, StatusBadge, Time, toast } from "../components";
+import { StatusBadge } from "../components/badges";
+import { CopyField } from "../components/copy";
+import { ConfirmDialog } from "../components/dialogs";
+import { Field, FormActions } from "../components/forms";
+import { Empty, ErrorAlert, PageHead, PageLoading } from "../components/layout";
+import { DataTable } from "../components/table";
+import { Time } from "../components/time";
+import { toast } from "../components/toasts";
 import { fromLocalInput, fullTime, ms, num, shortId, toLocalInput } from "../format";
 import { useAction, useInterval, useLoad, useSubmit } from "../hooks";
 import { appPath, endpointPage, endpointPath, filterTypesOf, isExpired, messageIdOf, messagePage, type AppPlace } from "../outbound";

@@ -1,6 +1,11 @@
 import { useRef, useState, type FormEvent } from "react";
 import { api } from "../api";
-import { ConfirmDialog, ErrorAlert, Field, FormActions, Options, PageHead, PageLoading, StatusBadge, Time, toast } from "../components";
+import { StatusBadge } from "../components/badges";
+import { ConfirmDialog } from "../components/dialogs";
+import { Field, FormActions, Options } from "../components/forms";
+import { ErrorAlert, PageHead, PageLoading } from "../components/layout";
+import { Time } from "../components/time";
+import { toast } from "../components/toasts";
 import { prettyJson } from "../format";
 import { useLoad, useSubmit } from "../hooks";
 import { checkJson } from "../json";

@@ -8,7 +8,14 @@
 import { useEffect, useState, type FormEvent } from "react";
 import { api, ApiError } from "../api";
 import { AttemptWhen, listedAttemptTimes, notSentText } from "../attemptTime";
-import { CopyButton, DataTable, Empty, ErrorAlert, Field, Modal, NamedOptions, PageHead, PageLoading, StatusBadge, Time, toast } from "../components";
+import { StatusBadge } from "../components/badges";
+import { CopyButton } from "../components/copy";
+import { Modal } from "../components/dialogs";
+import { Field, NamedOptions } from "../components/forms";
+import { Empty, ErrorAlert, PageHead, PageLoading } from "../components/layout";
+import { DataTable } from "../components/table";
+import { Time } from "../components/time";
+import { toast } from "../components/toasts";
 import { bytes, fullTime, ms, plural, prettyJson, shortId } from "../format";
 import { useAction, useInterval, useLoad, useSubmit } from "../hooks";
 import { checkJson } from "../json";

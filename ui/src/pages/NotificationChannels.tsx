@@ -1,6 +1,10 @@
 import { useRef, useState, type FormEvent } from "react";
 import { api, ApiError } from "../api";
-import { ConfirmDialog, ErrorAlert, Field, FormActions, PageHead, PageLoading, Time, toast } from "../components";
+import { ConfirmDialog } from "../components/dialogs";
+import { Field, FormActions } from "../components/forms";
+import { ErrorAlert, PageHead, PageLoading } from "../components/layout";
+import { Time } from "../components/time";
+import { toast } from "../components/toasts";
 import { fullTime, parseJsonField, plural } from "../format";
 import { useAction, useLoad, useSubmit } from "../hooks";
 import { ResourceListPage } from "../resources";

@@ -11,7 +11,9 @@
  */
 import { useEffect, useState } from "react";
 import { api, ApiError, errorMessage, setBearerToken, setUnauthorizedHandler } from "../api";
-import { Empty, Tabs, Toasts } from "../components";
+import { Empty } from "../components/layout";
+import { Tabs } from "../components/tabs";
+import { Toasts } from "../components/toasts";
 import { fullTime, timeAgo } from "../format";
 import type { AppPlace } from "../outbound";
 import { Link, match, navigate, useLocation } from "../router";

@@ -1,6 +1,12 @@
 import { useEffect, useRef, useState, type FormEvent } from "react";
 import { api, errorMessage } from "../api";
-import { Check, ConfirmDialog, CopyButton, CopyField, Empty, ErrorAlert, Field, FormActions, Loading, Options, PageHead, PageLoading, StatusBadge, Time, toast } from "../components";
+import { StatusBadge } from "../components/badges";
+import { CopyButton, CopyField } from "../components/copy";
+import { ConfirmDialog } from "../components/dialogs";
+import { Check, Field, FormActions, Options } from "../components/forms";
+import { Empty, ErrorAlert, Loading, PageHead, PageLoading } from "../components/layout";
+import { Time } from "../components/time";
+import { toast } from "../components/toasts";
 import { num, parseJsonField, plural, prettyJson } from "../format";
 import { useAction, useLoad, useSubmit } from "../hooks";
 import { ResourceListPage } from "../resources";

@@ -1,6 +1,12 @@
 import { useRef, useState, type FormEvent } from "react";
 import { api, ApiError } from "../api";
-import { ConfirmDialog, CopyField, ErrorAlert, Field, FormActions, PageHead, PageLoading, StatusBadge, Time, toast } from "../components";
+import { StatusBadge } from "../components/badges";
+import { CopyField } from "../components/copy";
+import { ConfirmDialog } from "../components/dialogs";
+import { Field, FormActions } from "../components/forms";
+import { ErrorAlert, PageHead, PageLoading } from "../components/layout";
+import { Time } from "../components/time";
+import { toast } from "../components/toasts";
 import { num, plural, prettyJson } from "../format";
 import { useAction, useLoad, useSubmit } from "../hooks";
 import { checkJson } from "../json";
