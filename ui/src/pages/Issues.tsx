@@ -15,7 +15,7 @@ import { useDebounced, useEventStream } from "../live";
 import { FilterSelect, ListPanel, useQueryFilters } from "../resources";
 import { Link, navigate } from "../router";
 import type { DeliveryAttempt, Destination, Issue, IssueStatus, Pagination } from "../types";
-import { AttemptExchange } from "./Attempts";
+import { AttemptExchange } from "../attemptExchange";
 
 const LIMIT = 50;
 const HOUR = 3600_000;

@@ -7,16 +7,17 @@
  */
 import { useEffect, useState, type FormEvent } from "react";
 import { api, ApiError } from "../api";
+import { AttemptExchange } from "../attemptExchange";
 import { AttemptWhen, listedAttemptTimes, notSentText } from "../attemptTime";
 import { StatusBadge } from "../components/badges";
-import { CopyButton } from "../components/copy";
+import { CodeBlock } from "../components/code";
 import { Modal } from "../components/dialogs";
 import { Field, NamedOptions } from "../components/forms";
 import { Empty, ErrorAlert, PageHead, PageLoading } from "../components/layout";
 import { DataTable } from "../components/table";
 import { Time } from "../components/time";
 import { toast } from "../components/toasts";
-import { bytes, fullTime, ms, plural, prettyJson, shortId } from "../format";
+import { bytes, fullTime, ms, plural, shortId } from "../format";
 import { useAction, useInterval, useLoad, useSubmit } from "../hooks";
 import { checkJson } from "../json";
 import { JsonField } from "../jsonField";
@@ -287,7 +288,7 @@ export function MessagePage({ place, id }: { place: AppPlace; id: string }) {
           ) : null}
         </dl>
         <h3 style={{ marginTop: 14 }}>Payload</h3>
-        <Code text={m.payload} label="Payload" />
+        <CodeBlock text={m.payload} label="Payload" />
       </section>
 
       <ResendPanel place={place} message={m} endpoints={endpoints.data?.endpoints} onResent={refresh} />
@@ -344,21 +345,6 @@ export function MessagePage({ place, id }: { place: AppPlace; id: string }) {
       </ListPanel>
       <AttemptDialog place={place} message={m} attempt={open} endpoint={open ? endpointOf(open) : undefined} onClose={() => setOpen(null)} onResent={refresh} />
     </>
-  );
-}
-
-function Code({ text, label, empty = "None." }: { text: string | null; label: string; empty?: string }) {
-  if (!text) return <p className="muted">{empty}</p>;
-  const pretty = prettyJson(text);
-  return (
-    <div>
-      <pre className="code" aria-label={label}>
-        {pretty.text}
-      </pre>
-      <div style={{ marginTop: 6 }}>
-        <CopyButton text={pretty.text} label={`Copy ${label.toLowerCase()}`} />
-      </div>
-    </div>
   );
 }
 
@@ -472,41 +458,7 @@ function AttemptDialog({
               </>
             ) : null}
           </dl>
-          <section aria-label="Request">
-            <h3>
-              Request · <span className="mono">{a.request_method}</span>{" "}
-              <span className="mono" style={{ overflowWrap: "anywhere" }}>
-                {a.request_url}
-              </span>
-              {notSent ? null : <> · {bytes(a.request_body_size)}</>}
-            </h3>
-            {notSent ? (
-              <p className="muted">{notSentText(times)}</p>
-            ) : (
-              <>
-                <Code text={a.request_headers} label="Request headers" />
-                <div style={{ height: 8 }} />
-                <Code text={message.payload} label="Request body" />
-              </>
-            )}
-          </section>
-          <section aria-label="Response">
-            {notSent ? (
-              <>
-                <h3>Response</h3>
-                <p className="muted">No response yet: the request has not been sent.</p>
-              </>
-            ) : (
-              <>
-                <h3>
-                  Response · {a.response_status ?? "none"} · {ms(a.duration_ms)}
-                </h3>
-                <Code text={a.response_headers} label="Response headers" empty="No headers: no response was received." />
-                <div style={{ height: 8 }} />
-                <Code text={a.response_body} label="Response body" empty={a.response_status ? "Empty body." : "No body: no response was received."} />
-              </>
-            )}
-          </section>
+          <AttemptExchange attempt={a} requestBody={message.payload} />
           <ErrorAlert error={error} />
           <div className="btn-row" style={{ justifyContent: "flex-end" }}>
             <button type="button" className="btn" onClick={onClose}>
