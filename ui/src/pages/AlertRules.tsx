@@ -1,5 +1,6 @@
 import { useRef, useState, type FormEvent, type ReactNode } from "react";
 import { api } from "../api";
+import { DetailActions } from "../components/detailActions";
 import { ConfirmDialog } from "../components/dialogs";
 import { Check, Field, FormActions, NamedOptions } from "../components/forms";
 import { Empty, ErrorAlert, PageHead, PageLoading } from "../components/layout";
@@ -555,16 +556,7 @@ export function AlertRuleDetailPage({ id }: { id: string }) {
           </>
         }
         sub={<Link to="/alert-rules">← All alert rules</Link>}
-        actions={
-          <>
-            <button type="button" className="btn" disabled={busy} onClick={() => setEnabled(rule.enabled !== 1)}>
-              {rule.enabled ? "Disable" : "Enable"}
-            </button>
-            <button type="button" className="btn danger" onClick={deletion.ask}>
-              Delete
-            </button>
-          </>
-        }
+        actions={<DetailActions moves={[{ label: rule.enabled ? "Disable" : "Enable", to: rule.enabled !== 1 }]} busy={busy} onMove={setEnabled} onDelete={deletion.ask} />}
       />
       <ErrorAlert error={error} />
       {rule.enabled ? null : <div className="alert warn">Disabled: the rule is not checked and never fires until you enable it.</div>}

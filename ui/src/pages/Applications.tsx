@@ -8,6 +8,7 @@ import { useEffect, useRef, useState, type FormEvent, type ReactNode } from "rea
 import { api } from "../api";
 import { StatusBadge } from "../components/badges";
 import { CopyField } from "../components/copy";
+import { DetailActions } from "../components/detailActions";
 import { ConfirmDialog, Modal } from "../components/dialogs";
 import { Field, FormActions, Options } from "../components/forms";
 import { Empty, ErrorAlert, PageHead, PageLoading } from "../components/layout";
@@ -301,13 +302,10 @@ function ApplicationDetail({ place, tab, onSaved }: { place: AppPlace; tab: AppT
           </>
         }
         actions={
-          <>
+          <DetailActions onDelete={() => setConfirmDelete(true)}>
             <PortalLinkButton app={app} />
             <RevokePortalLinksButton app={app} />
-            <button type="button" className="btn danger" onClick={() => setConfirmDelete(true)}>
-              Delete
-            </button>
-          </>
+          </DetailActions>
         }
       />
       {app.description ? <p className="muted">{app.description}</p> : null}

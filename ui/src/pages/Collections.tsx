@@ -1,5 +1,6 @@
 import { useEffect, useRef, useState, type FormEvent } from "react";
 import { api } from "../api";
+import { DetailActions } from "../components/detailActions";
 import { ConfirmDialog } from "../components/dialogs";
 import { Field, FormActions } from "../components/forms";
 import { Empty, ErrorAlert, PageHead, PageLoading } from "../components/layout";
@@ -291,11 +292,7 @@ export function CollectionDetailPage({ id }: { id: string }) {
       <PageHead
         title={c.name}
         sub={<Link to="/collections">← All collections</Link>}
-        actions={
-          <button type="button" className="btn danger" onClick={deletion.ask}>
-            Delete
-          </button>
-        }
+        actions={<DetailActions onDelete={deletion.ask} />}
       />
       {c.description ? <p className="muted">{c.description}</p> : null}
       <BuildPanel c={c} />

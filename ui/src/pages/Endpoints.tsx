@@ -10,6 +10,7 @@ import { api } from "../api";
 import { AttemptWhen, listedAttemptTimes } from "../attemptTime";
 import { StatusBadge } from "../components/badges";
 import { CopyField } from "../components/copy";
+import { DetailActions } from "../components/detailActions";
 import { ConfirmDialog } from "../components/dialogs";
 import { Field, FormActions } from "../components/forms";
 import { Empty, ErrorAlert, PageHead, PageLoading } from "../components/layout";
@@ -299,22 +300,7 @@ export function EndpointPage({ place, id }: { place: AppPlace; id: string }) {
           </>
         }
         sub={<BackToApp place={place} />}
-        actions={
-          <>
-            {e.status === "active" ? (
-              <button type="button" className="btn" disabled={busy} onClick={() => setStatus("disabled")}>
-                Disable
-              </button>
-            ) : (
-              <button type="button" className="btn" disabled={busy} onClick={() => setStatus("active")}>
-                Enable
-              </button>
-            )}
-            <button type="button" className="btn danger" onClick={() => setConfirmDelete(true)}>
-              Delete
-            </button>
-          </>
-        }
+        actions={<DetailActions moves={[e.status === "active" ? { label: "Disable", to: "disabled" as const } : { label: "Enable", to: "active" as const }]} busy={busy} onMove={setStatus} onDelete={() => setConfirmDelete(true)} />}
       />
       <ErrorAlert error={confirmDelete ? null : error} />
       {created ? (

@@ -1,5 +1,6 @@
 import { useRef, useState, type FormEvent } from "react";
 import { api, ApiError } from "../api";
+import { DetailActions } from "../components/detailActions";
 import { ConfirmDialog } from "../components/dialogs";
 import { Field, FormActions } from "../components/forms";
 import { ErrorAlert, PageHead, PageLoading } from "../components/layout";
@@ -327,22 +328,17 @@ export function ChannelDetailPage({ id }: { id: string }) {
         }
         sub={<Link to="/notification-channels">← All channels</Link>}
         actions={
-          <>
+          <DetailActions
+            onDelete={() => {
+              setConflict(null);
+              deleting.setError(null);
+              setConfirmDelete(true);
+            }}
+          >
             <button type="button" className="btn primary" disabled={testing.busy} onClick={sendTest}>
               {testing.busy ? "Sending…" : "Send test"}
             </button>
-            <button
-              type="button"
-              className="btn danger"
-              onClick={() => {
-                setConflict(null);
-                deleting.setError(null);
-                setConfirmDelete(true);
-              }}
-            >
-              Delete
-            </button>
-          </>
+          </DetailActions>
         }
       />
       {search.get("created") && !test ? (

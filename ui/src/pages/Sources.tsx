@@ -2,6 +2,7 @@ import { useEffect, useRef, useState, type FormEvent } from "react";
 import { api, errorMessage } from "../api";
 import { StatusBadge } from "../components/badges";
 import { CopyButton, CopyField } from "../components/copy";
+import { DetailActions } from "../components/detailActions";
 import { ConfirmDialog } from "../components/dialogs";
 import { Check, Field, FormActions, Options } from "../components/forms";
 import { Empty, ErrorAlert, Loading, PageHead, PageLoading } from "../components/layout";
@@ -194,25 +195,15 @@ export function SourceDetailPage({ id }: { id: string }) {
         }
         sub={<Link to="/sources">← All sources</Link>}
         actions={
-          <>
-            {s.status === "active" ? (
-              <button type="button" className="btn" disabled={busy} onClick={() => setStatus("paused")}>
-                Pause
-              </button>
-            ) : (
-              <button type="button" className="btn" disabled={busy} onClick={() => setStatus("active")}>
-                {s.status === "paused" ? "Resume" : "Enable"}
-              </button>
-            )}
-            {s.status !== "disabled" ? (
-              <button type="button" className="btn" disabled={busy} onClick={() => setStatus("disabled")}>
-                Disable
-              </button>
-            ) : null}
-            <button type="button" className="btn danger" onClick={() => setConfirmDelete(true)}>
-              Delete
-            </button>
-          </>
+          <DetailActions
+            moves={[
+              s.status === "active" ? { label: "Pause", to: "paused" } : { label: s.status === "paused" ? "Resume" : "Enable", to: "active" },
+              ...(s.status !== "disabled" ? [{ label: "Disable", to: "disabled" }] : []),
+            ]}
+            busy={busy}
+            onMove={setStatus}
+            onDelete={() => setConfirmDelete(true)}
+          />
         }
       />
       <ErrorAlert error={actionError} />

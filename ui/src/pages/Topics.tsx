@@ -2,6 +2,7 @@ import { useRef, useState, type FormEvent } from "react";
 import { api, ApiError } from "../api";
 import { StatusBadge } from "../components/badges";
 import { CopyField } from "../components/copy";
+import { DetailActions } from "../components/detailActions";
 import { ConfirmDialog } from "../components/dialogs";
 import { Field, FormActions } from "../components/forms";
 import { ErrorAlert, PageHead, PageLoading } from "../components/layout";
@@ -176,22 +177,7 @@ export function TopicDetailPage({ id }: { id: string }) {
           </>
         }
         sub={<Link to="/topics">← All topics</Link>}
-        actions={
-          <>
-            {t.status === "active" ? (
-              <button type="button" className="btn" disabled={busy} onClick={() => setStatus("paused")}>
-                Pause
-              </button>
-            ) : (
-              <button type="button" className="btn" disabled={busy} onClick={() => setStatus("active")}>
-                Resume
-              </button>
-            )}
-            <button type="button" className="btn danger" onClick={() => setConfirmDelete(true)}>
-              Delete
-            </button>
-          </>
-        }
+        actions={<DetailActions moves={[t.status === "active" ? { label: "Pause", to: "paused" as const } : { label: "Resume", to: "active" as const }]} busy={busy} onMove={setStatus} onDelete={() => setConfirmDelete(true)} />}
       />
       <ErrorAlert error={confirmDelete ? null : actionError} />
       {search.get("created") ? (
