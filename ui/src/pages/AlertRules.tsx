@@ -3,6 +3,7 @@ import { api } from "../api";
 import { DetailActions } from "../components/detailActions";
 import { ConfirmDialog } from "../components/dialogs";
 import { Check, Field, FormActions, NamedOptions } from "../components/forms";
+import { KindPicker } from "../components/kindPicker";
 import { Empty, ErrorAlert, PageHead, PageLoading } from "../components/layout";
 import { Pager } from "../components/table";
 import { Time } from "../components/time";
@@ -400,22 +401,7 @@ function RuleForm({ rule, lookups, onSaved }: { rule: AlertRule | null; lookups:
 
       <fieldset>
         <legend>What to watch</legend>
-        <div className="choice-grid" role="radiogroup" aria-label="Rule type">
-          {RULE_TYPES.map((t) => (
-            <label key={t} className={`choice ${f.rule_type === t ? "on" : ""}`}>
-              <input type="radio" name="rule_type" value={t} checked={f.rule_type === t} onChange={() => set("rule_type", t)} />
-              <span>
-                <strong>{KINDS[t].label}</strong>
-                <span className="muted">{KINDS[t].pitch}</span>
-              </span>
-            </label>
-          ))}
-        </div>
-        {fieldErrors.rule_type ? (
-          <div className="field-error" role="alert">
-            {fieldErrors.rule_type}
-          </div>
-        ) : null}
+        <KindPicker label="Rule type" name="rule_type" options={RULE_TYPES} kinds={KINDS} value={f.rule_type} onChange={(t) => set("rule_type", t)} error={fieldErrors.rule_type} />
         {kind ? (
           <>
             {kind.fields.length > 0 ? (

@@ -3,6 +3,7 @@ import { api, ApiError } from "../api";
 import { DetailActions } from "../components/detailActions";
 import { ConfirmDialog } from "../components/dialogs";
 import { Field, FormActions } from "../components/forms";
+import { KindPicker } from "../components/kindPicker";
 import { ErrorAlert, PageHead, PageLoading } from "../components/layout";
 import { Time } from "../components/time";
 import { toast } from "../components/toasts";
@@ -224,22 +225,7 @@ function ChannelForm({ channel, onSaved }: { channel: ChannelDetail | null; onSa
       {editing ? null : (
         <fieldset>
           <legend>Type</legend>
-          <div className="choice-grid" role="radiogroup" aria-label="Channel type">
-            {CHANNEL_TYPES.map((t) => (
-              <label key={t} className={`choice ${type === t ? "on" : ""}`}>
-                <input type="radio" name="channel_type" value={t} checked={type === t} onChange={() => setType(t)} />
-                <span>
-                  <strong>{KINDS[t].label}</strong>
-                  <span className="muted">{KINDS[t].pitch}</span>
-                </span>
-              </label>
-            ))}
-          </div>
-          {fieldErrors.channel_type ? (
-            <div className="field-error" role="alert">
-              {fieldErrors.channel_type}
-            </div>
-          ) : null}
+          <KindPicker label="Channel type" name="channel_type" options={CHANNEL_TYPES} kinds={KINDS} value={type} onChange={setType} error={fieldErrors.channel_type} />
         </fieldset>
       )}
       {kind?.fields.map((f) => (
