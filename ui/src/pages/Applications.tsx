@@ -25,7 +25,9 @@ import { ListPanel, useQueryFilters } from "../resources";
 import { Link, navigate } from "../router";
 import { APPLICATION_STATUSES, type Application, type ApplicationListItem, type Message, type PortalLink } from "../types";
 import { EndpointPage, EndpointsPanel, NewEndpointPage } from "./Endpoints";
-import { MessagePage, MessagesPanel, SendMessagePanel } from "./Messages";
+import { MessagePage } from "./messages/message";
+import { SendMessagePanel } from "./messages/send";
+import { MessagesPanel } from "./messages/list";
 
 const PAGE = 25;
 const appUrl = (id: string) => `/applications/${id}`;

@@ -19,7 +19,8 @@ import type { AppPlace } from "../outbound";
 import { Link, match, navigate, useLocation } from "../router";
 import type { PortalSession } from "../types";
 import { EndpointPage, EndpointsPanel, NewEndpointPage } from "./Endpoints";
-import { MessagePage, MessagesPanel } from "./Messages";
+import { MessagePage } from "./messages/message";
+import { MessagesPanel } from "./messages/list";
 
 const BASE = "/portal";
 const STORE = "hookrelay.portal";
