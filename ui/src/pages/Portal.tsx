@@ -18,7 +18,9 @@ import { fullTime, timeAgo } from "../format";
 import type { AppPlace } from "../outbound";
 import { Link, match, navigate, useLocation } from "../router";
 import type { PortalSession } from "../types";
-import { EndpointPage, EndpointsPanel, NewEndpointPage } from "./Endpoints";
+import { EndpointPage } from "./endpoints/endpoint";
+import { NewEndpointPage } from "./endpoints/form";
+import { EndpointsPanel } from "./endpoints/list";
 import { MessagePage } from "./messages/message";
 import { MessagesPanel } from "./messages/list";
 

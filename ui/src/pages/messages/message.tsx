@@ -12,7 +12,7 @@ import { appPath, endpointIdOf, endpointPage, messagePath, type AppPlace } from 
 import { ListPanel } from "../../resources";
 import { Link } from "../../router";
 import type { DeliveryAttempt, Endpoint, Message } from "../../types";
-import { BackToApp } from "../Endpoints";
+import { BackToApp } from "../backToApp";
 import { AttemptDialog } from "./attemptDialog";
 import { ResendPanel } from "./resend";
 
