@@ -26,7 +26,9 @@ import { DashboardPage } from "./pages/Dashboard";
 import { DestinationEditPage, DestinationsPage } from "./pages/Destinations";
 import { EventDetailPage, EventsPage } from "./pages/Events";
 import { ReplayPage } from "./pages/Replay";
-import { NewSourcePage, SourceDetailPage, SourcesPage } from "./pages/Sources";
+import { SourceDetailPage } from "./pages/sources/detail";
+import { NewSourcePage } from "./pages/sources/new";
+import { SourcesPage } from "./pages/sources/list";
 import { LoginPage } from "./pages/Login";
 import { NotFoundPage } from "./pages/NotFound";
 
