@@ -24,7 +24,8 @@ import { ChannelDetailPage, NewChannelPage, NotificationChannelsPage } from "./p
 import { ConnectionEditPage, ConnectionsPage } from "./pages/Connections";
 import { DashboardPage } from "./pages/Dashboard";
 import { DestinationEditPage, DestinationsPage } from "./pages/Destinations";
-import { EventDetailPage, EventsPage } from "./pages/Events";
+import { EventDetailPage } from "./pages/events/detail";
+import { EventsPage } from "./pages/events/list";
 import { ReplayPage } from "./pages/Replay";
 import { SourceDetailPage } from "./pages/sources/detail";
 import { NewSourcePage } from "./pages/sources/new";
