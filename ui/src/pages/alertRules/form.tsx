@@ -9,7 +9,7 @@ import { parseJsonField } from "../../format";
 import { useSubmit } from "../../hooks";
 import { Link, navigate } from "../../router";
 import { RULE_TYPES, type AlertRule, type Destination, type RuleType, type Source } from "../../types";
-import { channelTypeLabel } from "../NotificationChannels";
+import { channelTypeLabel } from "../notificationChannels/kinds";
 import { KINDS, ruleSentence, type ConfigField, type Names } from "./kinds";
 import { useLookups, type Lookups } from "./lookups";
 

@@ -8,7 +8,7 @@ import { fullTime, parseJsonField, plural } from "../../format";
 import { useLoad } from "../../hooks";
 import { Link } from "../../router";
 import type { AlertHistoryEntry, ChannelNotified, Pagination } from "../../types";
-import { channelTypeLabel } from "../NotificationChannels";
+import { channelTypeLabel } from "../notificationChannels/kinds";
 
 const HISTORY_LIMIT = 20;
 
