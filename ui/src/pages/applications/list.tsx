@@ -2,6 +2,7 @@
 import { useEffect, useState } from "react";
 import { api } from "../../api";
 import { StatusBadge } from "../../components/badges";
+import { CursorPager } from "../../components/cursorPager";
 import { Field } from "../../components/forms";
 import { Empty, PageHead } from "../../components/layout";
 import { DataTable } from "../../components/table";
@@ -87,28 +88,7 @@ export function ApplicationsPage() {
             { label: "Created", hideNarrow: true, render: (a) => <Time iso={a.created_at} /> },
           ]}
         />
-        <div className="pager">
-          <span>
-            Page {cursors.length + 1}
-            {rows.length > 0 ? ` · ${plural(rows.length, "application")}` : ""}
-          </span>
-          <span className="btn-row">
-            <button type="button" className="btn small" disabled={cursors.length === 0} onClick={() => setCursors((cs) => cs.slice(0, -1))}>
-              Previous
-            </button>
-            <button
-              type="button"
-              className="btn small"
-              disabled={!apps.data?.cursor}
-              onClick={() => {
-                const next = apps.data?.cursor;
-                if (next) setCursors((cs) => [...cs, next]);
-              }}
-            >
-              Next
-            </button>
-          </span>
-        </div>
+        <CursorPager cursors={cursors} setCursors={setCursors} next={apps.data?.cursor} summary={rows.length > 0 ? ` · ${plural(rows.length, "application")}` : ""} />
       </ListPanel>
     </>
   );

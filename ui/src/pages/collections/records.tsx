@@ -1,6 +1,7 @@
 /** Browsing a collection's records, and the URL of one record's page. */
 import { useEffect, useState } from "react";
 import { api } from "../../api";
+import { CursorPager } from "../../components/cursorPager";
 import { Field } from "../../components/forms";
 import { Empty } from "../../components/layout";
 import { DataTable } from "../../components/table";
@@ -110,28 +111,7 @@ export function RecordsBrowser({ collection }: { collection: Collection }) {
             { label: "Updated", render: (r) => <Time iso={r.updated_at} /> },
           ]}
         />
-        <div className="pager">
-          <span>
-            Page {cursors.length + 1}
-            {rows.length > 0 ? ` · ${plural(rows.length, "record")}` : ""}
-          </span>
-          <span className="btn-row">
-            <button type="button" className="btn small" disabled={cursors.length === 0} onClick={() => setCursors((cs) => cs.slice(0, -1))}>
-              Previous
-            </button>
-            <button
-              type="button"
-              className="btn small"
-              disabled={!records.data?.has_more || !records.data.next_cursor}
-              onClick={() => {
-                const next = records.data?.next_cursor;
-                if (next) setCursors((cs) => [...cs, next]);
-              }}
-            >
-              Next
-            </button>
-          </span>
-        </div>
+        <CursorPager cursors={cursors} setCursors={setCursors} next={records.data?.has_more ? records.data.next_cursor : null} summary={rows.length > 0 ? ` · ${plural(rows.length, "record")}` : ""} />
       </ListPanel>
     </>
   );

@@ -3,6 +3,7 @@ import { useState } from "react";
 import { api } from "../../api";
 import { AttemptWhen, listedAttemptTimes } from "../../attemptTime";
 import { StatusBadge } from "../../components/badges";
+import { CursorPager } from "../../components/cursorPager";
 import { Empty } from "../../components/layout";
 import { DataTable } from "../../components/table";
 import { ms, num, shortId } from "../../format";
@@ -58,25 +59,7 @@ export function EndpointAttempts({ place, endpoint }: { place: AppPlace; endpoin
             { label: "#", hideNarrow: true, render: (a) => a.attempt_number ?? "–" },
           ]}
         />
-        <div className="pager">
-          <span>Page {cursors.length + 1}</span>
-          <span className="btn-row">
-            <button type="button" className="btn small" disabled={cursors.length === 0} onClick={() => setCursors((cs) => cs.slice(0, -1))}>
-              Newer
-            </button>
-            <button
-              type="button"
-              className="btn small"
-              disabled={!attempts.data?.cursor}
-              onClick={() => {
-                const next = attempts.data?.cursor;
-                if (next) setCursors((cs) => [...cs, next]);
-              }}
-            >
-              Older
-            </button>
-          </span>
-        </div>
+        <CursorPager cursors={cursors} setCursors={setCursors} next={attempts.data?.cursor} labels={["Newer", "Older"]} />
       </ListPanel>
     </>
   );

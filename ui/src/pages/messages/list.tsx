@@ -2,6 +2,7 @@
 import { useEffect, useState } from "react";
 import { api } from "../../api";
 import { StatusBadge } from "../../components/badges";
+import { CursorPager } from "../../components/cursorPager";
 import { Field, NamedOptions } from "../../components/forms";
 import { Empty } from "../../components/layout";
 import { DataTable } from "../../components/table";
@@ -85,28 +86,7 @@ export function MessagesPanel({ place, sent }: { place: AppPlace; /** Changes wh
             { label: "Created", render: (m) => <Time iso={m.created_at} /> },
           ]}
         />
-        <div className="pager">
-          <span>
-            Page {cursors.length + 1}
-            {rows.length > 0 ? ` · ${plural(rows.length, "message")}` : ""}
-          </span>
-          <span className="btn-row">
-            <button type="button" className="btn small" disabled={cursors.length === 0} onClick={() => setCursors((cs) => cs.slice(0, -1))}>
-              Newer
-            </button>
-            <button
-              type="button"
-              className="btn small"
-              disabled={!messages.data?.cursor}
-              onClick={() => {
-                const next = messages.data?.cursor;
-                if (next) setCursors((cs) => [...cs, next]);
-              }}
-            >
-              Older
-            </button>
-          </span>
-        </div>
+        <CursorPager cursors={cursors} setCursors={setCursors} next={messages.data?.cursor} summary={rows.length > 0 ? ` · ${plural(rows.length, "message")}` : ""} labels={["Newer", "Older"]} />
       </ListPanel>
     </>
   );
