@@ -14,6 +14,7 @@ import { checkJson } from "../json";
 import { JsonField } from "../jsonField";
 import { ResourceListPage } from "../resources";
 import { Link, navigate, useLocation } from "../router";
+import { SchemaRefusal, violations, type Refusal } from "../schemaRefusal";
 import type { EventType, Source, Topic } from "../types";
 
 const SCHEMA_PLACEHOLDER = '{\n  "type": "object",\n  "required": ["id"],\n  "properties": { "id": { "type": "string" } }\n}';
@@ -230,21 +231,12 @@ export function TopicDetailPage({ id }: { id: string }) {
 
 // ---------------------------------------------------------------- publish a test event
 
-type SchemaViolation = { path: string; message: string };
-
-/** The 422's details: `{topic|event_type, errors: [{path, message}]}`. */
-function violations(e: ApiError): SchemaViolation[] {
-  const d = e.details as { errors?: unknown } | undefined;
-  if (!d || !Array.isArray(d.errors)) return [];
-  return d.errors.filter((x): x is SchemaViolation => typeof x === "object" && x !== null && typeof (x as SchemaViolation).message === "string");
-}
-
 function PublishPanel({ topic, onPublished }: { topic: Topic; onPublished: () => void }) {
   const eventTypes = useLoad(() => api.get<{ event_types: EventType[] }>("/event-types"), []);
   const [eventType, setEventType] = useState("");
   const [payload, setPayload] = useState('{\n  "id": "ord_1001",\n  "total": 4200\n}');
   const [published, setPublished] = useState<string | null>(null);
-  const [rejected, setRejected] = useState<{ message: string; errors: SchemaViolation[] } | null>(null);
+  const [rejected, setRejected] = useState<Refusal | null>(null);
   const { busy, fieldErrors, formError, submit, setFieldErrors } = useSubmit();
 
   const onSubmit = async (e: FormEvent) => {
@@ -287,20 +279,7 @@ function PublishPanel({ topic, onPublished }: { topic: Topic; onPublished: () =>
         ))}
       </datalist>
       <JsonField label="Payload" name="payload" rows={6} value={payload} onChange={setPayload} error={fieldErrors.payload} />
-      {rejected ? (
-        <div className="alert error" role="alert" data-testid="schema-violation">
-          {rejected.message}
-          {rejected.errors.length > 0 ? (
-            <ul className="violations">
-              {rejected.errors.map((v, i) => (
-                <li key={i}>
-                  <code>{v.path || "(the payload)"}</code> {v.message}
-                </li>
-              ))}
-            </ul>
-          ) : null}
-        </div>
-      ) : null}
+      <SchemaRefusal refusal={rejected} />
       {published ? (
         <div className="alert ok" role="status">
           Published event{" "}

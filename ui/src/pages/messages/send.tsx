@@ -7,7 +7,8 @@ import { ErrorAlert } from "../../components/layout";
 import { useSubmit } from "../../hooks";
 import { checkJson } from "../../json";
 import { JsonField } from "../../jsonField";
-import { appPath, messagePage, violations, type AppPlace, type SchemaViolation } from "../../outbound";
+import { appPath, messagePage, type AppPlace } from "../../outbound";
+import { SchemaRefusal, violations, type Refusal } from "../../schemaRefusal";
 import { Link } from "../../router";
 import type { Message } from "../../types";
 import { useEventTypes } from "./eventTypes";
@@ -18,7 +19,7 @@ export function SendMessagePanel({ place, onSent }: { place: AppPlace; onSent: (
   const [payload, setPayload] = useState('{\n  "id": "ord_1001",\n  "total": 4200\n}');
   const [key, setKey] = useState("");
   const [sent, setSent] = useState<Message | null>(null);
-  const [rejected, setRejected] = useState<{ message: string; errors: SchemaViolation[] } | null>(null);
+  const [rejected, setRejected] = useState<Refusal | null>(null);
   const { busy, fieldErrors, formError, submit, setFieldErrors } = useSubmit();
 
   const onSubmit = async (e: FormEvent) => {
@@ -69,20 +70,7 @@ export function SendMessagePanel({ place, onSent }: { place: AppPlace; onSent: (
         ))}
       </datalist>
       <JsonField label="Payload" name="payload" rows={6} value={payload} onChange={setPayload} error={fieldErrors.payload} />
-      {rejected ? (
-        <div className="alert error" role="alert" data-testid="schema-violation">
-          {rejected.message}
-          {rejected.errors.length > 0 ? (
-            <ul className="violations">
-              {rejected.errors.map((v, i) => (
-                <li key={i}>
-                  <code>{v.path || "(the payload)"}</code> {v.message}
-                </li>
-              ))}
-            </ul>
-          ) : null}
-        </div>
-      ) : null}
+      <SchemaRefusal refusal={rejected} />
       {sent ? (
         <div className="alert ok" role="status">
           Message{" "}
