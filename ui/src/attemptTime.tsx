@@ -3,7 +3,7 @@
  * due; with backoff a retry can wait hours, so its time is when it was sent,
  * and one not sent yet says when it is scheduled instead.
  */
-import { Time } from "./components";
+import { Time } from "./components/time";
 import { fullTime, timeAgo } from "./format";
 import type { DeliveryAttempt, EventAttemptSummary } from "./types";
 

@@ -4,7 +4,7 @@
  * for a schema that does not compile) is shown until the text changes.
  */
 import { useMemo, useRef, type ReactNode } from "react";
-import { Field } from "./components";
+import { Field } from "./components/forms";
 import { checkJson } from "./json";
 
 export function JsonField({

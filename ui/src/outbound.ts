@@ -4,7 +4,6 @@
  * API paths and links are built, and how delivery attempts name endpoints
  * and messages.
  */
-import type { ApiError } from "./api";
 import type { Application, DeliveryAttempt, Endpoint } from "./types";
 
 /**
@@ -57,12 +56,3 @@ export function filterTypesOf(e: Pick<Endpoint, "filter_types">): string[] | nul
 
 /** Whether an endpoint's expires_at has passed: it receives nothing then. */
 export const isExpired = (e: Pick<Endpoint, "expires_at">, now = Date.now()) => e.expires_at !== null && Date.parse(e.expires_at) <= now;
-
-export type SchemaViolation = { path: string; message: string };
-
-/** A 422 schema_violation's details: `{event_type, errors: [{path, message}]}`. */
-export function violations(e: ApiError): SchemaViolation[] {
-  const d = e.details as { errors?: unknown } | undefined;
-  if (!d || !Array.isArray(d.errors)) return [];
-  return d.errors.filter((x): x is SchemaViolation => typeof x === "object" && x !== null && typeof (x as SchemaViolation).message === "string");
-}

@@ -4,7 +4,10 @@
  */
 import { useState, type ReactNode } from "react";
 import { api } from "./api";
-import { DataTable, Empty, ErrorAlert, Field, Loading, PageHead, toast, type Column } from "./components";
+import { Field } from "./components/forms";
+import { Empty, ErrorAlert, Loading, PageHead } from "./components/layout";
+import { DataTable, type Column } from "./components/table";
+import { toast } from "./components/toasts";
 import { useAction, type Loaded } from "./hooks";
 import { Link, navigate, setQuery, useLocation } from "./router";
 

@@ -6,7 +6,8 @@
  */
 import { useCallback, useState } from "react";
 import { api, ApiError, errorMessage } from "./api";
-import { ConfirmDialog, toast } from "./components";
+import { ConfirmDialog } from "./components/dialogs";
+import { toast } from "./components/toasts";
 import { plural } from "./format";
 
 export interface RetryResult {

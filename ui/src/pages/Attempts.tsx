@@ -1,9 +1,18 @@
 import { useEffect, useState } from "react";
 import { api } from "../api";
+import { AttemptExchange } from "../attemptExchange";
 import { AttemptWhen, listedAttemptTimes, notSentText } from "../attemptTime";
 import { RefusedRetry, retryToast, useEventRetry } from "../retry";
-import { ConfirmDialog, CopyButton, DataTable, Empty, ErrorAlert, Field, FilterBar, ForcedBadge, JobBar, Loading, Modal, NamedOptions, Options, PageHead, Pager, StatusBadge, Tabs, toast } from "../components";
-import { bytes, fullTime, ms, plural, prettyJson, shortId } from "../format";
+import { ForcedBadge, StatusBadge } from "../components/badges";
+import { ConfirmDialog, Modal } from "../components/dialogs";
+import { FilterBar } from "../components/filterBar";
+import { Field, NamedOptions, Options } from "../components/forms";
+import { JobBar } from "../components/jobBar";
+import { Empty, ErrorAlert, Loading, PageHead } from "../components/layout";
+import { DataTable, Pager } from "../components/table";
+import { Tabs } from "../components/tabs";
+import { toast } from "../components/toasts";
+import { fullTime, ms, plural, shortId } from "../format";
 import { useAction, useInterval, useLoad } from "../hooks";
 import { useJob } from "../jobs";
 import { FilterSelect, ListPanel, useQueryFilters } from "../resources";
@@ -155,21 +164,6 @@ function EventFilter({ value, onChange }: { value: string; onChange: (v: string 
   );
 }
 
-function Pre({ text, label, empty = "None." }: { text: string | null; label: string; empty?: string }) {
-  if (!text) return <p className="muted">{empty}</p>;
-  const pretty = prettyJson(text);
-  return (
-    <div>
-      <pre className="code" aria-label={label}>
-        {pretty.text}
-      </pre>
-      <div style={{ marginTop: 6 }}>
-        <CopyButton text={pretty.text} label={`Copy ${label.toLowerCase()}`} />
-      </div>
-    </div>
-  );
-}
-
 /** One attempt: the request sent and the response received (or when it is due); retry its event. */
 function AttemptDetail({ attempt: a, onClose, onRetried }: { attempt: DeliveryAttempt | null; onClose: () => void; onRetried: () => void }) {
   const retrying = useEventRetry(a?.event_id ?? null, (r, forced) => {
@@ -247,40 +241,6 @@ function AttemptDetail({ attempt: a, onClose, onRetried }: { attempt: DeliveryAt
         </div>
       ) : null}
     </Modal>
-  );
-}
-
-/** The request an attempt sent and the response it got; for an attempt not sent yet, when it is due. */
-export function AttemptExchange({ attempt: a }: { attempt: DeliveryAttempt }) {
-  const times = listedAttemptTimes(a);
-  const notSent = times.sent === null;
-  return (
-    <>
-      <section aria-label="Request">
-        <h3>
-          Request · <span className="mono">{a.request_method}</span> <span className="mono" style={{ overflowWrap: "anywhere" }}>{a.request_url}</span>
-          {notSent ? null : <> · {bytes(a.request_body_size)}</>}
-        </h3>
-        {notSent ? <p className="muted">{notSentText(times)}</p> : <Pre text={a.request_headers} label="Request headers" />}
-      </section>
-      <section aria-label="Response">
-        {notSent ? (
-          <>
-            <h3>Response</h3>
-            <p className="muted">No response yet: the request has not been sent.</p>
-          </>
-        ) : (
-          <>
-            <h3>
-              Response · {a.response_status ?? "none"} · {ms(a.duration_ms)}
-            </h3>
-            <Pre text={a.response_headers} label="Response headers" empty="No headers: no response was received." />
-            <div style={{ height: 8 }} />
-            <Pre text={a.response_body} label="Response body" empty={a.response_status ? "Empty body." : "No body: no response was received."} />
-          </>
-        )}
-      </section>
-    </>
   );
 }
 

@@ -1,7 +1,8 @@
 /** One record of a collection: its current data and its changelog as a timeline of diffs. */
 import { useState } from "react";
 import { api } from "../api";
-import { Empty, ErrorAlert, Loading, PageHead, PageLoading, Time } from "../components";
+import { Empty, ErrorAlert, Loading, PageHead, PageLoading } from "../components/layout";
+import { Time } from "../components/time";
 import { plural, prettyJson, shortId } from "../format";
 import { useLoad } from "../hooks";
 import { jsonDiff, parseData, shortJson, type JsonChange } from "../json";

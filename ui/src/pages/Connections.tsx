@@ -1,6 +1,12 @@
 import { useRef, useState, type FormEvent } from "react";
 import { api, ApiError, errorMessage } from "../api";
-import { Check, ConfirmDialog, Empty, ErrorAlert, Field, FormActions, NamedOptions, Options, PageHead, PageLoading, StatusBadge, Time, toast } from "../components";
+import { StatusBadge } from "../components/badges";
+import { DetailActions } from "../components/detailActions";
+import { ConfirmDialog } from "../components/dialogs";
+import { Check, Field, FormActions, NamedOptions, Options } from "../components/forms";
+import { Empty, ErrorAlert, PageHead, PageLoading } from "../components/layout";
+import { Time } from "../components/time";
+import { toast } from "../components/toasts";
 import { num, parseJsonField, plural, shortId } from "../format";
 import { useLoad, useSubmit } from "../hooks";
 import { ResourceListPage, useDeleteResource } from "../resources";
@@ -189,17 +195,14 @@ function ConnectionForm({ connection, sources, destinations, onSaved }: { connec
         sub={<Link to="/connections">← All connections</Link>}
         actions={
           editing ? (
-            <>
+            <DetailActions onDelete={deletion.ask}>
               <Link to={`/attempts?connection_id=${connection.id}`} className="btn">
                 Deliveries
               </Link>
               <Link to={`/replay?connection_id=${connection.id}`} className="btn">
                 Replay
               </Link>
-              <button type="button" className="btn danger" onClick={deletion.ask}>
-                Delete
-              </button>
-            </>
+            </DetailActions>
           ) : null
         }
       />

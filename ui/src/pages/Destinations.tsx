@@ -1,6 +1,13 @@
 import { useRef, useState, type FormEvent } from "react";
 import { api, errorMessage } from "../api";
-import { ConfirmDialog, CopyField, ErrorAlert, Field, FormActions, Options, PageHead, PageLoading, StatusBadge, Time, toast } from "../components";
+import { StatusBadge } from "../components/badges";
+import { CopyField } from "../components/copy";
+import { DetailActions } from "../components/detailActions";
+import { ConfirmDialog } from "../components/dialogs";
+import { Field, FormActions, Options } from "../components/forms";
+import { ErrorAlert, PageHead, PageLoading } from "../components/layout";
+import { Time } from "../components/time";
+import { toast } from "../components/toasts";
 import { parseJsonField } from "../format";
 import { useLoad, useSubmit } from "../hooks";
 import { ResourceListPage, useDeleteResource } from "../resources";
@@ -201,14 +208,11 @@ function DestinationForm({ destination, onSaved }: { destination: Destination | 
         sub={<Link to="/destinations">← All destinations</Link>}
         actions={
           editing ? (
-            <>
+            <DetailActions onDelete={deletion.ask}>
               <Link to={`/attempts?destination_id=${destination.id}`} className="btn">
                 Deliveries
               </Link>
-              <button type="button" className="btn danger" onClick={deletion.ask}>
-                Delete
-              </button>
-            </>
+            </DetailActions>
           ) : null
         }
       />

@@ -1,6 +1,12 @@
 import { useRef, useState, type FormEvent } from "react";
 import { api } from "../api";
-import { ConfirmDialog, ErrorAlert, Field, FormActions, Options, PageHead, PageLoading, StatusBadge, Time, toast } from "../components";
+import { StatusBadge } from "../components/badges";
+import { DetailActions } from "../components/detailActions";
+import { ConfirmDialog } from "../components/dialogs";
+import { Field, FormActions, Options } from "../components/forms";
+import { ErrorAlert, PageHead, PageLoading } from "../components/layout";
+import { Time } from "../components/time";
+import { toast } from "../components/toasts";
 import { prettyJson } from "../format";
 import { useLoad, useSubmit } from "../hooks";
 import { checkJson } from "../json";
@@ -109,9 +115,7 @@ function EventTypeForm({ eventType, onSaved }: { eventType: EventType | null; on
         sub={<Link to="/event-types">← All event types</Link>}
         actions={
           editing ? (
-            <button type="button" className="btn danger" onClick={deletion.ask}>
-              Delete
-            </button>
+            <DetailActions onDelete={deletion.ask} />
           ) : null
         }
       />

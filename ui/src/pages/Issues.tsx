@@ -1,13 +1,21 @@
 import { useState, type FormEvent } from "react";
 import { api } from "../api";
-import { DataTable, Empty, ErrorAlert, Field, FilterBar, Modal, NamedOptions, PageHead, PageLoading, Pager, StatusBadge, Tabs, Time, toast } from "../components";
+import { StatusBadge } from "../components/badges";
+import { Modal } from "../components/dialogs";
+import { FilterBar } from "../components/filterBar";
+import { Field, NamedOptions } from "../components/forms";
+import { Empty, ErrorAlert, PageHead, PageLoading } from "../components/layout";
+import { DataTable, Pager } from "../components/table";
+import { Tabs } from "../components/tabs";
+import { Time } from "../components/time";
+import { toast } from "../components/toasts";
 import { fromLocalInput, fullTime, num, plural, shortId, toLocalInput } from "../format";
 import { useAction, useInterval, useLoad } from "../hooks";
 import { useDebounced, useEventStream } from "../live";
 import { FilterSelect, ListPanel, useQueryFilters } from "../resources";
 import { Link, navigate } from "../router";
 import type { DeliveryAttempt, Destination, Issue, IssueStatus, Pagination } from "../types";
-import { AttemptExchange } from "./Attempts";
+import { AttemptExchange } from "../attemptExchange";
 
 const LIMIT = 50;
 const HOUR = 3600_000;

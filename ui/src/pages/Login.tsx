@@ -1,6 +1,7 @@
 import { useState, type FormEvent } from "react";
 import { api } from "../api";
-import { ErrorAlert, Field } from "../components";
+import { Field } from "../components/forms";
+import { ErrorAlert } from "../components/layout";
 import { useSubmit } from "../hooks";
 
 /** The login form; on success the shell loads /auth/me and shows the app. */

@@ -1,4 +1,4 @@
-import { Empty, PageHead } from "../components";
+import { Empty, PageHead } from "../components/layout";
 import { Link, useLocation } from "../router";
 
 export function NotFoundPage() {

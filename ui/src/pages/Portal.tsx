@@ -11,13 +11,18 @@
  */
 import { useEffect, useState } from "react";
 import { api, ApiError, errorMessage, setBearerToken, setUnauthorizedHandler } from "../api";
-import { Empty, Tabs, Toasts } from "../components";
+import { Empty } from "../components/layout";
+import { Tabs } from "../components/tabs";
+import { Toasts } from "../components/toasts";
 import { fullTime, timeAgo } from "../format";
 import type { AppPlace } from "../outbound";
 import { Link, match, navigate, useLocation } from "../router";
 import type { PortalSession } from "../types";
-import { EndpointPage, EndpointsPanel, NewEndpointPage } from "./Endpoints";
-import { MessagePage, MessagesPanel } from "./Messages";
+import { EndpointPage } from "./endpoints/endpoint";
+import { NewEndpointPage } from "./endpoints/form";
+import { EndpointsPanel } from "./endpoints/list";
+import { MessagePage } from "./messages/message";
+import { MessagesPanel } from "./messages/list";
 
 const BASE = "/portal";
 const STORE = "hookrelay.portal";

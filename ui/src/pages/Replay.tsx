@@ -1,6 +1,8 @@
 import { useRef, useState, type FormEvent } from "react";
 import { api } from "../api";
-import { Empty, ErrorAlert, Field, FormActions, JobBar, Loading, NamedOptions, PageHead } from "../components";
+import { Field, FormActions, NamedOptions } from "../components/forms";
+import { JobBar } from "../components/jobBar";
+import { Empty, ErrorAlert, Loading, PageHead } from "../components/layout";
 import { fromLocalInput, fullTime, toLocalInput } from "../format";
 import { useLoad, useSubmit } from "../hooks";
 import { useJob } from "../jobs";

@@ -1,12 +1,20 @@
 import { useRef, useState, type FormEvent } from "react";
 import { api, ApiError } from "../api";
-import { ConfirmDialog, CopyField, ErrorAlert, Field, FormActions, PageHead, PageLoading, StatusBadge, Time, toast } from "../components";
+import { StatusBadge } from "../components/badges";
+import { CopyField } from "../components/copy";
+import { DetailActions } from "../components/detailActions";
+import { ConfirmDialog } from "../components/dialogs";
+import { Field, FormActions } from "../components/forms";
+import { ErrorAlert, PageHead, PageLoading } from "../components/layout";
+import { Time } from "../components/time";
+import { toast } from "../components/toasts";
 import { num, plural, prettyJson } from "../format";
 import { useAction, useLoad, useSubmit } from "../hooks";
 import { checkJson } from "../json";
 import { JsonField } from "../jsonField";
 import { ResourceListPage } from "../resources";
 import { Link, navigate, useLocation } from "../router";
+import { SchemaRefusal, violations, type Refusal } from "../schemaRefusal";
 import type { EventType, Source, Topic } from "../types";
 
 const SCHEMA_PLACEHOLDER = '{\n  "type": "object",\n  "required": ["id"],\n  "properties": { "id": { "type": "string" } }\n}';
@@ -170,22 +178,7 @@ export function TopicDetailPage({ id }: { id: string }) {
           </>
         }
         sub={<Link to="/topics">← All topics</Link>}
-        actions={
-          <>
-            {t.status === "active" ? (
-              <button type="button" className="btn" disabled={busy} onClick={() => setStatus("paused")}>
-                Pause
-              </button>
-            ) : (
-              <button type="button" className="btn" disabled={busy} onClick={() => setStatus("active")}>
-                Resume
-              </button>
-            )}
-            <button type="button" className="btn danger" onClick={() => setConfirmDelete(true)}>
-              Delete
-            </button>
-          </>
-        }
+        actions={<DetailActions moves={[t.status === "active" ? { label: "Pause", to: "paused" as const } : { label: "Resume", to: "active" as const }]} busy={busy} onMove={setStatus} onDelete={() => setConfirmDelete(true)} />}
       />
       <ErrorAlert error={confirmDelete ? null : actionError} />
       {search.get("created") ? (
@@ -238,21 +231,12 @@ export function TopicDetailPage({ id }: { id: string }) {
 
 // ---------------------------------------------------------------- publish a test event
 
-type SchemaViolation = { path: string; message: string };
-
-/** The 422's details: `{topic|event_type, errors: [{path, message}]}`. */
-function violations(e: ApiError): SchemaViolation[] {
-  const d = e.details as { errors?: unknown } | undefined;
-  if (!d || !Array.isArray(d.errors)) return [];
-  return d.errors.filter((x): x is SchemaViolation => typeof x === "object" && x !== null && typeof (x as SchemaViolation).message === "string");
-}
-
 function PublishPanel({ topic, onPublished }: { topic: Topic; onPublished: () => void }) {
   const eventTypes = useLoad(() => api.get<{ event_types: EventType[] }>("/event-types"), []);
   const [eventType, setEventType] = useState("");
   const [payload, setPayload] = useState('{\n  "id": "ord_1001",\n  "total": 4200\n}');
   const [published, setPublished] = useState<string | null>(null);
-  const [rejected, setRejected] = useState<{ message: string; errors: SchemaViolation[] } | null>(null);
+  const [rejected, setRejected] = useState<Refusal | null>(null);
   const { busy, fieldErrors, formError, submit, setFieldErrors } = useSubmit();
 
   const onSubmit = async (e: FormEvent) => {
@@ -295,20 +279,7 @@ function PublishPanel({ topic, onPublished }: { topic: Topic; onPublished: () =>
         ))}
       </datalist>
       <JsonField label="Payload" name="payload" rows={6} value={payload} onChange={setPayload} error={fieldErrors.payload} />
-      {rejected ? (
-        <div className="alert error" role="alert" data-testid="schema-violation">
-          {rejected.message}
-          {rejected.errors.length > 0 ? (
-            <ul className="violations">
-              {rejected.errors.map((v, i) => (
-                <li key={i}>
-                  <code>{v.path || "(the payload)"}</code> {v.message}
-                </li>
-              ))}
-            </ul>
-          ) : null}
-        </div>
-      ) : null}
+      <SchemaRefusal refusal={rejected} />
       {published ? (
         <div className="alert ok" role="status">
           Published event{" "}

@@ -1,0 +1,28 @@
+/**
+ * The buttons in the head of a detail page: its own (links, tests) first, then
+ * the status moves it offers (Pause, Resume, Enable, Disable), then Delete,
+ * which asks before it deletes.
+ */
+import type { ReactNode } from "react";
+
+/** A status button: its label, and the status (or enabled flag) it sets. */
+export interface StatusMove<S> {
+  label: string;
+  to: S;
+}
+
+export function DetailActions<S>({ children, moves = [], busy, onMove, onDelete }: { children?: ReactNode; moves?: StatusMove<S>[]; busy?: boolean; onMove?: (to: S) => void; onDelete: () => void }) {
+  return (
+    <>
+      {children}
+      {moves.map((m) => (
+        <button key={m.label} type="button" className="btn" disabled={busy} onClick={() => onMove?.(m.to)}>
+          {m.label}
+        </button>
+      ))}
+      <button type="button" className="btn danger" onClick={onDelete}>
+        Delete
+      </button>
+    </>
+  );
+}
