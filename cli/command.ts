@@ -6,7 +6,8 @@
  */
 import { Command, InvalidArgumentError, Option } from "commander";
 import { readFileSync } from "node:fs";
-import { createContext, type Context, type GlobalFlags } from "./context";
+import { createContext, type Context } from "./context";
+import type { GlobalFlags } from "./context/target";
 import { usageError } from "./errors";
 
 /** Every command's help ends with examples (a test walks the tree to check). */
