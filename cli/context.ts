@@ -58,6 +58,11 @@ export function parseInput<S extends z.ZodType>(schema: S, value: unknown, targe
   return parseOrThrow(schema, value, "Request validation failed", [target]);
 }
 
+/** Query values as the route sees them: text. */
+export function textQuery(q: Record<string, QueryValue>) {
+  return Object.fromEntries(Object.entries(q).flatMap(([k, v]) => (v === undefined || v === null ? [] : [[k, String(v)]])));
+}
+
 const NO_TARGET =
   "not logged in and no server chosen: run `hookrelay login --url URL`, pass --url with --api-key (or HOOKRELAY_URL/HOOKRELAY_API_KEY), or work on a local data dir with --data-dir (or a PostgreSQL database with --database-url)";
 

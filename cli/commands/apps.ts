@@ -2,8 +2,8 @@ import type { Command } from "commander";
 import { createApplicationInput, listApplicationsQuery, updateApplicationInput } from "../../src/contracts/applications";
 import { createPortalLinkInput } from "../../src/contracts/portal";
 import { parseIntArg } from "../command";
-import { parseInput, path, type Context, type QueryValue } from "../context";
-import { Resource, textQuery } from "../resource";
+import { parseInput, path, textQuery, type Context, type QueryValue } from "../context";
+import { Resource } from "../resource";
 
 const ID = "0123456789abcdef0123456789abcdef";
 

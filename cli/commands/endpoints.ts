@@ -2,10 +2,11 @@ import { Option, type Command } from "commander";
 import { createEndpointInput, rotateSecretInput, updateEndpointInput } from "../../src/contracts/endpoints";
 import { listEndpointAttemptsQuery } from "../../src/contracts/messages";
 import { act, dataOption, noun, parseIntArg, verb, type Opts } from "../command";
-import { parseInput, path, type QueryValue } from "../context";
+import { parseInput, path, textQuery, type QueryValue } from "../context";
 import { usageError } from "../errors";
 import { attemptWhenCell } from "../output/attempts";
-import { addFieldOptions, bodyOf, confirm, fieldKind, textQuery } from "../resource";
+import { confirm } from "../prompt";
+import { addFieldOptions, bodyOf, fieldKind } from "../schemaFlags";
 import { nextPage } from "./apps";
 
 const ID = "0123456789abcdef0123456789abcdef";

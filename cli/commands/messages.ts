@@ -1,8 +1,7 @@
 import { InvalidArgumentError, type Command } from "commander";
 import { createMessageInput, listMessageAttemptsQuery, listMessagesQuery, resendInput } from "../../src/contracts/messages";
 import { act, noun, parseIntArg, parseJsonArg, verb } from "../command";
-import { parseInput, path, type QueryValue } from "../context";
-import { textQuery } from "../resource";
+import { parseInput, path, textQuery, type QueryValue } from "../context";
 import { nextPage } from "./apps";
 import { ATTEMPT_COLUMNS } from "./endpoints";
 
