@@ -119,6 +119,12 @@ export const parseJsonArg = (name: string) => (raw: string) => {
   }
 };
 
+/** `--data '{…}'`, `--data @payload.json`, `--data -` (stdin): any JSON value. */
+export function payloadArg(raw: string) {
+  if (raw === "") throw new InvalidArgumentError("--data needs a JSON payload.");
+  return parseJsonArg("--data")(raw === "-" ? "@-" : raw);
+}
+
 export const parseListArg = (raw: string) =>
   raw
     .split(",")

@@ -225,6 +225,14 @@ export function openFeed(ctx: Context, opts: FeedOptions, h: FeedHandlers) {
   };
 }
 
+/** Runs the feed until Ctrl-C or SIGTERM stops it (a command's foreground feed). */
+export async function followUntilInterrupted(feed: ReturnType<typeof openFeed>) {
+  const stop = () => feed.stop();
+  process.once("SIGINT", stop);
+  process.once("SIGTERM", stop);
+  await feed.done;
+}
+
 /** "Now" by the server's clock (its Date header, a second early for rounding), so a skewed laptop clock misses nothing. */
 function serverTime(date: string | null) {
   const t = date ? Date.parse(date) : NaN;

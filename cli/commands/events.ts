@@ -5,7 +5,7 @@ import { listEventsQuery } from "../../src/contracts/events";
 import { parseIntArg } from "../command";
 import { parseInput, path, type Context } from "../context";
 import { CliError, EXIT, usageError } from "../errors";
-import { openFeed } from "../feed";
+import { followUntilInterrupted, openFeed } from "../feed";
 import { finishStartedJob, finishWaitedJob, waitForJob } from "../jobs";
 import { resolveSourceField, resolveSources } from "../sourceRefs";
 import { attemptWhenCell } from "../output/attempts";
@@ -134,10 +134,7 @@ export function registerEvents(program: Command) {
           if (s.state === "reconnecting" && s.detail) process.stderr.write(`reconnecting: ${s.detail}\n`);
         },
       });
-      const stop = () => feed.stop();
-      process.once("SIGINT", stop);
-      process.once("SIGTERM", stop);
-      await feed.done;
+      await followUntilInterrupted(feed);
     },
   );
   return r;

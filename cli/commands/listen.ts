@@ -2,7 +2,7 @@ import type { Command } from "commander";
 import { act, verb } from "../command";
 import { path } from "../context";
 import { usageError } from "../errors";
-import { openFeed, type FeedEvent } from "../feed";
+import { followUntilInterrupted, openFeed, type FeedEvent } from "../feed";
 import { forwarded, forwardOne, rejectionReason, type EventDetail, type ForwardLine } from "../listen/forward";
 import { Position, readCheckpoints, saveCheckpoint, settledBefore, type Checkpoint } from "../listen/position";
 import { ago } from "../output/table";
@@ -113,10 +113,7 @@ export function registerListen(program: Command) {
           },
         },
       );
-      const stop = () => feed.stop();
-      process.once("SIGINT", stop);
-      process.once("SIGTERM", stop);
-      await feed.done;
+      await followUntilInterrupted(feed);
     },
   );
 }

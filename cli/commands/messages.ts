@@ -1,17 +1,11 @@
-import { InvalidArgumentError, type Command } from "commander";
+import type { Command } from "commander";
 import { createMessageInput, listMessageAttemptsQuery, listMessagesQuery, resendInput } from "../../src/contracts/messages";
-import { act, noun, parseIntArg, parseJsonArg, verb } from "../command";
+import { act, noun, parseIntArg, payloadArg, verb } from "../command";
 import { parseInput, path, textQuery, type QueryValue } from "../context";
 import { nextPage } from "./apps";
 import { ATTEMPT_COLUMNS } from "./endpoints";
 
 const ID = "0123456789abcdef0123456789abcdef";
-
-/** `--data '{…}'`, `--data @payload.json`, `--data -` (stdin): any JSON value. */
-function payloadArg(raw: string) {
-  if (raw === "") throw new InvalidArgumentError("--data needs a JSON payload.");
-  return parseJsonArg("--data")(raw === "-" ? "@-" : raw);
-}
 
 const domain = () => import("../../src/domain/messages");
 const COLUMNS = ["id", "event_type", "status", "created_at", "updated_at"];
