@@ -37,6 +37,8 @@ export interface Context {
   readonly mode: "remote" | "local";
   readonly out: Output;
   readonly json: boolean;
+  /** What the command works on, for messages: the server's URL, or where the local data lives. */
+  readonly where: string;
   run<T>(op: Operation<T>): Promise<T>;
   /** Remote mode only: the HTTP client (streams, login). */
   readonly remote?: RemoteClient;
@@ -78,6 +80,7 @@ export async function createContext(flags: GlobalFlags, opts: { out?: Output; en
       mode: "remote",
       out,
       json,
+      where: remote.url,
       remote,
       run: (op) => remote.request(op.method, op.path, { query: op.query, body: op.body, expect: op.expect }),
       close: async () => {},
@@ -89,6 +92,7 @@ export async function createContext(flags: GlobalFlags, opts: { out?: Output; en
     mode: "local",
     out,
     json,
+    where: local.location,
     local,
     async run(op) {
       try {

@@ -40,7 +40,7 @@ export function registerListen(program: Command) {
       const timeoutMs = Math.max(1, Number(o.timeout) || 30) * 1000;
       const sources = await resolveSources(ctx, refs.flat());
       const names = new Map(sources.map((s) => [s.id, s.name]));
-      const server = ctx.remote ? ctx.remote.url : `local:${ctx.local!.location}`;
+      const server = ctx.mode === "local" ? `local:${ctx.where}` : ctx.where;
       const key = (sourceId: string) => `${server}|${sourceId}|${forward.href}`;
 
       const checkpoints = readCheckpoints();
