@@ -6,7 +6,8 @@
  */
 import { Command, InvalidArgumentError, Option } from "commander";
 import { readFileSync } from "node:fs";
-import { createContext, type Context, type GlobalFlags } from "./context";
+import { createContext, type Context } from "./context";
+import type { GlobalFlags } from "./context/target";
 import { usageError } from "./errors";
 
 /** Every command's help ends with examples (a test walks the tree to check). */
@@ -117,6 +118,12 @@ export const parseJsonArg = (name: string) => (raw: string) => {
     throw new InvalidArgumentError(`${name} must be JSON (${(err as Error).message}).`);
   }
 };
+
+/** `--data '{…}'`, `--data @payload.json`, `--data -` (stdin): any JSON value. */
+export function payloadArg(raw: string) {
+  if (raw === "") throw new InvalidArgumentError("--data needs a JSON payload.");
+  return parseJsonArg("--data")(raw === "-" ? "@-" : raw);
+}
 
 export const parseListArg = (raw: string) =>
   raw

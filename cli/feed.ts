@@ -7,8 +7,10 @@
  */
 import { POSTGRES_READ_HORIZON_MS } from "../src/db/horizon";
 import { describeNetworkError } from "../src/outgoing/networkErrors";
-import type { Context } from "./context";
+import type { Deps, Scope } from "../src/domain/deps";
+import { parseInput, type Context } from "./context";
 import { CliError } from "./errors";
+import { parseSse } from "./sse";
 
 export interface FeedEvent {
   id: string;
@@ -61,12 +63,11 @@ export async function eventsSince(ctx: Context, since: string, sourceId?: string
       path: "/events",
       query: { after: since, limit: 100, cursor, source_id: sourceId },
       expect: "events",
-      local: async (deps, scope) => {
-        const [{ listEvents }, { listEventsQuery }, { parseInput }] = await Promise.all([import("../src/domain/events"), import("../src/contracts/events"), import("./context")]);
+      local: (deps, scope) => {
         const q: Record<string, string> = { after: since, limit: "100" };
         if (cursor) q.cursor = cursor;
         if (sourceId) q.source_id = sourceId;
-        return listEvents(deps, scope, parseInput(listEventsQuery, q, "query"));
+        return listEventsLocal(deps, scope, q);
       },
     });
     all.push(...res.events);
@@ -74,6 +75,12 @@ export async function eventsSince(ctx: Context, since: string, sourceId?: string
     cursor = res.pagination.next_cursor;
   }
   return all.reverse();
+}
+
+/** GET /v1/events in local mode: the route's query schema, then the domain call, loaded only when local mode runs. */
+async function listEventsLocal(deps: Deps, scope: Scope, q: Record<string, string>) {
+  const [{ listEvents }, { listEventsQuery }] = await Promise.all([import("../src/domain/events"), import("../src/contracts/events")]);
+  return listEvents(deps, scope, parseInput(listEventsQuery, q, "query"));
 }
 
 /** Remembers what was delivered so backfill and stream never hand over an event twice. */
@@ -200,10 +207,7 @@ export function openFeed(ctx: Context, opts: FeedOptions, h: FeedHandlers) {
             path: "/events",
             query: { limit: 50 },
             expect: "events",
-            local: async (deps, scope) => {
-              const [{ listEvents }, { listEventsQuery }, { parseInput }] = await Promise.all([import("../src/domain/events"), import("../src/contracts/events"), import("./context")]);
-              return listEvents(deps, scope, parseInput(listEventsQuery, { limit: "50" }, "query"));
-            },
+            local: (deps, scope) => listEventsLocal(deps, scope, { limit: "50" }),
           });
           for (const e of recent.events) if (seen.has(e.id)) deliver(e, false);
         }
@@ -219,6 +223,14 @@ export function openFeed(ctx: Context, opts: FeedOptions, h: FeedHandlers) {
       controller.abort();
     },
   };
+}
+
+/** Runs the feed until Ctrl-C or SIGTERM stops it (a command's foreground feed). */
+export async function followUntilInterrupted(feed: ReturnType<typeof openFeed>) {
+  const stop = () => feed.stop();
+  process.once("SIGINT", stop);
+  process.once("SIGTERM", stop);
+  await feed.done;
 }
 
 /** "Now" by the server's clock (its Date header, a second early for rounding), so a skewed laptop clock misses nothing. */
@@ -251,31 +263,4 @@ function sleep(ms: number, signal: AbortSignal) {
     const t = setTimeout(resolve, ms);
     signal.addEventListener("abort", () => (clearTimeout(t), resolve()), { once: true });
   });
-}
-
-/** Server-Sent Events from a byte stream: yields {event, data, id} per message; comments (pings) are skipped. */
-export async function* parseSse(body: AsyncIterable<Uint8Array>): AsyncGenerator<{ event?: string; data: string; id?: string }> {
-  const decoder = new TextDecoder();
-  let buf = "";
-  let msg: { event?: string; data: string[]; id?: string } = { data: [] };
-  for await (const chunk of body) {
-    buf += decoder.decode(chunk, { stream: true });
-    let nl: number;
-    while ((nl = buf.search(/\r?\n/)) >= 0) {
-      const line = buf.slice(0, nl);
-      buf = buf.slice(nl + (buf[nl] === "\r" ? 2 : 1));
-      if (line === "") {
-        if (msg.data.length > 0 || msg.event) yield { event: msg.event, data: msg.data.join("\n"), id: msg.id };
-        msg = { data: [] };
-        continue;
-      }
-      if (line.startsWith(":")) continue;
-      const colon = line.indexOf(":");
-      const field = colon < 0 ? line : line.slice(0, colon);
-      const value = colon < 0 ? "" : line.slice(colon + 1).replace(/^ /, "");
-      if (field === "data") msg.data.push(value);
-      else if (field === "event") msg.event = value;
-      else if (field === "id") msg.id = value;
-    }
-  }
 }

@@ -37,6 +37,13 @@ export async function waitForJob(ctx: Context, id: string, opts: { kind?: "repla
   }
 }
 
+/** `jobs get` and `replay status`: the job's progress now, or with --wait its end (finishWaitedJob). */
+export async function showJob(ctx: Context, id: string, o: { wait?: boolean; timeout?: number }, which: { kind?: "replay"; label: string }) {
+  if (o.wait) return finishWaitedJob(ctx, await waitForJob(ctx, id, { ...which, timeoutMs: o.timeout && o.timeout * 1000 }));
+  const job = await ctx.run(jobOperation(id, which.kind));
+  ctx.out.result(job, jobView(job));
+}
+
 /** A job's record on a terminal (`skipped` where the server counts it). */
 export const jobView = (job: Job) => ({ columns: ["job_id", "kind", "status", "total", "processed", "succeeded", "failed", ...("skipped" in job ? ["skipped"] : []), "started_at", "completed_at"] });
 

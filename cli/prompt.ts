@@ -1,3 +1,6 @@
+import type { Opts } from "./command";
+import { CliError, EXIT } from "./errors";
+
 /** Interactive questions, only ever asked when stdin and stderr are terminals. */
 export const canPrompt = () => Boolean(process.stdin.isTTY && process.stderr.isTTY);
 
@@ -38,4 +41,11 @@ export function ask(question: string, opts: { hidden?: boolean } = {}): Promise<
     };
     stdin.on("data", onData);
   });
+}
+
+/** Asks before destroying something, but only in a terminal and without --yes. */
+export async function confirm(opts: Opts, question: string) {
+  if (opts.yes || !canPrompt()) return;
+  const answer = (await ask(`${question} [y/N] `)).trim().toLowerCase();
+  if (answer !== "y" && answer !== "yes") throw new CliError("cancelled", EXIT.error, "cancelled");
 }

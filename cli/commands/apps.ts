@@ -2,15 +2,11 @@ import type { Command } from "commander";
 import { createApplicationInput, listApplicationsQuery, updateApplicationInput } from "../../src/contracts/applications";
 import { createPortalLinkInput } from "../../src/contracts/portal";
 import { parseIntArg } from "../command";
-import { parseInput, path, type Context, type QueryValue } from "../context";
-import { Resource, textQuery } from "../resource";
+import { parseInput, path, textQuery, type QueryValue } from "../context";
+import { cursorPageFlags, nextPage } from "../paging";
+import { Resource } from "../resource";
 
 const ID = "0123456789abcdef0123456789abcdef";
-
-/** Where the next page starts, said on stderr so a pipe only gets rows. */
-export function nextPage(ctx: Context, res: { cursor: string | null }, what: string) {
-  if (res.cursor) ctx.out.note(`more ${what}: --cursor ${res.cursor}`);
-}
 
 /** `hookrelay apps list|get|create|update|delete|portal|portal-revoke`; an application is named by its id or its uid. */
 export function registerApps(program: Command) {
@@ -50,10 +46,7 @@ export function registerApps(program: Command) {
     "List applications, newest first, in pages; --search matches the name or the uid",
     ["hookrelay apps list", "hookrelay apps list --search acme", "hookrelay apps list --limit 100 --json | jq -r '.applications[].uid'"],
     (cmd) =>
-      cmd
-        .option("--search <text>", "part of the name or the uid")
-        .option("--cursor <cursor>", "continue from the previous page's cursor")
-        .option("--limit <n>", "page size, 1 to 100 (default 50)", parseIntArg("--limit", 1)),
+      cursorPageFlags(cmd.option("--search <text>", "part of the name or the uid")),
     async (ctx, opts, _args, domain) => {
       const query: Record<string, QueryValue> = { search: opts.search, cursor: opts.cursor, limit: opts.limit };
       const res = await ctx.run({

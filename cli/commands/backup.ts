@@ -4,8 +4,8 @@ import { dirname, resolve } from "node:path";
 import { Writable } from "node:stream";
 import type { BackupInfo } from "../../src/domain/backups";
 import { act, globalFlags, noun, verb } from "../command";
-import { apiErrorToCli, path, type Context } from "../context";
-import { CliError, EXIT, usageError } from "../errors";
+import { path, type Context } from "../context";
+import { apiErrorToCli, CliError, EXIT, usageError } from "../errors";
 import { Output } from "../output";
 
 const domain = () => import("../../src/domain/backups");

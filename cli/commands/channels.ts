@@ -2,7 +2,8 @@ import type { Command } from "commander";
 import { createChannelInput, updateChannelInput } from "../../src/contracts/notificationChannels";
 import { path } from "../context";
 import { CliError, EXIT } from "../errors";
-import { confirm, Resource } from "../resource";
+import { confirm } from "../prompt";
+import { Resource } from "../resource";
 
 const ID = "nc_0123456789abcdef0123456789abcdef";
 

@@ -1,28 +1,18 @@
 import { Option, type Command } from "commander";
 import { createEndpointInput, rotateSecretInput, updateEndpointInput } from "../../src/contracts/endpoints";
 import { listEndpointAttemptsQuery } from "../../src/contracts/messages";
-import { act, dataOption, noun, parseIntArg, verb, type Opts } from "../command";
-import { parseInput, path, type QueryValue } from "../context";
+import { act, dataOption, noun, verb, type Opts } from "../command";
+import { parseInput, path, textQuery, type QueryValue } from "../context";
 import { usageError } from "../errors";
-import { attemptWhenCell } from "../output/attempts";
-import { addFieldOptions, bodyOf, confirm, fieldKind, textQuery } from "../resource";
-import { nextPage } from "./apps";
+import { ATTEMPT_COLUMNS } from "../output/attempts";
+import { confirm } from "../prompt";
+import { addFieldOptions, bodyOf, fieldKind } from "../schemaFlags";
+import { cursorPageFlags, nextPage } from "../paging";
 
 const ID = "0123456789abcdef0123456789abcdef";
 const domain = () => import("../../src/domain/endpoints");
 
 const COLUMNS = ["id", "url", "status", { key: "filter_types", header: "event types", get: (e: Record<string, unknown>) => e.filter_types ?? "(all)" }, "rate_limit_per_second", "expires_at", "description", "created_at"];
-export const ATTEMPT_COLUMNS = [
-  "id",
-  { key: "sent_at", header: "sent", get: (a: Record<string, unknown>) => attemptWhenCell(a) },
-  "event_id",
-  "status",
-  "response_status",
-  "duration_ms",
-  "attempt_number",
-  "trigger_type",
-  "error",
-];
 
 const HELP = {
   url: "where the messages are POSTed (http:// or https://)",
@@ -138,15 +128,14 @@ export function registerEndpoints(program: Command) {
     ctx.out.note("the old secret keeps signing beside this one for 24 hours: switch the receiver to the new one before then");
   });
 
-  const attempts = withApp(
-    verb(cmd, "attempts <id>", "The endpoint's delivery attempts (every message, retries included), newest first, in pages", [
-      `hookrelay endpoints attempts ${ID} --app acme`,
-      `hookrelay endpoints attempts ${ID} --app acme --status failed --json`,
-    ]),
-  )
-    .addOption(new Option("--status <status>", "only attempts with this status").choices(["queued", "delivering", "success", "failed"]))
-    .option("--cursor <cursor>", "continue from the previous page's cursor")
-    .option("--limit <n>", "page size, 1 to 100 (default 50)", parseIntArg("--limit", 1));
+  const attempts = cursorPageFlags(
+    withApp(
+      verb(cmd, "attempts <id>", "The endpoint's delivery attempts (every message, retries included), newest first, in pages", [
+        `hookrelay endpoints attempts ${ID} --app acme`,
+        `hookrelay endpoints attempts ${ID} --app acme --status failed --json`,
+      ]),
+    ).addOption(new Option("--status <status>", "only attempts with this status").choices(["queued", "delivering", "success", "failed"])),
+  );
   act(attempts, async (ctx, opts, [id]) => {
     const app = opts.app as string;
     const query: Record<string, QueryValue> = { status: opts.status, cursor: opts.cursor, limit: opts.limit };

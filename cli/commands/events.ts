@@ -5,7 +5,7 @@ import { listEventsQuery } from "../../src/contracts/events";
 import { parseIntArg } from "../command";
 import { parseInput, path, type Context } from "../context";
 import { CliError, EXIT, usageError } from "../errors";
-import { openFeed } from "../feed";
+import { followUntilInterrupted, openFeed } from "../feed";
 import { finishStartedJob, finishWaitedJob, waitForJob } from "../jobs";
 import { resolveSourceField, resolveSources } from "../sourceRefs";
 import { attemptWhenCell } from "../output/attempts";
@@ -120,10 +120,9 @@ export function registerEvents(program: Command) {
       const sources = await resolveSources(ctx, o.source ?? []);
       const sourceIds = sources.map((s) => s.id);
       const statuses = o.status ? String(o.status).split(",").map((s: string) => s.trim()).filter(Boolean) : [];
-      const where = ctx.remote ? ctx.remote.url : ctx.local!.location;
       if (!ctx.json && process.stdout.isTTY && process.stdin.isTTY) {
         const { runTail } = await import("../tui/tail");
-        return runTail({ ctx, sourceIds, statuses, where: where + (sources.length ? ` · ${sources.map((s) => s.name).join(", ")}` : "") });
+        return runTail({ ctx, sourceIds, statuses, where: ctx.where + (sources.length ? ` · ${sources.map((s) => s.name).join(", ")}` : "") });
       }
       // Piped or --json: one list-item JSON object per arriving event, until interrupted.
       const feed = openFeed(ctx, { sourceIds }, {
@@ -134,10 +133,7 @@ export function registerEvents(program: Command) {
           if (s.state === "reconnecting" && s.detail) process.stderr.write(`reconnecting: ${s.detail}\n`);
         },
       });
-      const stop = () => feed.stop();
-      process.once("SIGINT", stop);
-      process.once("SIGTERM", stop);
-      await feed.done;
+      await followUntilInterrupted(feed);
     },
   );
   return r;

@@ -2,7 +2,7 @@ import { describeNetworkError } from "../../src/outgoing/networkErrors";
 import { InvalidArgumentError, type Command } from "commander";
 import { loadConfig } from "../../src/config/config";
 import { noun } from "../command";
-import { normalizeUrl } from "../context";
+import { normalizeUrl } from "../context/target";
 import { CliError, EXIT } from "../errors";
 import { Output } from "../output";
 

@@ -1,6 +1,6 @@
 import type { Command } from "commander";
 import { act, noun, parseIntArg, verb } from "../command";
-import { finishWaitedJob, jobOperation, jobView, waitForJob } from "../jobs";
+import { showJob } from "../jobs";
 
 /** `hookrelay jobs get <id> [--wait]`: progress of bulk retries, redrives and replays. */
 export function registerJobs(program: Command) {
@@ -9,10 +9,6 @@ export function registerJobs(program: Command) {
     verb(jobs, "get <id>", "Show a job's progress; --wait follows it to the end", ["hookrelay jobs get 0123456789abcdef0123456789abcdef", "hookrelay jobs get 0123456789abcdef0123456789abcdef --wait --json"])
       .option("--wait", "poll until the job completes (progress bar on a terminal), then print it; exit 1 if any of it failed or it did nothing")
       .option("--timeout <seconds>", "with --wait: give up after this long (exit 1)", parseIntArg("--timeout", 1)),
-    async (ctx, o, [id]) => {
-      if (o.wait) return finishWaitedJob(ctx, await waitForJob(ctx, id!, { label: "job", timeoutMs: o.timeout && o.timeout * 1000 }));
-      const job = await ctx.run(jobOperation(id!));
-      ctx.out.result(job, jobView(job));
-    },
+    (ctx, o, [id]) => showJob(ctx, id!, o, { label: "job" }),
   );
 }

@@ -2,7 +2,8 @@ import type { Command } from "commander";
 import type { MeBody } from "../../src/contracts/apiKeys";
 import { readFileSync } from "node:fs";
 import { act, globalFlags, verb } from "../command";
-import { normalizeUrl, RemoteClient } from "../context";
+import { RemoteClient } from "../context/remote";
+import { normalizeUrl } from "../context/target";
 import { CliError, EXIT, usageError } from "../errors";
 import { Output } from "../output";
 import { profileName, profilesPath, readProfiles, removeProfile, saveProfile } from "../profiles";
@@ -86,8 +87,7 @@ export function registerLogin(program: Command) {
     ctx.out.result(res, {
       text: (r, c) => {
         const who = r.user ? c.bold(r.user.email) : c.bold(ctx.mode === "local" ? "local mode (direct database access)" : "an API key");
-        const where = ctx.remote ? ctx.remote.url : ctx.local!.location;
-        return `${who} on ${where}\norganization ${c.bold(r.org_name)} ${c.dim(`(${r.org_id})`)}\nenvironment  ${c.bold(r.env_name)} ${c.dim(`(${r.env_id})`)}`;
+        return `${who} on ${ctx.where}\norganization ${c.bold(r.org_name)} ${c.dim(`(${r.org_id})`)}\nenvironment  ${c.bold(r.env_name)} ${c.dim(`(${r.env_id})`)}`;
       },
     });
   });

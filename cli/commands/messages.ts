@@ -1,18 +1,11 @@
-import { InvalidArgumentError, type Command } from "commander";
+import type { Command } from "commander";
 import { createMessageInput, listMessageAttemptsQuery, listMessagesQuery, resendInput } from "../../src/contracts/messages";
-import { act, noun, parseIntArg, parseJsonArg, verb } from "../command";
-import { parseInput, path, type QueryValue } from "../context";
-import { textQuery } from "../resource";
-import { nextPage } from "./apps";
-import { ATTEMPT_COLUMNS } from "./endpoints";
+import { act, noun, parseIntArg, payloadArg, verb } from "../command";
+import { parseInput, path, textQuery, type QueryValue } from "../context";
+import { ATTEMPT_COLUMNS } from "../output/attempts";
+import { cursorPageFlags, nextPage } from "../paging";
 
 const ID = "0123456789abcdef0123456789abcdef";
-
-/** `--data '{…}'`, `--data @payload.json`, `--data -` (stdin): any JSON value. */
-function payloadArg(raw: string) {
-  if (raw === "") throw new InvalidArgumentError("--data needs a JSON payload.");
-  return parseJsonArg("--data")(raw === "-" ? "@-" : raw);
-}
 
 const domain = () => import("../../src/domain/messages");
 const COLUMNS = ["id", "event_type", "status", "created_at", "updated_at"];
@@ -68,10 +61,7 @@ export function registerMessages(program: Command) {
     "List the application's messages, newest first, in pages",
     ["hookrelay messages list acme", "hookrelay messages list acme --event-type order.created --limit 100", "hookrelay messages list acme --json | jq -r '.messages[].id'"],
     (cmd) =>
-      cmd
-        .option("--event-type <type>", "only messages of this event type")
-        .option("--cursor <cursor>", "continue from the previous page's cursor")
-        .option("--limit <n>", "page size, 1 to 100 (default 50)", parseIntArg("--limit", 1)),
+      cursorPageFlags(cmd.option("--event-type <type>", "only messages of this event type")),
     async (ctx, opts, [app]) => {
       const query: Record<string, QueryValue> = { event_type: opts.eventType, cursor: opts.cursor, limit: opts.limit };
       const res = await ctx.run({

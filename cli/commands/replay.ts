@@ -4,7 +4,7 @@ import { act, bodyFrom, dataOption, noun, parseIntArg, verb } from "../command";
 import { parseInput, path } from "../context";
 import { usageError } from "../errors";
 import { resolveSourceField } from "../sourceRefs";
-import { finishStartedJob, finishWaitedJob, jobOperation, jobView, waitForJob } from "../jobs";
+import { finishStartedJob, finishWaitedJob, showJob, waitForJob } from "../jobs";
 
 /** `hookrelay replay start [--wait] | status <job_id>`. */
 export function registerReplay(program: Command) {
@@ -61,10 +61,6 @@ export function registerReplay(program: Command) {
     verb(replay, "status <job_id>", "Show a replay job's progress (kept 24 hours after it completes)", ["hookrelay replay status 0123456789abcdef0123456789abcdef", "hookrelay replay status 0123456789abcdef0123456789abcdef --wait"])
       .option("--wait", "poll until the job completes; exit 1 if any of it failed or it did nothing")
       .option("--timeout <seconds>", "with --wait: give up after this long", parseIntArg("--timeout", 1)),
-    async (ctx, o, [id]) => {
-      if (o.wait) return finishWaitedJob(ctx, await waitForJob(ctx, id!, { kind: "replay", label: "replay", timeoutMs: o.timeout && o.timeout * 1000 }));
-      const job = await ctx.run(jobOperation(id!, "replay"));
-      ctx.out.result(job, jobView(job));
-    },
+    (ctx, o, [id]) => showJob(ctx, id!, o, { kind: "replay", label: "replay" }),
   );
 }

@@ -1,16 +1,10 @@
-import { InvalidArgumentError, type Command } from "commander";
+import type { Command } from "commander";
 import { createTopicInput, listTopicsQuery, updateTopicInput } from "../../src/contracts/topics";
-import { parseJsonArg } from "../command";
+import { payloadArg } from "../command";
 import { path } from "../context";
 import { Resource } from "../resource";
 
 const ID = "0123456789abcdef0123456789abcdef";
-
-/** `--data '{…}'`, `--data @payload.json`, `--data -` (stdin): any JSON value. */
-function payloadArg(raw: string) {
-  if (raw === "") throw new InvalidArgumentError("--data needs a JSON payload.");
-  return parseJsonArg("--data")(raw === "-" ? "@-" : raw);
-}
 
 /** `hookrelay topics list|get|create|update|delete|publish`; a topic is named by its id or its slug. */
 export function registerTopics(program: Command) {

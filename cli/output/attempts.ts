@@ -20,3 +20,16 @@ export function attemptWhenCell(a: Record<string, unknown>): string | null {
   if (t.sent) return t.sent;
   return t.scheduled ? `scheduled ${t.scheduled}` : a.status === "queued" ? "queued" : null;
 }
+
+/** The columns of an attempts list (endpoint and message attempts). */
+export const ATTEMPT_COLUMNS = [
+  "id",
+  { key: "sent_at", header: "sent", get: (a: Record<string, unknown>) => attemptWhenCell(a) },
+  "event_id",
+  "status",
+  "response_status",
+  "duration_ms",
+  "attempt_number",
+  "trigger_type",
+  "error",
+];

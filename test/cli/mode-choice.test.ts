@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { resolveTarget } from "../../cli/context";
+import { resolveTarget } from "../../cli/context/target";
 
 /** Which store a client command works on: local mode on SQLite or PostgreSQL, or remote; conflicts are usage errors. */
 describe("choosing local or remote mode", () => {

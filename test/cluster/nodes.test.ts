@@ -2,7 +2,7 @@ import { spawn, spawnSync, type ChildProcess } from "node:child_process";
 import { existsSync, rmSync } from "node:fs";
 import { join } from "node:path";
 import { afterAll, afterEach, beforeAll, expect, it } from "vitest";
-import { parseSse } from "../../cli/feed";
+import { parseSse } from "../../cli/sse";
 import { HELD_PER_SLOT } from "../../src/delivery/worker";
 import { describeOnly, dropStore, storeEnv } from "../helpers/database";
 import { ADMIN, tempDir } from "../helpers/server";

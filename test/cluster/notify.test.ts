@@ -1,6 +1,6 @@
 import { SQL } from "bun";
 import { afterAll, beforeAll, expect, it } from "vitest";
-import { parseSse } from "../../cli/feed";
+import { parseSse } from "../../cli/sse";
 import { collections, events } from "../../src/db/schema";
 import { POSTGRES_READ_HORIZON_MS } from "../../src/db/horizon";
 import type { BusMessage } from "../../src/core/bus";
