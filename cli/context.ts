@@ -226,7 +226,7 @@ async function openLocal(target: { dataDir?: string; databaseUrl?: string }, out
   const [{ createDeps }, { DatabaseUnavailable }, { databasePath }, { bootstrap, defaultScope }, { systemClock }, { readServerInfo }] = await Promise.all([
     import("../src/boot/deps"),
     import("../src/db/store"),
-    import("../src/db/open"),
+    import("../src/db/sqlite/open"),
     import("../src/domain/bootstrap"),
     import("../src/core/clock"),
     import("../src/runtime/serverLock"),

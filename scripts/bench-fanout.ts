@@ -20,7 +20,7 @@ import { newThisNode } from "../src/cluster/identity";
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { openDatabase } from "../src/db/open";
+import { openDatabase } from "../src/db/sqlite/open";
 import { claimDue } from "../src/delivery/queue";
 import { createApplication } from "../src/domain/applications";
 import { bootstrap, defaultScope } from "../src/domain/bootstrap";

@@ -18,7 +18,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { parseArgs } from "node:util";
 import { loadConfig } from "../src/config/config";
-import { openDatabase } from "../src/db/open";
+import { openDatabase } from "../src/db/sqlite/open";
 import { createApiKey } from "../src/domain/apiKeys";
 import { defaultScope } from "../src/domain/bootstrap";
 import { systemClock } from "../src/core/clock";

@@ -3,7 +3,7 @@ import { nodeAddress } from "./cluster/identity";
 import { heartbeat, markStopped, registerNode } from "./cluster/nodes";
 import { startSchedulerLease, type SchedulerLease } from "./cluster/schedulerLease";
 import { ensureDataDir, type Config } from "./config/config";
-import { startCheckpointer } from "./db/checkpointer";
+import { startCheckpointer } from "./db/sqlite/checkpointer";
 import { tightenDataDir } from "./db/privateFiles";
 import { releaseClaimsOf } from "./delivery/queue";
 import { bootstrap, type BootstrapResult } from "./domain/bootstrap";

@@ -9,7 +9,7 @@ import { CliError, EXIT, usageError } from "../errors";
 import { Output } from "../output";
 
 const domain = () => import("../../src/domain/backups");
-const dataDirOf = async (ctx: Context) => (await import("../../src/db/backup")).dataDirOf(ctx.local!.deps.db);
+const dataDirOf = async (ctx: Context) => (await import("../../src/db/sqlite/backup")).dataDirOf(ctx.local!.deps.db);
 /** On PostgreSQL, backups are pg_dump's job: one line, exit 1 (the API answers the same with a 409). */
 const usePgDump = async () => new CliError((await domain()).USE_PG_DUMP, EXIT.error, "conflict");
 

@@ -1,6 +1,7 @@
 import { newThisNode } from "../cluster/identity";
 import { ConfigError, type Config } from "../config/config";
-import { openStore, type Store } from "../db/store";
+import { type Store } from "../db/store";
+import { openStore } from "../db/openStore";
 import { systemClock, type Clock } from "../core/clock";
 import { domainSettings, type Deps } from "../domain/deps";
 import { type Bus } from "../core/bus";

@@ -1,5 +1,5 @@
 import { dialectOf } from "../db/dialect";
-import type { Db } from "../db/open";
+import type { Db } from "../db/db";
 import type { Store } from "../db/store";
 import { SCHEDULER_LOCK } from "../db/pg/lockKeys";
 import { lockOwner, openLockSession, type LockSession } from "../db/pg/sessionLock";

@@ -1,8 +1,7 @@
-import { dialectOf, storeOf } from "./dialect";
+import { storeOf } from "./dialect";
+import { ingestSqlOf } from "./openStore";
 import type { EventRouting, EventWrite, IngestSourceRow, IngestSql, StoredRoutedEvent, WriteResult } from "./ingestBatch";
-import { sqliteIngestSql } from "./ingestSql";
-import type { Db } from "./open";
-import { pgIngestSql } from "./pg/ingestSql";
+import type { Db } from "./db";
 import { transaction } from "./transaction";
 import { inWriteTurn } from "./writeTurn";
 
@@ -64,7 +63,7 @@ function storeFor(db: Db): Store {
   const root = storeOf(db).root;
   let s = stores.get(root);
   if (!s) {
-    s = { sql: dialectOf(root) === "postgres" ? pgIngestSql(root) : sqliteIngestSql(root), hook: null, queue: [], lastMs: 0 };
+    s = { sql: ingestSqlOf(root), hook: null, queue: [], lastMs: 0 };
     stores.set(root, s);
   }
   return s;

@@ -1,15 +1,11 @@
-import { dialectOf } from "./dialect";
 import type { AttemptRow, ClaimedEvent, DestinationForDelivery } from "./deliverySql";
-import type { Db } from "./open";
-import { pgQueue } from "./pg/queueSql";
-import { sqliteQueue } from "./sqliteQueue";
 
 /**
  * The delivery queue's storage (docs/decisions.md D15), one
  * implementation per dialect: SQLite's tuned prepared statements and its
- * claim walk (src/db/sqliteQueue.ts), PostgreSQL's set-at-a-time SQL with
- * FOR UPDATE SKIP LOCKED (src/db/pg/queueSql.ts). src/delivery/queue.ts is
- * the one caller; it picks the implementation with `queueStoreOf(db)`.
+ * claim walk (src/db/sqlite/queue.ts), PostgreSQL's set-at-a-time SQL with
+ * FOR UPDATE SKIP LOCKED (src/db/pg/queue.ts). src/delivery/queue.ts is
+ * the one caller; it finds the implementation with `queueStoreOf(db)` (src/db/openStore.ts).
  * Every method runs on `db` as given: inside a transaction() it is part of it.
  */
 export interface QueueStore {
@@ -89,8 +85,4 @@ export interface EventStatusChange {
   envId: string;
   sourceId: string;
   status: string;
-}
-
-export function queueStoreOf(db: Db): QueueStore {
-  return dialectOf(db) === "postgres" ? pgQueue(db) : sqliteQueue(db);
 }

@@ -2,7 +2,7 @@ import { AsyncLocalStorage } from "node:async_hooks";
 import { sql } from "drizzle-orm";
 import type { Database } from "bun:sqlite";
 import { registerHandle, storeOf, type StoreHandle } from "./dialect";
-import type { Db } from "./open";
+import type { Db } from "./db";
 import { sqliteOf } from "./prepared";
 
 /** What a transaction's work receives: a Db whose statements run inside it. */

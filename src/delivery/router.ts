@@ -1,11 +1,12 @@
 import { and, eq, inArray, isNull } from "drizzle-orm";
 import type { StoredRequestRow } from "../db/deliverySql";
-import { routingSql, type UnroutedEvent } from "../db/routingSql";
+import { type UnroutedEvent } from "../db/routingSql";
+import { routingSql } from "../db/openStore";
 import { events, sources } from "../db/schema";
 import { transaction } from "../db/transaction";
 import { iso } from "../core/clock";
 import { connectionsBySource, FilterRuleCache, insertQueuedAttempts, newQueuedAttemptThrough, type AttemptInsert, type SourceConnection } from "../domain/deliveries";
-import type { Db } from "../db/open";
+import type { Db } from "../db/db";
 import type { EventWrite, StoredEventsBatch } from "../db/ingestStore";
 import type { FilterRequest } from "../rules/filter";
 import type { Deps } from "../domain/deps";

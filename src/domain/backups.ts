@@ -1,11 +1,11 @@
 import { chmodSync, existsSync, mkdirSync, readdirSync, rmSync, statSync } from "node:fs";
 import { dirname, join, resolve } from "node:path";
 import { AppError, validation } from "../contracts/errors";
-import { checkDatabaseFile, copyDatabase, databaseFileOf, databaseInUse, dataDirOf, replaceDatabase } from "../db/backup";
+import { checkDatabaseFile, copyDatabase, databaseFileOf, databaseInUse, dataDirOf, replaceDatabase } from "../db/sqlite/backup";
 import { dialectOf } from "../db/dialect";
-import type { Db } from "../db/open";
-import { databasePath } from "../db/open";
-import { binarySchemaVersion, compareSchema, databaseSchemaVersion, describeSchema } from "../db/schemaVersion";
+import type { Db } from "../db/db";
+import { databasePath } from "../db/sqlite/open";
+import { binarySchemaVersion, compareSchema, databaseSchemaVersion, describeSchema } from "../db/sqlite/schemaVersion";
 import type { Clock } from "../core/clock";
 import type { Deps } from "./deps";
 

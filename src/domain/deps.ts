@@ -1,5 +1,5 @@
 import type { Config } from "../config/config";
-import type { Db } from "../db/open";
+import type { Db } from "../db/db";
 import type { Bus } from "../core/bus";
 import type { ThisNode } from "../core/node";
 import type { Clock } from "../core/clock";

@@ -5,7 +5,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { createSource, ingest } from "../helpers/ingest";
 import { waitFor } from "../helpers/delivery";
 import { startTestServer, tempDir, type TestServer } from "../helpers/server";
-import { BACKSTOP_PAGES, startCheckpointer } from "../../src/db/checkpointer";
+import { BACKSTOP_PAGES, startCheckpointer } from "../../src/db/sqlite/checkpointer";
 import { describeOnly } from "../helpers/database";
 
 /**

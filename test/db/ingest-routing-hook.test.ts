@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { onEventsStored, writeEvent, type EventWrite } from "../../src/db/ingestStore";
-import { openDatabase, type OpenDb } from "../../src/db/open";
+import { openDatabase, type OpenDb } from "../../src/db/sqlite/open";
 import { createSource } from "../helpers/ingest";
 import { scopeOf, type TestScope } from "../helpers/rows";
 import { startTestServer, type TestServer } from "../helpers/server";

@@ -2,7 +2,7 @@ import type { MiddlewareHandler } from "hono";
 import { backupBody, backupListBody, backupNameParam } from "../../contracts/backups";
 import { AppError } from "../../contracts/errors";
 import { backupView, createBackup, findBackup, listBackups, refuseOnPostgres } from "../../domain/backups";
-import { dataDirOf } from "../../db/backup";
+import { dataDirOf } from "../../db/sqlite/backup";
 import { instanceOwnerOnly } from "../middleware/auth";
 import { operation, responses, type Api, type ApiEnv } from "../openapi";
 

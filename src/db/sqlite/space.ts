@@ -1,6 +1,6 @@
-import { dialectOf } from "./dialect";
-import type { Db } from "./open";
-import { sqliteOf } from "./prepared";
+import { dialectOf } from "../dialect";
+import type { Db } from "../db";
+import { sqliteOf } from "../prepared";
 
 /** Pages handed back per statement: each is a short write transaction, so ingest waits at most one. */
 const PAGES_PER_STEP = 1024;
