@@ -11,7 +11,6 @@ import { join } from "node:path";
 import type { z } from "zod";
 import { describeNetworkError } from "../src/outgoing/networkErrors";
 import { ConfigError, loadConfig } from "../src/config/config";
-import type { Dialect } from "../src/db/dialect";
 import { AppError, type ErrorBody, parseOrThrow } from "../src/contracts/errors";
 import type { Deps, Scope } from "../src/domain/deps";
 import type { Bus } from "../src/core/bus";
@@ -214,7 +213,8 @@ export interface LocalStore {
   dataDir: string;
   /** Where the data lives, for messages: the data dir, or the database URL without its password. */
   location: string;
-  dialect: Dialect;
+  /** The database file, when the database is one (SQLite): backups copy it. */
+  databaseFile: string | null;
 }
 
 /** Nothing listens in this process: the running server's workers poll the tables as their safety net. */
@@ -260,7 +260,7 @@ async function openLocal(target: { dataDir?: string; databaseUrl?: string }, out
       scope: { orgId: scope.orgId, envId: scope.envId, userId: null, via: "local", scopes: "*" },
       dataDir: config.dataDir,
       location: config.databaseUrl ? store.location : config.dataDir,
-      dialect: store.dialect,
+      databaseFile: store.sqlite?.path ?? null,
       close: () => store.close(),
     };
   } catch (err) {

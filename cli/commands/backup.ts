@@ -53,7 +53,7 @@ export function registerBackup(program: Command) {
   act(
     verb(backup, "list", "List the backups in <data-dir>/backups, newest first", ["hookrelay backup list", "hookrelay backup list --data-dir /var/lib/hookrelay --json"]),
     async (ctx) => {
-      if (ctx.local?.dialect === "postgres") throw await usePgDump();
+      if (ctx.local?.databaseFile === null) throw await usePgDump();
       const res = await ctx.run({ method: "GET", path: "/backups", expect: "backups", local: async () => (await domain()).listBackups(await dataDirOf(ctx)) });
       ctx.out.result(res, {
         list: "backups",

@@ -26,6 +26,7 @@ export async function createDeps(config: Config, opts: { clock?: Clock; bus: Bus
   try {
     const deps: Deps = {
       db: store.db,
+      store,
       clock: opts.clock ?? systemClock,
       secrets: loadSecretBox(config.dataDir, config.secretKey),
       bus: opts.bus,

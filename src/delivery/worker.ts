@@ -1,7 +1,6 @@
 import { eq } from "drizzle-orm";
 import { liveNodes } from "../cluster/nodes";
 import { HEARTBEAT_INTERVAL_MS } from "../core/node";
-import { dialectOf } from "../db/dialect";
 import type { ClaimedEvent } from "../db/deliverySql";
 import { connections, sources } from "../db/schema";
 import type { Deps } from "../domain/deps";
@@ -103,8 +102,8 @@ export function startDeliveryWorker(deps: Deps, opts: DeliveryWorkerOptions): De
   /** Rows held at most (in flight, awaiting their record, and ready). */
   const readyTarget = opts.concurrency * HELD_PER_SLOT;
   const pacer = new DestinationPacer();
-  // Rates are the cluster's: with several nodes on PostgreSQL each sends its share (rateLimiter.ts).
-  const sharing = dialectOf(db) === "postgres" ? shareRatesAmongLiveNodes(deps, pacer, logger) : null;
+  // Rates are the cluster's: with several nodes sharing the store each sends its share (rateLimiter.ts).
+  const sharing = deps.store.shared ? shareRatesAmongLiveNodes(deps, pacer, logger) : null;
   const destinationsCache = new TtlCache<DeliveryTarget | null>(
     opts.cacheMs ?? 1000,
     async (id) => {

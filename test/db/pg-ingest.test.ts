@@ -178,7 +178,7 @@ describeOnly("postgres", "ingest on PostgreSQL", "PostgreSQL's own locking and s
 
   describe("routing", () => {
     const published: BusMessage[] = [];
-    const deps = () => ({ db: store.db, clock: { now: () => new Date() }, bus: { publish: (m: BusMessage) => published.push(m), subscribe: () => () => {} } }) as unknown as Deps;
+    const deps = () => ({ db: store.db, store, clock: { now: () => new Date() }, bus: { publish: (m: BusMessage) => published.push(m), subscribe: () => () => {} } }) as unknown as Deps;
 
     /** A source with two connections: one takes every event, one only `{"kind":"b"}`. */
     async function routedSource() {
