@@ -20,7 +20,7 @@ import { newThisNode } from "../src/cluster/identity";
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { openSqliteStore } from "../src/db/sqlite/store";
+import { openStore } from "../src/db/openStore";
 import { claimDue } from "../src/delivery/queue";
 import { createApplication } from "../src/domain/applications";
 import { bootstrap, defaultScope } from "../src/domain/bootstrap";
@@ -67,7 +67,7 @@ console.log(`\nfan-out against one endpoint: claim ${(fanout.claimUsPerRow / sin
 async function scenario(label: string, endpointCount: number, messageCount: number): Promise<Result> {
   console.log(`${label}:`);
   const dataDir = mkdtempSync(join(tmpdir(), "hookrelay-bench-fanout-"));
-  const store = openSqliteStore({ dataDir });
+  const store = await openStore({ dataDir });
   const deps: Deps = {
     db: store.db,
     store,

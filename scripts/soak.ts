@@ -18,7 +18,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { parseArgs } from "node:util";
 import { loadConfig } from "../src/config/config";
-import { openSqliteStore } from "../src/db/sqlite/store";
+import { openStore } from "../src/db/openStore";
 import { createApiKey } from "../src/domain/apiKeys";
 import { defaultScope } from "../src/domain/bootstrap";
 import { systemClock } from "../src/core/clock";
@@ -80,7 +80,7 @@ for (const until = Date.now() + 15_000; !url; await Bun.sleep(20)) {
 
 // Local mode beside the server: the key, and later the pruning.
 const config = loadConfig({ dataDir });
-const store = openSqliteStore({ dataDir });
+const store = await openStore({ dataDir });
 const scope = (await defaultScope(store.db))!;
 const deps: Deps = {
   db: store.db,

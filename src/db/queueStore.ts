@@ -59,9 +59,12 @@ export interface ClaimedBatch {
   complete: boolean;
 }
 
-/** One outcome as stored on its row. */
-export interface OutcomeRecord {
-  attempt: Pick<AttemptRow, "id" | "leaseUntil" | "rowId">;
+/**
+ * What one attempt sent and got back, as its row stores it: the worker's
+ * outcome (src/delivery) extends it with its own times and verdict, the
+ * queue's record below with the columns they become.
+ */
+export interface AttemptResult {
   status: "success" | "failed";
   requestUrl: string;
   requestMethod: string;
@@ -73,6 +76,11 @@ export interface OutcomeRecord {
   durationMs: number | null;
   error: string | null;
   errorDetail: string | null;
+}
+
+/** One outcome as stored on its row. */
+export interface OutcomeRecord extends AttemptResult {
+  attempt: Pick<AttemptRow, "id" | "leaseUntil" | "rowId">;
   nextRetryAt: string | null;
   isDlq: 0 | 1;
   dlqAt: string | null;

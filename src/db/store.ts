@@ -2,7 +2,7 @@ import type { Database } from "bun:sqlite";
 import type { SQL } from "bun";
 import type { Db } from "./db";
 import type { Dialect } from "./dialect";
-import type { IngestSql } from "./ingestBatch";
+import type { IngestSql, StoredEventsHook } from "./ingestBatch";
 import type { QueueStore } from "./queueStore";
 import type { RoutingSql } from "./routingSql";
 
@@ -29,9 +29,23 @@ export interface Store extends DialectStatements {
   pg?: { client: SQL };
   /** Where the data lives, for logs and `config print` (no password). */
   location: string;
+  /** Ingest's group commit (src/db/ingestStore.ts). */
+  ingest: IngestStore;
   /** Whether the database answers (readiness). */
   ping(): Promise<void>;
   close(): Promise<void>;
+}
+
+/** What a dialect's folder opens; openStore adds what is the same on both (the ingest store). */
+export type DialectStore = Omit<Store, "ingest">;
+
+export interface IngestStore {
+  /**
+   * Starts routing at ingest: every group commit runs `routeStored` inside
+   * its transaction, so the events it stores are stored routed and their
+   * first tries queued before the COMMIT. Answers the stop.
+   */
+  start(opts: { routeStored: StoredEventsHook }): () => void;
 }
 
 /**
@@ -42,7 +56,7 @@ export interface Store extends DialectStatements {
 export interface DialectStatements {
   queue(db: Db): QueueStore;
   routing(db: Db): RoutingSql;
-  ingest(db: Db): IngestSql;
+  ingestSql(db: Db): IngestSql;
 }
 
 export type SyncMode = "normal" | "full";

@@ -2,7 +2,7 @@ import { count, eq, sql } from "drizzle-orm";
 import type { Db } from "../db/db";
 import { deliveryAttempts, jobs } from "../db/schema";
 import type { AttemptRow, ClaimedEvent, DestinationForDelivery } from "../db/deliverySql";
-import { queueStoreOf } from "../db/openStore";
+import { queueStoreOf } from "../db/statements";
 import { newId } from "../contracts/ids";
 import { insertQueuedAttempts, type AttemptInsert } from "../domain/deliveries";
 import { iso } from "../core/clock";

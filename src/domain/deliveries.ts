@@ -3,7 +3,7 @@ import type { TriggerType } from "../contracts/deliveryAttempts";
 import { newId } from "../contracts/ids";
 import type { Db } from "../db/db";
 import { type SourceConnection } from "../db/routingSql";
-import { routingSql } from "../db/openStore";
+import { routingSql } from "../db/statements";
 import { deliveryAttempts } from "../db/schema";
 // Pure leaf modules shared with the workers (as in domain/connections.ts).
 import type { FilterRequest } from "../rules/filter";

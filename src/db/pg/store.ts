@@ -1,4 +1,4 @@
-import { DatabaseUnavailable, redactedUrl, type DialectStatements, type Store } from "../store";
+import { DatabaseUnavailable, redactedUrl, type DialectStatements, type DialectStore } from "../store";
 import { stopCounters } from "./counters";
 import { pgIngestSql } from "./ingestSql";
 import { pgQueue } from "./queue";
@@ -7,14 +7,14 @@ import { pgRoutingSql } from "./routingSql";
 export const pgStatements: DialectStatements = {
   queue: pgQueue,
   routing: pgRoutingSql,
-  ingest: pgIngestSql,
+  ingestSql: pgIngestSql,
 };
 
 /** A readiness probe must answer while the server is down, not after the client's connect timeout. */
 const PING_TIMEOUT_MS = 2000;
 
 /** The PostgreSQL database at `url`, which several nodes may share. */
-export async function openPgStore(url: string): Promise<Store> {
+export async function openPgStore(url: string): Promise<DialectStore> {
   // Loaded only when a database URL is given: a SQLite serve never needs the driver.
   const { openPostgres } = await import("./open");
   const pg = await openPostgres(url);

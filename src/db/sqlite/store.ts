@@ -1,5 +1,5 @@
 import { sql } from "drizzle-orm";
-import type { DialectStatements, Store, StoreOptions } from "../store";
+import type { DialectStatements, DialectStore, StoreOptions } from "../store";
 import { sqliteIngestSql } from "./ingestSql";
 import { openDatabase } from "./open";
 import { sqliteQueue } from "./queue";
@@ -8,11 +8,11 @@ import { sqliteRoutingSql } from "./routingSql";
 export const sqliteStatements: DialectStatements = {
   queue: sqliteQueue,
   routing: sqliteRoutingSql,
-  ingest: sqliteIngestSql,
+  ingestSql: sqliteIngestSql,
 };
 
 /** The data dir's SQLite file: one serve process at a time (serve.lock), so never shared. */
-export function openSqliteStore(opts: StoreOptions): Store {
+export function openSqliteStore(opts: StoreOptions): DialectStore {
   const file = openDatabase(opts.dataDir, { sync: opts.sync });
   return {
     ...sqliteStatements,
