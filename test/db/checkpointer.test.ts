@@ -9,7 +9,7 @@ import { BACKSTOP_PAGES, startCheckpointer } from "../../src/db/sqlite/checkpoin
 import { describeOnly } from "../helpers/database";
 
 /**
- * `serve` checkpoints the WAL from a thread of its own (src/db/checkpointer.ts):
+ * `serve` checkpoints the WAL from a thread of its own (src/db/sqlite/checkpointer.ts):
  * written pages reach the database file soon after they commit, long before
  * the 1000-page WAL that SQLite's automatic checkpoint waits for.
  */
