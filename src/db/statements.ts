@@ -25,6 +25,11 @@ export function routingSql(db: Db): RoutingSql {
   return statements[dialectOf(db)].routing(db);
 }
 
+/** After retention's deletes: the pages they freed back to the file system (src/db/sqlite/space.ts); answers how many. */
+export function reclaimFreePages(db: Db): Promise<number> {
+  return statements[dialectOf(db)].reclaimFreePages(db);
+}
+
 /** Ingest's statements on `db` (src/db/ingestStore.ts). */
 export function ingestSqlOf(db: Db): IngestSql {
   return statements[dialectOf(db)].ingestSql(db);

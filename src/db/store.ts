@@ -57,6 +57,8 @@ export interface DialectStatements {
   queue(db: Db): QueueStore;
   routing(db: Db): RoutingSql;
   ingestSql(db: Db): IngestSql;
+  /** Gives the pages retention freed back to the file system; answers how many. */
+  reclaimFreePages(db: Db): Promise<number>;
 }
 
 export type SyncMode = "normal" | "full";

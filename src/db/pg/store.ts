@@ -8,6 +8,8 @@ export const pgStatements: DialectStatements = {
   queue: pgQueue,
   routing: pgRoutingSql,
   ingestSql: pgIngestSql,
+  // Autovacuum gives PostgreSQL's free space back: nothing to do here.
+  reclaimFreePages: async () => 0,
 };
 
 /** A readiness probe must answer while the server is down, not after the client's connect timeout. */

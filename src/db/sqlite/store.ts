@@ -4,11 +4,13 @@ import { sqliteIngestSql } from "./ingestSql";
 import { openDatabase } from "./open";
 import { sqliteQueue } from "./queue";
 import { sqliteRoutingSql } from "./routingSql";
+import { reclaimFreePages } from "./space";
 
 export const sqliteStatements: DialectStatements = {
   queue: sqliteQueue,
   routing: sqliteRoutingSql,
   ingestSql: sqliteIngestSql,
+  reclaimFreePages,
 };
 
 /** The data dir's SQLite file: one serve process at a time (serve.lock), so never shared. */
