@@ -27,7 +27,7 @@ import { registerListen } from "./commands/listen";
 import { registerLogin } from "./commands/login";
 import { registerServe } from "./commands/serve";
 import { registerUsers } from "./commands/users";
-import { binarySchemaVersion, describeSchema } from "../src/db/schemaVersion";
+import { binarySchemaVersion, describeSchema } from "../src/db/sqlite/schemaVersion";
 import { finishGlobalOptions } from "./command";
 
 /** Global flags and every command. Client commands read the globals through cli/context.ts. */

@@ -20,7 +20,7 @@ import { newThisNode } from "../src/cluster/identity";
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { openDatabase } from "../src/db/open";
+import { openStore } from "../src/db/openStore";
 import { claimDue } from "../src/delivery/queue";
 import { createApplication } from "../src/domain/applications";
 import { bootstrap, defaultScope } from "../src/domain/bootstrap";
@@ -67,9 +67,10 @@ console.log(`\nfan-out against one endpoint: claim ${(fanout.claimUsPerRow / sin
 async function scenario(label: string, endpointCount: number, messageCount: number): Promise<Result> {
   console.log(`${label}:`);
   const dataDir = mkdtempSync(join(tmpdir(), "hookrelay-bench-fanout-"));
-  const store = openDatabase(dataDir);
+  const store = await openStore({ dataDir });
   const deps: Deps = {
     db: store.db,
+    store,
     clock: systemClock,
     secrets: loadSecretBox(dataDir),
     bus: { publish() {}, subscribe: () => () => {} },
@@ -96,7 +97,7 @@ async function scenario(label: string, endpointCount: number, messageCount: numb
   console.log(`  ${messageCount} messages sent: ${fanoutMsPerMessage.toFixed(2)} ms a message`);
 
   // The claim, in-process, on the queue as it stands; rolled back so the drain starts from the same queue.
-  store.sqlite.exec("BEGIN IMMEDIATE");
+  store.sqlite!.handle.exec("BEGIN IMMEDIATE");
   let claimed = 0;
   let claimNs = 0;
   try {
@@ -108,11 +109,11 @@ async function scenario(label: string, endpointCount: number, messageCount: numb
       claimed += rows.length;
     }
   } finally {
-    store.sqlite.exec("ROLLBACK");
+    store.sqlite!.handle.exec("ROLLBACK");
   }
   const claimUsPerRow = claimNs / 1000 / claimed;
   console.log(`  claim: ${claimUsPerRow.toFixed(2)} µs a row over ${claimed} rows`);
-  store.close();
+  await store.close();
 
   await fetch(`${sink.url}/reset`, { method: "POST" });
   const hr = await startHookrelay({ HOOKRELAY_DELIVERY_CONCURRENCY: String(concurrency) }, dataDir);

@@ -18,7 +18,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { parseArgs } from "node:util";
 import { loadConfig } from "../src/config/config";
-import { openDatabase } from "../src/db/open";
+import { openStore } from "../src/db/openStore";
 import { createApiKey } from "../src/domain/apiKeys";
 import { defaultScope } from "../src/domain/bootstrap";
 import { systemClock } from "../src/core/clock";
@@ -80,10 +80,11 @@ for (const until = Date.now() + 15_000; !url; await Bun.sleep(20)) {
 
 // Local mode beside the server: the key, and later the pruning.
 const config = loadConfig({ dataDir });
-const store = openDatabase(dataDir);
+const store = await openStore({ dataDir });
 const scope = (await defaultScope(store.db))!;
 const deps: Deps = {
   db: store.db,
+  store,
   clock: systemClock,
   secrets: loadSecretBox(dataDir),
   bus: { publish() {}, subscribe: () => () => {} },
@@ -140,7 +141,7 @@ console.log(header + "\n| --- | --- | --- | --- | --- | --- | --- |");
 let last = { acked: 0, delivered: 0 };
 for (let minute = 1; minute <= minutes; minute++) {
   await Bun.sleep(60_000);
-  const kept = (store.sqlite.query("SELECT count(*) AS n FROM events").get() as { n: number }).n;
+  const kept = (store.sqlite!.handle.query("SELECT count(*) AS n FROM events").get() as { n: number }).n;
   const db = join(dataDir, "hookrelay.db");
   const row = `| ${minute} | ${((acked - last.acked) / 60).toFixed(0)} | ${((delivered - last.delivered) / 60).toFixed(0)} | ${kept} | ${mib(rssOf(serve.pid))} | ${mib(size(db))} | ${mib(size(`${db}-wal`))} |`;
   last = { acked, delivered };
@@ -152,7 +153,7 @@ clearInterval(load);
 clearInterval(prune);
 while (pruning) await Bun.sleep(50);
 console.log(`\nsent ${sent}, acknowledged ${acked}, failed ${failed}, delivered ${delivered}, pruned ${pruned}`);
-store.close();
+await store.close();
 serve.kill("SIGTERM");
 const code = await serve.exited;
 sink.stop(true);

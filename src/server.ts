@@ -3,7 +3,8 @@ import { nodeAddress } from "./cluster/identity";
 import { heartbeat, markStopped, registerNode } from "./cluster/nodes";
 import { startSchedulerLease, type SchedulerLease } from "./cluster/schedulerLease";
 import { ensureDataDir, type Config } from "./config/config";
-import { startCheckpointer } from "./db/checkpointer";
+import { startCheckpointer } from "./db/sqlite/checkpointer";
+import { publishAfterCommit } from "./db/committedBus";
 import { tightenDataDir } from "./db/privateFiles";
 import { releaseClaimsOf } from "./delivery/queue";
 import { bootstrap, type BootstrapResult } from "./domain/bootstrap";
@@ -75,7 +76,8 @@ async function startLocked(config: Config, lock: ServerLock, logger: Logger, clo
   // On PostgreSQL the bus reaches every node of the database; SQLite has one process.
   let clusterBus: ClusterBus | null = null;
   try {
-    if (store.pg) deps.bus = clusterBus = await createClusterBus(store.pg.client, localBus, { nodeId: deps.node.id, logger });
+    // Like the local bus it replaces, it delivers what a transaction publishes after the commit (src/db/committedBus.ts).
+    if (store.pg) deps.bus = publishAfterCommit(store.db, (clusterBus = await createClusterBus(store.pg.client, localBus, { nodeId: deps.node.id, logger })));
     boot = await bootstrap(store.db, clock, { email: config.adminEmail, password: config.adminPassword });
     const sealed = await sealPlainDestinationHeaders(deps);
     if (sealed > 0) logger.info("encrypted the custom headers of destinations stored before they were secrets", { destinations: sealed });

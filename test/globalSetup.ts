@@ -3,7 +3,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { SQL } from "bun";
 import type { TestProject } from "vitest/node";
-import { openStore } from "../src/db/store";
+import { openStore } from "../src/db/openStore";
 import { TEMPLATE_DATABASE, testStoreFromEnv } from "./helpers/testStore";
 import { pgUnavailable, startPgCluster, TEST_RUN_SETTINGS, type PgCluster } from "./helpers/postgres";
 

@@ -9,7 +9,7 @@ import { apiErrorToCli, CliError, EXIT, usageError } from "../errors";
 import { Output } from "../output";
 
 const domain = () => import("../../src/domain/backups");
-const dataDirOf = async (ctx: Context) => (await import("../../src/db/backup")).dataDirOf(ctx.local!.deps.db);
+const dataDirOf = async (ctx: Context) => (await import("../../src/db/sqlite/backup")).dataDirOf(ctx.local!.deps.db);
 /** On PostgreSQL, backups are pg_dump's job: one line, exit 1 (the API answers the same with a 409). */
 const usePgDump = async () => new CliError((await domain()).USE_PG_DUMP, EXIT.error, "conflict");
 
@@ -53,7 +53,7 @@ export function registerBackup(program: Command) {
   act(
     verb(backup, "list", "List the backups in <data-dir>/backups, newest first", ["hookrelay backup list", "hookrelay backup list --data-dir /var/lib/hookrelay --json"]),
     async (ctx) => {
-      if (ctx.local?.dialect === "postgres") throw await usePgDump();
+      if (ctx.local?.databaseFile === null) throw await usePgDump();
       const res = await ctx.run({ method: "GET", path: "/backups", expect: "backups", local: async () => (await domain()).listBackups(await dataDirOf(ctx)) });
       ctx.out.result(res, {
         list: "backups",

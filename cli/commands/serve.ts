@@ -33,7 +33,7 @@ export function registerServe(program: Command) {
     };
     process.on("SIGTERM", () => void shutdown("SIGTERM"));
     process.on("SIGINT", () => void shutdown("SIGINT"));
-    out(`hookrelay listening on ${server.url} (data: ${server.store.dialect === "postgres" ? server.store.location : config.dataDir})`);
+    out(`hookrelay listening on ${server.url} (data: ${server.store.sqlite ? config.dataDir : server.store.location})`);
     out(`  admin UI  ${server.url}/`);
     out(`  API       ${server.url}/v1   ingest: ${server.deps.settings.baseUrl}/v1/ingest/src_<id>`);
     if (server.bootstrap.generatedPassword) {

@@ -6,7 +6,6 @@
 import { existsSync } from "node:fs";
 import { join } from "node:path";
 import { ConfigError, loadConfig } from "../../src/config/config";
-import type { Dialect } from "../../src/db/dialect";
 import type { Deps, Scope } from "../../src/domain/deps";
 import type { Bus } from "../../src/core/bus";
 import { CliError, EXIT } from "../errors";
@@ -18,7 +17,8 @@ export interface LocalStore {
   dataDir: string;
   /** Where the data lives, for messages: the data dir, or the database URL without its password. */
   location: string;
-  dialect: Dialect;
+  /** The database file, when the database is one (SQLite): backups copy it. */
+  databaseFile: string | null;
 }
 
 /** Nothing listens in this process: the running server's workers poll the tables as their safety net. */
@@ -30,7 +30,7 @@ export async function openLocal(target: { dataDir?: string; databaseUrl?: string
   const [{ createDeps }, { DatabaseUnavailable }, { databasePath }, { bootstrap, defaultScope }, { systemClock }, { readServerInfo }] = await Promise.all([
     import("../../src/boot/deps"),
     import("../../src/db/store"),
-    import("../../src/db/open"),
+    import("../../src/db/sqlite/open"),
     import("../../src/domain/bootstrap"),
     import("../../src/core/clock"),
     import("../../src/runtime/serverLock"),
@@ -64,7 +64,7 @@ export async function openLocal(target: { dataDir?: string; databaseUrl?: string
       scope: { orgId: scope.orgId, envId: scope.envId, userId: null, via: "local", scopes: "*" },
       dataDir: config.dataDir,
       location: config.databaseUrl ? store.location : config.dataDir,
-      dialect: store.dialect,
+      databaseFile: store.sqlite?.path ?? null,
       close: () => store.close(),
     };
   } catch (err) {

@@ -1,6 +1,8 @@
 import { newThisNode } from "../cluster/identity";
 import { ConfigError, type Config } from "../config/config";
-import { openStore, type Store } from "../db/store";
+import { type Store } from "../db/store";
+import { publishAfterCommit } from "../db/committedBus";
+import { openStore } from "../db/openStore";
 import { systemClock, type Clock } from "../core/clock";
 import { domainSettings, type Deps } from "../domain/deps";
 import { type Bus } from "../core/bus";
@@ -25,9 +27,11 @@ export async function createDeps(config: Config, opts: { clock?: Clock; bus: Bus
   try {
     const deps: Deps = {
       db: store.db,
+      store,
       clock: opts.clock ?? systemClock,
       secrets: loadSecretBox(config.dataDir, config.secretKey),
-      bus: opts.bus,
+      // What a use-case publishes inside a transaction is delivered after its commit (committedBus.ts).
+      bus: publishAfterCommit(store.db, opts.bus),
       settings: domainSettings(config, opts.baseUrl),
       // serve replaces the address once its port is known; a local-mode CLI keeps this one.
       node: newThisNode(opts.baseUrl ?? config.baseUrl),

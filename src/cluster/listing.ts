@@ -4,9 +4,9 @@ import { liveNodes } from "./nodes";
 import { schedulerNodeId } from "./schedulerLease";
 
 /** GET /v1/cluster: the live nodes, which one answered, and which one is the scheduler. */
-export async function listCluster({ db, clock, node }: Deps): Promise<ClusterBody> {
+export async function listCluster({ db, store, clock, node }: Deps): Promise<ClusterBody> {
   const live = await liveNodes(db, clock.now());
-  const scheduler = await schedulerNodeId(db, live);
+  const scheduler = await schedulerNodeId({ db, store }, live);
   return {
     nodes: live.map((n) => ({
       id: n.id,

@@ -1,6 +1,6 @@
 import { hostname } from "node:os";
 import { and, asc, eq, gte, isNotNull, isNull, lt, or } from "drizzle-orm";
-import type { Db } from "../db/open";
+import type { Db } from "../db/db";
 import { nodes } from "../db/schema";
 import { iso } from "../core/clock";
 import type { Clock } from "../core/clock";

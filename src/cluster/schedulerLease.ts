@@ -1,11 +1,11 @@
-import { dialectOf } from "../db/dialect";
-import type { Db } from "../db/open";
+import type { Db } from "../db/db";
 import type { Store } from "../db/store";
 import { SCHEDULER_LOCK } from "../db/pg/lockKeys";
 import { lockOwner, openLockSession, type LockSession } from "../db/pg/sessionLock";
 import type { Logger } from "../observability/logger";
 import type { BackgroundTask } from "../core/tasks";
 import type { NodeRow } from "./nodes";
+import type { Deps } from "../domain/deps";
 import type { ThisNode } from "../core/node";
 import { errorMessage } from "../contracts/errors";
 
@@ -130,8 +130,8 @@ function alwaysHeld(): SchedulerLease {
  * dir is (the newest live row: a predecessor killed a moment ago may still
  * look live).
  */
-export async function schedulerNodeId(db: Db, live: NodeRow[]): Promise<string | null> {
-  if (dialectOf(db) === "postgres") return lockOwner(db, SCHEDULER_LOCK);
+export async function schedulerNodeId({ db, store }: Pick<Deps, "db" | "store">, live: NodeRow[]): Promise<string | null> {
+  if (store.shared) return lockOwner(db, SCHEDULER_LOCK);
   return live.at(-1)?.id ?? null;
 }
 

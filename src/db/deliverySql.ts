@@ -1,5 +1,5 @@
 import type { StoredRequest } from "../rules/eventView";
-import type { Db } from "./open";
+import type { Db } from "./db";
 import { preparedFor, sqliteOf } from "./prepared";
 import type { deliveryAttempts, destinations } from "./schema";
 
@@ -9,8 +9,8 @@ import type { deliveryAttempts, destinations } from "./schema";
  * every batch, so they are plain statements prepared once on bun:sqlite
  * (drizzle's result mapping cost more than the statements themselves,
  * measured), with positional parameters and json_each for lists. The queue's
- * statements are used through src/db/sqliteQueue.ts; PostgreSQL's are in
- * src/db/pg/queueSql.ts (arrays instead of json_each, FOR UPDATE SKIP LOCKED
+ * statements are used through src/db/sqlite/queue.ts; PostgreSQL's are in
+ * src/db/pg/queue.ts (arrays instead of json_each, FOR UPDATE SKIP LOCKED
  * in the claim).
  */
 

@@ -1,4 +1,4 @@
-import type { Db } from "./open";
+import type { Db } from "./db";
 
 /**
  * Which store a drizzle handle belongs to. Domain code never asks: it awaits

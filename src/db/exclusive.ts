@@ -1,6 +1,6 @@
 import { sql } from "drizzle-orm";
 import { dialectOf } from "./dialect";
-import type { Db } from "./open";
+import type { Db } from "./db";
 import { pgRows } from "./pg/rows";
 import { EXCLUSIVE_LOCKS, type ExclusiveName } from "./pg/lockKeys";
 import { transaction, type Tx } from "./transaction";

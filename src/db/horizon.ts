@@ -1,5 +1,5 @@
 import { dialectOf } from "./dialect";
-import type { Db } from "./open";
+import type { Db } from "./db";
 
 /**
  * How far behind the clock a reader that walks events forward in received

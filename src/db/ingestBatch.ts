@@ -103,6 +103,40 @@ export interface EventRouting {
   routed: StoredRoutedEvent[];
 }
 
+/**
+ * Routes the events each group commit stores `pending`, inside its
+ * transaction (serve's delivery router): each is inserted already routed
+ * (`routed_at` set, `ignored` when nothing takes it) and its first tries are
+ * queued before the COMMIT. No second transaction, no read back, and no
+ * UPDATE of the row just inserted.
+ */
+export interface StoredEventsHook {
+  /** A batch begins, inside the transaction and before its first insert; `sourceIds`: the sources of its pending events (read what they route to now). */
+  begin(sourceIds: string[]): StoredEventsBatch | Promise<StoredEventsBatch>;
+  /**
+   * Routing the batch threw: what it wrote was rolled back and its events are
+   * stored `pending`, unrouted. Called inside the batch's transaction: what it
+   * publishes (or hands to onCommit) happens once the batch committed.
+   */
+  failed(error: unknown): void;
+}
+
+export interface StoredEventsBatch {
+  /**
+   * Before an event is inserted `pending`: whether any connection takes it
+   * (false: it is stored `ignored`). Decides from memory, synchronously;
+   * null: it cannot decide now, the event is stored unrouted for the
+   * background router (`stored` still runs, to say so after the commit).
+   */
+  takes(write: EventWrite): boolean | null;
+  /**
+   * After the batch's inserts, in a savepoint: queues the routed events' first
+   * tries. What it publishes on the bus (or hands to onCommit) happens once the
+   * batch committed, after the requests' own announcements (event.created).
+   */
+  stored(events: StoredRoutedEvent[]): void | Promise<void>;
+}
+
 /** A new event id: time-ordered, so ids follow received_at. */
 export const newEventId = (ms: number): string => "evt_" + randomUUIDv7("hex", ms).replaceAll("-", "");
 

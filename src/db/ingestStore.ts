@@ -1,12 +1,12 @@
-import { dialectOf, storeOf } from "./dialect";
-import type { EventRouting, EventWrite, IngestSourceRow, IngestSql, StoredRoutedEvent, WriteResult } from "./ingestBatch";
-import { sqliteIngestSql } from "./ingestSql";
-import type { Db } from "./open";
-import { pgIngestSql } from "./pg/ingestSql";
-import { transaction } from "./transaction";
+import { storeOf } from "./dialect";
+import { ingestSqlOf } from "./statements";
+import type { EventRouting, EventWrite, IngestSourceRow, IngestSql, StoredEventsBatch, StoredEventsHook, StoredRoutedEvent, WriteResult } from "./ingestBatch";
+import type { Db } from "./db";
+import type { IngestStore } from "./store";
+import { committedThrough, transaction } from "./transaction";
 import { inWriteTurn } from "./writeTurn";
 
-export type { EventWrite, IngestSourceRow, StoredRoutedEvent, WriteResult } from "./ingestBatch";
+export type { EventWrite, IngestSourceRow, StoredEventsBatch, StoredEventsHook, StoredRoutedEvent, WriteResult } from "./ingestBatch";
 
 /**
  * The ingest hot path's store, on either dialect: the source lookup, and a
@@ -17,32 +17,6 @@ export type { EventWrite, IngestSourceRow, StoredRoutedEvent, WriteResult } from
  * commit serves the whole batch. The statements are the dialect's
  * (ingestSql.ts, pg/ingestSql.ts); what is decided around them is here.
  */
-
-/**
- * Routes the events each group commit stores `pending`, inside its
- * transaction (serve's delivery router): each is inserted already routed
- * (`routed_at` set, `ignored` when nothing takes it) and its first tries are
- * queued before the COMMIT. No second transaction, no read back, and no
- * UPDATE of the row just inserted.
- */
-export interface StoredEventsHook {
-  /** A batch begins, inside the transaction and before its first insert; `sourceIds`: the sources of its pending events (read what they route to now). */
-  begin(sourceIds: string[]): StoredEventsBatch | Promise<StoredEventsBatch>;
-  /** Routing the batch threw: what it wrote was rolled back and its events are stored `pending`, unrouted. */
-  failed(error: unknown): () => void;
-}
-
-export interface StoredEventsBatch {
-  /**
-   * Before an event is inserted `pending`: whether any connection takes it
-   * (false: it is stored `ignored`). Decides from memory, synchronously;
-   * null: it cannot decide now, the event is stored unrouted for the
-   * background router (`stored` still runs, to say so after the commit).
-   */
-  takes(write: EventWrite): boolean | null;
-  /** After the batch's inserts, in a savepoint: queues the routed events' first tries. Returns what to do once committed. */
-  stored(events: StoredRoutedEvent[]): (() => void) | Promise<() => void>;
-}
 
 interface Pending {
   write: EventWrite;
@@ -64,15 +38,26 @@ function storeFor(db: Db): Store {
   const root = storeOf(db).root;
   let s = stores.get(root);
   if (!s) {
-    s = { sql: dialectOf(root) === "postgres" ? pgIngestSql(root) : sqliteIngestSql(root), hook: null, queue: [], lastMs: 0 };
+    s = { sql: ingestSqlOf(root), hook: null, queue: [], lastMs: 0 };
     stores.set(root, s);
   }
   return s;
 }
 
-/** Sets (or with null, removes) the hook every group commit runs before it commits. */
-export function onEventsStored(db: Db, hook: StoredEventsHook | null): void {
-  storeFor(db).hook = hook;
+/**
+ * The ingest side of `db`'s store (Store.ingest): serve starts it with the
+ * routing step every group commit runs before it commits (src/delivery/background.ts).
+ */
+export function ingestStoreOf(db: Db): IngestStore {
+  return {
+    start({ routeStored }) {
+      const s = storeFor(db);
+      s.hook = routeStored;
+      return () => {
+        if (s.hook === routeStored) s.hook = null;
+      };
+    },
+  };
 }
 
 export function findIngestSource(db: Db, id: string): Promise<IngestSourceRow | null> {
@@ -120,31 +105,29 @@ function flushInNextTurn(db: Db, s: Store, now: () => Date) {
 
 /**
  * Writes the events `pick` hands over (inside the turn's transaction) and
- * answers each of them after the COMMIT; then announces what routing did.
+ * answers each of them after the COMMIT. What routing publishes in it is
+ * delivered after the requests' own continuations (which announce
+ * event.created), so what routing announces follows it.
  */
 async function writeInTurn(db: Db, s: Store, now: () => Date, pick: () => Pending[]): Promise<void> {
   let batch: Pending[] = [];
-  let afterCommit = () => {};
   const results = await inWriteTurn(db, async () => {
     batch = pick();
-    const written = await writeQueued(db, s, batch, now);
-    afterCommit = written.afterCommit;
-    return written.results;
+    return committedThrough(setImmediate, () => writeQueued(db, s, batch, now));
   });
   batch.forEach((p, i) => p.resolve(results[i]!));
-  // After the requests' own continuations (which announce event.created): what routing announces follows it.
-  setImmediate(afterCommit);
 }
 
-/** Inside the turn's transaction: the batch's events, and what routing announces once committed. */
-async function writeQueued(db: Db, s: Store, batch: Pending[], now: () => Date): Promise<{ results: WriteResult[]; afterCommit: () => void }> {
+/** Inside the turn's transaction: the batch's events, routed as they are stored. */
+async function writeQueued(db: Db, s: Store, batch: Pending[], now: () => Date): Promise<WriteResult[]> {
   // received_at never goes backwards, so (received_at, id) keeps commit order and cursors never skip a late commit.
   const ms = Math.max(now().getTime(), s.lastMs);
   s.lastMs = ms;
   const writes = batch.map((p) => p.write);
   const routing = await BatchRouting.begin(s.hook, writes);
   const results = await s.sql.writeBatch(writes, { ms, receivedAt: new Date(ms).toISOString() }, routing);
-  return { results, afterCommit: await routing.finish(db, s.sql) };
+  await routing.finish(db, s.sql);
+  return results;
 }
 
 /** A locked (SQLite) or unreachable (PostgreSQL) database; drizzle may wrap the driver's error as its cause. */
@@ -200,20 +183,20 @@ class BatchRouting implements EventRouting {
    * for the background router, and the batch itself still commits (storing an
    * event never depends on routing it).
    */
-  async finish(db: Db, statements: IngestSql): Promise<() => void> {
+  async finish(db: Db, statements: IngestSql): Promise<void> {
     const hook = this.hook;
-    if (!hook) return () => {};
+    if (!hook) return;
     const fail = async (error: unknown) => {
       if (this.routed.length > 0) await statements.unroute(this.routed.map((e) => e.id));
-      return hook.failed(error);
+      hook.failed(error);
     };
     if (this.failure) return fail(this.failure.error);
     const batch = this.batch;
-    if (!batch || (this.routed.length === 0 && !this.deferred)) return () => {};
+    if (!batch || (this.routed.length === 0 && !this.deferred)) return;
     try {
-      return await transaction(db, async () => batch.stored(this.routed));
+      await transaction(db, async () => batch.stored(this.routed));
     } catch (error) {
-      return fail(error);
+      await fail(error);
     }
   }
 }

@@ -1,6 +1,6 @@
 import { sql, type AnyColumn, type SQL, type SQLWrapper } from "drizzle-orm";
 import { dialectOf } from "./dialect";
-import type { Db } from "./open";
+import type { Db } from "./db";
 
 /**
  * SQL fragments that read the same on SQLite and PostgreSQL. Domain code

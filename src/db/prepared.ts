@@ -1,7 +1,7 @@
 import type { Database } from "bun:sqlite";
 import { sql, type SQL } from "drizzle-orm";
 import { dialectOf } from "./dialect";
-import type { Db } from "./open";
+import type { Db } from "./db";
 
 /**
  * Statements on the delivery hot path are built and compiled once per
@@ -32,7 +32,7 @@ export const ph = (name: string): SQL => sql`${sql.placeholder(name)}`;
 /**
  * The bun:sqlite handle under a drizzle database, for the few batch
  * statements drizzle's builders cannot express (UPDATE … FROM json_each).
- * drizzle() attaches it as $client; the Db type (open.ts) does not spell it out.
+ * drizzle() attaches it as $client; the Db type (db.ts) does not spell it out.
  */
 export function sqliteOf(db: Db): Database {
   return (db as unknown as { $client: Database }).$client;

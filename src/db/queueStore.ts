@@ -1,15 +1,11 @@
-import { dialectOf } from "./dialect";
 import type { AttemptRow, ClaimedEvent, DestinationForDelivery } from "./deliverySql";
-import type { Db } from "./open";
-import { pgQueue } from "./pg/queueSql";
-import { sqliteQueue } from "./sqliteQueue";
 
 /**
  * The delivery queue's storage (docs/decisions.md D15), one
  * implementation per dialect: SQLite's tuned prepared statements and its
- * claim walk (src/db/sqliteQueue.ts), PostgreSQL's set-at-a-time SQL with
- * FOR UPDATE SKIP LOCKED (src/db/pg/queueSql.ts). src/delivery/queue.ts is
- * the one caller; it picks the implementation with `queueStoreOf(db)`.
+ * claim walk (src/db/sqlite/queue.ts), PostgreSQL's set-at-a-time SQL with
+ * FOR UPDATE SKIP LOCKED (src/db/pg/queue.ts). src/delivery/queue.ts is
+ * the one caller; it finds the implementation with `queueStoreOf(db)` (src/db/openStore.ts).
  * Every method runs on `db` as given: inside a transaction() it is part of it.
  */
 export interface QueueStore {
@@ -63,9 +59,12 @@ export interface ClaimedBatch {
   complete: boolean;
 }
 
-/** One outcome as stored on its row. */
-export interface OutcomeRecord {
-  attempt: Pick<AttemptRow, "id" | "leaseUntil" | "rowId">;
+/**
+ * What one attempt sent and got back, as its row stores it: the worker's
+ * outcome (src/delivery) extends it with its own times and verdict, the
+ * queue's record below with the columns they become.
+ */
+export interface AttemptResult {
   status: "success" | "failed";
   requestUrl: string;
   requestMethod: string;
@@ -77,6 +76,11 @@ export interface OutcomeRecord {
   durationMs: number | null;
   error: string | null;
   errorDetail: string | null;
+}
+
+/** One outcome as stored on its row. */
+export interface OutcomeRecord extends AttemptResult {
+  attempt: Pick<AttemptRow, "id" | "leaseUntil" | "rowId">;
   nextRetryAt: string | null;
   isDlq: 0 | 1;
   dlqAt: string | null;
@@ -89,8 +93,4 @@ export interface EventStatusChange {
   envId: string;
   sourceId: string;
   status: string;
-}
-
-export function queueStoreOf(db: Db): QueueStore {
-  return dialectOf(db) === "postgres" ? pgQueue(db) : sqliteQueue(db);
 }

@@ -1,7 +1,7 @@
 import { sql } from "drizzle-orm";
 import type { SQLiteTable } from "drizzle-orm/sqlite-core";
 import { dialectOf } from "./dialect";
-import type { Db } from "./open";
+import type { Db } from "./db";
 import { pgRows } from "./pg/rows";
 
 /**

@@ -1,31 +1,67 @@
-import { sql } from "drizzle-orm";
 import type { Database } from "bun:sqlite";
 import type { SQL } from "bun";
+import type { Db } from "./db";
 import type { Dialect } from "./dialect";
-import { openDatabase, type Db, type SyncMode } from "./open";
+import type { IngestSql, StoredEventsHook } from "./ingestBatch";
+import type { QueueStore } from "./queueStore";
+import type { RoutingSql } from "./routingSql";
 
-/** An open database of either dialect: what serve and the CLI's local mode start from. */
-export interface Store {
+/**
+ * An open database of either dialect: what serve and the CLI's local mode
+ * start from, chosen once by openStore (src/db/openStore.ts). Code outside
+ * src/db never asks which dialect it is: it asks whether the store is
+ * shared by several nodes, or for a capability it has or lacks (a file to
+ * back up and checkpoint, a client for sessions of its own).
+ */
+export interface Store extends DialectStatements {
+  /** For src/db and its tests only. */
   dialect: Dialect;
   db: Db;
-  /** SQLite only: the file and its handle (checkpoints, backups, space). */
+  /**
+   * Whether several nodes may run on this store at once (PostgreSQL): then
+   * caches expire, rates are shared, a lease picks the scheduler. A SQLite
+   * file has one serve process (serve.lock).
+   */
+  shared: boolean;
+  /** A database that is one file (SQLite): its handle and path, for checkpoints, backups and space. */
   sqlite?: { handle: Database; path: string };
-  /** PostgreSQL only: the Bun.SQL client, for what needs a session of its own (the scheduler's lease, LISTEN/NOTIFY between nodes). */
+  /** A database server (PostgreSQL): the Bun.SQL client, for what needs a session of its own (the scheduler's lease, LISTEN/NOTIFY between nodes). */
   pg?: { client: SQL };
   /** Where the data lives, for logs and `config print` (no password). */
   location: string;
+  /** Ingest's group commit (src/db/ingestStore.ts). */
+  ingest: IngestStore;
   /** Whether the database answers (readiness). */
   ping(): Promise<void>;
   close(): Promise<void>;
 }
 
-/** The database cannot be reached or used (server down, credentials refused, too old): one line, no stack. */
-export class DatabaseUnavailable extends Error {
-  override name = "DatabaseUnavailable";
+/** What a dialect's folder opens; openStore adds what is the same on both (the ingest store). */
+export type DialectStore = Omit<Store, "ingest">;
+
+export interface IngestStore {
+  /**
+   * Starts routing at ingest: every group commit runs `routeStored` inside
+   * its transaction, so the events it stores are stored routed and their
+   * first tries queued before the COMMIT. Answers the stop.
+   */
+  start(opts: { routeStored: StoredEventsHook }): () => void;
 }
 
-/** A readiness probe must answer while the server is down, not after the client's connect timeout. */
-const PING_TIMEOUT_MS = 2000;
+/**
+ * The hot paths' statements of one dialect, on `db` as given (the root, or
+ * a transaction opened on it): each dialect folder exports one
+ * (src/db/sqlite/store.ts, src/db/pg/store.ts).
+ */
+export interface DialectStatements {
+  queue(db: Db): QueueStore;
+  routing(db: Db): RoutingSql;
+  ingestSql(db: Db): IngestSql;
+  /** Gives the pages retention freed back to the file system; answers how many. */
+  reclaimFreePages(db: Db): Promise<number>;
+}
+
+export type SyncMode = "normal" | "full";
 
 export interface StoreOptions {
   dataDir: string;
@@ -34,47 +70,9 @@ export interface StoreOptions {
   sync?: SyncMode;
 }
 
-export async function openStore(opts: StoreOptions): Promise<Store> {
-  if (opts.databaseUrl) {
-    const { openPostgres } = await import("./pg/open");
-    const pg = await openPostgres(opts.databaseUrl);
-    return {
-      dialect: "postgres",
-      db: pg.db,
-      pg: { client: pg.client },
-      location: redactedUrl(opts.databaseUrl),
-      async ping() {
-        let timer: ReturnType<typeof setTimeout> | undefined;
-        const late = new Promise<never>((_, reject) => {
-          timer = setTimeout(() => reject(new DatabaseUnavailable("the database did not answer within 2 s")), PING_TIMEOUT_MS);
-        });
-        try {
-          await Promise.race([pg.client`SELECT 1`, late]);
-        } finally {
-          clearTimeout(timer);
-        }
-      },
-      async close() {
-        // A clean stop loses no counts (src/db/pg/counters.ts).
-        const { stopCounters } = await import("./pg/counters");
-        await stopCounters(pg.db).catch(() => {});
-        await pg.close();
-      },
-    };
-  }
-  const file = openDatabase(opts.dataDir, { sync: opts.sync });
-  return {
-    dialect: "sqlite",
-    db: file.db,
-    sqlite: { handle: file.sqlite, path: file.path },
-    location: file.path,
-    async ping() {
-      file.db.run(sql`select 1`);
-    },
-    async close() {
-      file.close();
-    },
-  };
+/** The database cannot be reached or used (server down, credentials refused, too old): one line, no stack. */
+export class DatabaseUnavailable extends Error {
+  override name = "DatabaseUnavailable";
 }
 
 /** The URL without its password. */

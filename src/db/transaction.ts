@@ -2,7 +2,7 @@ import { AsyncLocalStorage } from "node:async_hooks";
 import { sql } from "drizzle-orm";
 import type { Database } from "bun:sqlite";
 import { registerHandle, storeOf, type StoreHandle } from "./dialect";
-import type { Db } from "./open";
+import type { Db } from "./db";
 import { sqliteOf } from "./prepared";
 
 /** What a transaction's work receives: a Db whose statements run inside it. */
@@ -41,6 +41,22 @@ export function onCommit(db: Db, fn: () => void): void {
   const frame = frames.getStore();
   if (frame?.open && frame.handle === storeOf(db)) frame.committed.push(fn);
   else fn();
+}
+
+/**
+ * Inside a transaction: runs `work`, and once the transaction has committed,
+ * hands what `work` registered with onCommit to `schedule` (e.g. setImmediate:
+ * after the continuations the commit resumes) instead of running it at the
+ * COMMIT. Outside a transaction: runs `work` alone.
+ */
+export async function committedThrough<T>(schedule: (run: () => void) => void, work: () => Promise<T>): Promise<T> {
+  const frame = frames.getStore();
+  if (!frame?.open) return work();
+  const before = frame.committed.length;
+  const out = await work();
+  const registered = frame.committed.splice(before);
+  if (registered.length > 0) frame.committed.push(() => schedule(() => registered.forEach((fn) => fn())));
+  return out;
 }
 
 function runCommitted(frame: Frame) {

@@ -1,5 +1,5 @@
 import { storeOf } from "./dialect";
-import type { Db } from "./open";
+import type { Db } from "./db";
 import { currentTx, outsideTransaction, transaction } from "./transaction";
 
 /**

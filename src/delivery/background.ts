@@ -9,7 +9,7 @@ import { wakeable } from "../core/wakeable";
 import { whileScheduler } from "../cluster/schedulerLease";
 import { startJobRunner } from "./jobRunner";
 import { queueStats, releaseClaimsOfGoneNodes } from "./queue";
-import { onEventsStored } from "../db/ingestStore";
+import { onCommit } from "../db/transaction";
 import { ingestRouting, releaseHeldEvents, routePendingEvents, ROUTE_BATCH } from "./router";
 import { startDeliveryWorker } from "./worker";
 import { fromAnotherNode } from "../live/clusterBus";
@@ -77,11 +77,14 @@ export function startDeliveryWork(ctx: BackgroundContext, opts: DeliveryWorkOpti
   // Events this process stores are routed inside ingest's own group commit. The router above
   // takes the rest: held events released, events a CLI stored in local mode (the poll), and
   // any batch whose routing failed.
-  onEventsStored(deps.db, {
-    begin: (sourceIds) => ingestRouting(deps, sourceIds, rules, logger, () => router.wake()),
-    failed: (error) => {
-      logger.error("routing at ingest failed; the router takes these events", { error: errorMessage(error) });
-      return () => router.wake();
+  const stopRoutingAtIngest = deps.store.ingest.start({
+    routeStored: {
+      begin: (sourceIds) => ingestRouting(deps, sourceIds, rules, logger, () => router.wake()),
+      failed: (error) => {
+        logger.error("routing at ingest failed; the router takes these events", { error: errorMessage(error) });
+        // Once the events are committed unrouted, for the router to find.
+        onCommit(deps.db, () => router.wake());
+      },
     },
   });
   const routerPoll = setInterval(() => {
@@ -105,7 +108,7 @@ export function startDeliveryWork(ctx: BackgroundContext, opts: DeliveryWorkOpti
   const unsubscribe = deps.bus.subscribe((m) => {
     switch (m.type) {
       case "event.created":
-        // Routed in the transaction that stored it (onEventsStored above).
+        // Routed in the transaction that stored it (deps.store.ingest.start above).
         break;
       case "event.updated":
         // Another node's router routes what its own changes released: any node's router reads the same table.
@@ -151,7 +154,7 @@ export function startDeliveryWork(ctx: BackgroundContext, opts: DeliveryWorkOpti
     running: () => router.running(),
     async stop() {
       unsubscribe();
-      onEventsStored(deps.db, null);
+      stopRoutingAtIngest();
       clearInterval(routerPoll);
       await Promise.all([router.stop(), jobsRunner.stop()]);
     },

@@ -1,8 +1,8 @@
 import { count, eq } from "drizzle-orm";
-import type { Db } from "../db/open";
+import type { Db } from "../db/db";
 import { deliveryAttempts } from "../db/schema";
 import type { AttemptRow, ClaimedEvent, DestinationForDelivery } from "../db/deliverySql";
-import { queueStoreOf } from "../db/queueStore";
+import { queueStoreOf } from "../db/statements";
 import { iso } from "../core/clock";
 
 /**
@@ -51,8 +51,8 @@ export interface ClaimResult {
  * proportion to its batch, not to the number of destinations with rows
  * waiting. Each claimed row is `delivering` with a lease of LEASE_MS.
  * SQLite walks the destinations with its prepared statements
- * (src/db/sqliteQueue.ts); PostgreSQL locks with FOR UPDATE SKIP LOCKED so
- * several claimers can claim side by side (src/db/pg/queueSql.ts).
+ * (src/db/sqlite/queue.ts); PostgreSQL locks with FOR UPDATE SKIP LOCKED so
+ * several claimers can claim side by side (src/db/pg/queue.ts).
  *
  * Inside the caller's write transaction (the worker's pump): the claim's
  * reads and its UPDATE must not be split by another writer.

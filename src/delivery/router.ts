@@ -1,11 +1,12 @@
 import { and, eq, inArray, isNull } from "drizzle-orm";
 import type { StoredRequestRow } from "../db/deliverySql";
-import { routingSql, type UnroutedEvent } from "../db/routingSql";
+import { type UnroutedEvent } from "../db/routingSql";
+import { routingSql } from "../db/statements";
 import { events, sources } from "../db/schema";
-import { transaction } from "../db/transaction";
+import { onCommit, transaction } from "../db/transaction";
 import { iso } from "../core/clock";
 import { connectionsBySource, FilterRuleCache, insertQueuedAttempts, newQueuedAttemptThrough, type AttemptInsert, type SourceConnection } from "../domain/deliveries";
-import type { Db } from "../db/open";
+import type { Db } from "../db/db";
 import type { EventWrite, StoredEventsBatch } from "../db/ingestStore";
 import type { FilterRequest } from "../rules/filter";
 import type { Deps } from "../domain/deps";
@@ -92,10 +93,9 @@ export async function ingestRouting(
       const plans = events.map((event) => ({ event, matched: matchedOf.get(event.write) ?? [] }));
       // Stored routed already, `ignored` ones included (their event.created says so): no status to change.
       const routed = await applyRoutes(deps.db, plans, deps.clock.now(), { stored: true });
-      return () => {
-        announceRouted(deps, routed);
-        if (deferring) deferred?.();
-      };
+      // Inside ingest's transaction: deps.bus delivers once it has committed (src/db/committedBus.ts).
+      announceRouted(deps, routed);
+      if (deferring && deferred) onCommit(deps.db, deferred);
     },
   };
 }

@@ -1,4 +1,3 @@
-import { dialectOf } from "../db/dialect";
 import type { Deps } from "../domain/deps";
 import type { Logger } from "../observability/logger";
 import type { Metrics } from "../observability/metrics";
@@ -69,8 +68,8 @@ export function startDeliveryWorker(deps: Deps, opts: DeliveryWorkerOptions): De
   /** Rows held at most (in flight, awaiting their record, and ready). */
   const readyTarget = opts.concurrency * HELD_PER_SLOT;
   const pacer = new DestinationPacer();
-  // Rates are the cluster's: with several nodes on PostgreSQL each sends its share (rateLimiter.ts).
-  const sharing = dialectOf(db) === "postgres" ? shareRatesAmongLiveNodes(deps, pacer, logger) : null;
+  // Rates are the cluster's: with several nodes sharing the store each sends its share (rateLimiter.ts).
+  const sharing = deps.store.shared ? shareRatesAmongLiveNodes(deps, pacer, logger) : null;
   const caches = new DeliveryCaches(deps, opts.cacheMs ?? 1000);
   const unsubscribe = caches.followEdits(deps.bus);
   const batch = new OutcomeBatch(deps, {

@@ -1,11 +1,10 @@
 import { chmodSync, existsSync, mkdirSync, readdirSync, rmSync, statSync } from "node:fs";
 import { dirname, join, resolve } from "node:path";
 import { AppError, validation } from "../contracts/errors";
-import { checkDatabaseFile, copyDatabase, databaseFileOf, databaseInUse, dataDirOf, replaceDatabase } from "../db/backup";
-import { dialectOf } from "../db/dialect";
-import type { Db } from "../db/open";
-import { databasePath } from "../db/open";
-import { binarySchemaVersion, compareSchema, databaseSchemaVersion, describeSchema } from "../db/schemaVersion";
+import { checkDatabaseFile, copyDatabase, databaseFileOf, databaseInUse, dataDirOf, replaceDatabase } from "../db/sqlite/backup";
+import type { Db } from "../db/db";
+import { databasePath } from "../db/sqlite/open";
+import { binarySchemaVersion, compareSchema, databaseSchemaVersion, describeSchema } from "../db/sqlite/schemaVersion";
 import type { Clock } from "../core/clock";
 import type { Deps } from "./deps";
 
@@ -37,9 +36,9 @@ export function backupView({ path: _path, ...rest }: BackupInfo): Omit<BackupInf
 export const USE_PG_DUMP =
   "backups of a PostgreSQL database are made with PostgreSQL's tools: pg_dump -Fc \"$HOOKRELAY_DATABASE_URL\" -f hookrelay.dump, restored with pg_restore (docs/postgres.md)";
 
-/** Backups here copy the SQLite file: on PostgreSQL, a 409 that says to use pg_dump. */
-export function refuseOnPostgres(db: Db) {
-  if (dialectOf(db) === "postgres") throw new AppError("conflict", USE_PG_DUMP);
+/** Backups here copy the database file: a store that is no file (PostgreSQL) answers a 409 that says to use pg_dump. */
+export function refuseOnPostgres({ store }: Pick<Deps, "store">) {
+  if (!store.sqlite) throw new AppError("conflict", USE_PG_DUMP);
 }
 
 export function backupsDir(dataDir: string) {
@@ -67,7 +66,7 @@ function describe(dir: string, name: string): BackupInfo | null {
 
 /** A consistent copy of the live database in `<data-dir>/backups`, while ingest and deliveries go on. */
 export async function createBackup(deps: Deps, kind: BackupKind = "manual"): Promise<{ backup: BackupInfo }> {
-  refuseOnPostgres(deps.db);
+  refuseOnPostgres(deps);
   const dir = backupsDir(dataDirOf(deps.db));
   // Backups hold every event and key hash: for the service's user only.
   mkdirSync(dir, { recursive: true, mode: 0o700 });
@@ -82,7 +81,7 @@ export async function createBackup(deps: Deps, kind: BackupKind = "manual"): Pro
 
 /** A backup written to a file of the caller's choosing (local mode's `backup create --out FILE`). */
 export async function createBackupFile(deps: Deps, file: string): Promise<{ backup: BackupInfo }> {
-  refuseOnPostgres(deps.db);
+  refuseOnPostgres(deps);
   const path = resolve(file);
   if (existsSync(path)) throw validation(`${path} already exists: choose a new file name`, [{ field: "out", message: "file exists" }]);
   if (!existsSync(dirname(path))) throw validation(`directory ${dirname(path)} does not exist`, [{ field: "out", message: "no such directory" }]);

@@ -2,7 +2,7 @@ import { eq } from "drizzle-orm";
 import { randomBytes } from "node:crypto";
 import { environments, organizations, users } from "../db/schema";
 import { hex32 } from "../contracts/ids";
-import type { Db } from "../db/open";
+import type { Db } from "../db/db";
 import { exclusive } from "../db/exclusive";
 import { iso, type Clock } from "../core/clock";
 

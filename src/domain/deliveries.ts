@@ -1,8 +1,9 @@
 import type { FilterRule } from "../contracts/connections";
 import type { TriggerType } from "../contracts/deliveryAttempts";
 import { newId } from "../contracts/ids";
-import type { Db } from "../db/open";
-import { routingSql, type SourceConnection } from "../db/routingSql";
+import type { Db } from "../db/db";
+import { type SourceConnection } from "../db/routingSql";
+import { routingSql } from "../db/statements";
 import { deliveryAttempts } from "../db/schema";
 // Pure leaf modules shared with the workers (as in domain/connections.ts).
 import type { FilterRequest } from "../rules/filter";

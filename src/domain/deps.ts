@@ -1,5 +1,6 @@
 import type { Config } from "../config/config";
-import type { Db } from "../db/open";
+import type { Db } from "../db/db";
+import type { Store } from "../db/store";
 import type { Bus } from "../core/bus";
 import type { ThisNode } from "../core/node";
 import type { Clock } from "../core/clock";
@@ -29,7 +30,13 @@ export interface DomainSettings {
 
 /** Everything a use-case needs, passed explicitly. */
 export interface Deps {
+  /** The handle use-cases query with (on PostgreSQL it follows the current transaction). */
   db: Db;
+  /**
+   * The store `db` belongs to, chosen once (src/db/openStore.ts): what differs
+   * when several nodes share it is asked of it (`store.shared`), never its dialect.
+   */
+  store: Store;
   clock: Clock;
   secrets: SecretBox;
   bus: Bus;

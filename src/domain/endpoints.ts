@@ -14,7 +14,7 @@ import { AppError, notFound, parseOrThrow } from "../contracts/errors";
 import { hex32, idPrefix } from "../contracts/ids";
 import { decodeCursor, encodeCursor } from "../contracts/pagination";
 import { listEndpointAttemptsQuery, type ListEndpointAttemptsQuery } from "../contracts/messages";
-import type { Db } from "../db/open";
+import type { Db } from "../db/db";
 import { preparedFor } from "../db/prepared";
 import { applicationEndpoints, applications, connections, deliveryAttempts, destinations, issues } from "../db/schema";
 import { lockRow } from "../db/rowLock";

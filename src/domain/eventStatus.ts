@@ -1,6 +1,6 @@
 import { and, eq, inArray, isNull, ne, notExists, or, sql } from "drizzle-orm";
-import type { Db } from "../db/open";
-import { queueStoreOf } from "../db/queueStore";
+import type { Db } from "../db/db";
+import { queueStoreOf } from "../db/statements";
 import { deliveryAttempts, events } from "../db/schema";
 
 export interface ChangedEvent {

@@ -1,5 +1,5 @@
 import { inScope } from "./scope";
-import type { Db } from "../db/open";
+import type { Db } from "../db/db";
 import { bodyText, ilike, likePattern, never } from "../db/portableSql";
 import { and, asc, count, eq, gte, inArray, lt, or, sql, type SQL } from "drizzle-orm";
 import { deliveryAttempts, events, sources } from "../db/schema";

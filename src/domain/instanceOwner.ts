@@ -1,6 +1,6 @@
 import { asc } from "drizzle-orm";
 import { users } from "../db/schema";
-import type { Db } from "../db/open";
+import type { Db } from "../db/db";
 import type { Deps, Scope } from "./deps";
 
 /**

@@ -5,7 +5,7 @@ import { issueSteps, issueTitle, type IssueOutcome } from "../rules/issueGroupin
 import { notFound } from "../contracts/errors";
 import { hex32, normalizeId, normalizeIdOrNull } from "../contracts/ids";
 import type { Issue, ListIssuesQuery, UpdateIssueInput } from "../contracts/issues";
-import type { Db } from "../db/open";
+import type { Db } from "../db/db";
 import { never } from "../db/portableSql";
 import { preparedFor } from "../db/prepared";
 import { connections, deliveryAttempts, destinations, issues } from "../db/schema";

@@ -15,7 +15,7 @@ import {
   type ResendInput,
 } from "../contracts/messages";
 import { decodeCursor, encodeCursor } from "../contracts/pagination";
-import type { Db } from "../db/open";
+import type { Db } from "../db/db";
 import { preparedFor } from "../db/prepared";
 import { applicationEndpoints, applications, connections, deliveryAttempts, destinations, events, messages, sources } from "../db/schema";
 import { inWriteTurn } from "../db/writeTurn";

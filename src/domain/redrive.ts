@@ -4,7 +4,7 @@ import type { RedriveInput } from "../contracts/deliveryAttempts";
 import { notFound } from "../contracts/errors";
 import { normalizeId } from "../contracts/ids";
 import { connections, deliveryAttempts, destinations, events, jobs } from "../db/schema";
-import type { Db } from "../db/open";
+import type { Db } from "../db/db";
 import { transaction } from "../db/transaction";
 import { iso } from "../core/clock";
 import { newQueuedAttempt, type AttemptInsert } from "./deliveries";

@@ -1,6 +1,6 @@
 import { and, eq, inArray, isNotNull, lt, or, sql } from "drizzle-orm";
 import { deliveryAttempts, events, recordChangelog, sources } from "../db/schema";
-import { reclaimFreePages } from "../db/space";
+import { reclaimFreePages } from "../db/statements";
 import { iso } from "../core/clock";
 import type { Deps } from "./deps";
 

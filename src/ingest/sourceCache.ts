@@ -1,4 +1,3 @@
-import { dialectOf } from "../db/dialect";
 import { findIngestSource, type IngestSourceRow } from "../db/ingestStore";
 import type { Deps } from "../domain/deps";
 
@@ -33,7 +32,7 @@ function cacheOf(deps: Deps): Cache {
 }
 
 export async function ingestSource(deps: Deps, id: string): Promise<IngestSourceRow | null> {
-  if (dialectOf(deps.db) !== "postgres") return findIngestSource(deps.db, id);
+  if (!deps.store.shared) return findIngestSource(deps.db, id);
   const cache = cacheOf(deps);
   const now = Date.now();
   const hit = cache.rows.get(id);

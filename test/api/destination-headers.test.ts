@@ -1,7 +1,7 @@
 import { existsSync, readFileSync, rmSync } from "node:fs";
 import { eq } from "drizzle-orm";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { databasePath } from "../../src/db/open";
+import { databasePath } from "../../src/db/sqlite/open";
 import { destinations } from "../../src/db/schema";
 import { dropStore, onPostgres } from "../helpers/database";
 import { createConnection, createDestination, createSourceId, listAttempts, sendEvent, waitFor } from "../helpers/delivery";

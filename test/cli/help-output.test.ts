@@ -6,7 +6,7 @@ import { Output } from "../../cli/output";
 import { colorLevel } from "../../cli/output/color";
 import { buildProgram } from "../../cli/program";
 import pkg from "../../package.json";
-import { binarySchemaVersion, describeSchema } from "../../src/db/schemaVersion";
+import { binarySchemaVersion, describeSchema } from "../../src/db/sqlite/schemaVersion";
 import { cli, cliEnv } from "./helpers";
 
 function helpText(cmd: Command) {

@@ -11,7 +11,8 @@ import { LEASE_RETRY_MS, LEASE_TAKEOVER_MS } from "../../src/cluster/schedulerLe
 import { SCHEDULER_LOCK } from "../../src/db/pg/lockKeys";
 import { lockOwner } from "../../src/db/pg/sessionLock";
 import { pgRows } from "../../src/db/pg/rows";
-import { openStore, type Store } from "../../src/db/store";
+import { type Store } from "../../src/db/store";
+import { openStore } from "../../src/db/openStore";
 import { bootstrap } from "../../src/domain/bootstrap";
 import { systemClock } from "../../src/core/clock";
 import { organizations, users } from "../../src/db/schema";

@@ -5,11 +5,11 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { createSource, ingest } from "../helpers/ingest";
 import { waitFor } from "../helpers/delivery";
 import { startTestServer, tempDir, type TestServer } from "../helpers/server";
-import { BACKSTOP_PAGES, startCheckpointer } from "../../src/db/checkpointer";
+import { BACKSTOP_PAGES, startCheckpointer } from "../../src/db/sqlite/checkpointer";
 import { describeOnly } from "../helpers/database";
 
 /**
- * `serve` checkpoints the WAL from a thread of its own (src/db/checkpointer.ts):
+ * `serve` checkpoints the WAL from a thread of its own (src/db/sqlite/checkpointer.ts):
  * written pages reach the database file soon after they commit, long before
  * the 1000-page WAL that SQLite's automatic checkpoint waits for.
  */

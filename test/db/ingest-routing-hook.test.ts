@@ -1,6 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { onEventsStored, writeEvent, type EventWrite } from "../../src/db/ingestStore";
-import { openDatabase, type OpenDb } from "../../src/db/open";
+import { ingestStoreOf, writeEvent, type EventWrite, type StoredEventsHook } from "../../src/db/ingestStore";
+import { onCommit } from "../../src/db/transaction";
+import { openDatabase, type OpenDb } from "../../src/db/sqlite/open";
 import { createSource } from "../helpers/ingest";
 import { scopeOf, type TestScope } from "../helpers/rows";
 import { startTestServer, type TestServer } from "../helpers/server";
@@ -54,6 +55,12 @@ const write = (): EventWrite => ({
 });
 
 const routedAt = (id: string) => store.sqlite.query("SELECT status, routed_at AS routedAt FROM events WHERE id = ?1").get(id) as { status: string; routedAt: string | null };
+/** serve gives the ingest store its routing step when it starts it (Store.ingest.start); each test starts its own. */
+let stopRouting = () => {};
+function routeAtIngest(hook: StoredEventsHook | null) {
+  stopRouting();
+  stopRouting = hook ? ingestStoreOf(store.db).start({ routeStored: hook }) : () => {};
+}
 const idOf = (r: Awaited<ReturnType<typeof writeEvent>>) => (r.kind === "stored" ? r.id : "");
 
 describeOnly("sqlite", "the group commit's stored-events hook", "drives the SQLite ingest store over the stopped server's file", () => {
@@ -61,12 +68,12 @@ describeOnly("sqlite", "the group commit's stored-events hook", "drives the SQLi
     let seen: string[] = [];
     let followedUp = false;
     let asked = 0;
-    onEventsStored(store.db, {
+    routeAtIngest({
       begin: () => ({
         takes: (w) => asked++ === 0 && w.sourceId === sourceId,
         stored: (events) => {
           seen = events.map((e) => e.id);
-          return () => (followedUp = true);
+          onCommit(store.db, () => (followedUp = true));
         },
       }),
       failed: (error) => {
@@ -81,10 +88,10 @@ describeOnly("sqlite", "the group commit's stored-events hook", "drives the SQLi
     expect(followedUp).toBe(true);
   });
 
-  it("rolls back what a failing hook wrote, stores the events pending and unrouted, and runs what `failed` returns", async () => {
+  it("rolls back what a failing hook wrote, stores the events pending and unrouted, and what `failed` hands to onCommit runs after the commit", async () => {
     let failure: unknown = null;
     let followedUp = false;
-    onEventsStored(store.db, {
+    routeAtIngest({
       begin: () => ({
         takes: () => false,
         stored: (events) => {
@@ -94,7 +101,7 @@ describeOnly("sqlite", "the group commit's stored-events hook", "drives the SQLi
       }),
       failed: (error) => {
         failure = error;
-        return () => (followedUp = true);
+        onCommit(store.db, () => (followedUp = true));
       },
     });
     const result = await writeEvent(store.db, () => new Date(), write());
@@ -109,13 +116,13 @@ describeOnly("sqlite", "the group commit's stored-events hook", "drives the SQLi
     let followedUp = false;
     let storedRouted: string[] | null = null;
     let asked = 0;
-    onEventsStored(store.db, {
+    routeAtIngest({
       // The first event waits for the background router (a regex rule decides it); the second is decided here.
       begin: () => ({
         takes: () => (asked++ === 0 ? null : true),
         stored: (events) => {
           storedRouted = events.map((e) => e.id);
-          return () => (followedUp = true);
+          onCommit(store.db, () => (followedUp = true));
         },
       }),
       failed: (error) => {
@@ -132,8 +139,8 @@ describeOnly("sqlite", "the group commit's stored-events hook", "drives the SQLi
     // Nothing decided in the batch at all: the follow-up (which wakes the router) runs all the same.
     followedUp = false;
     asked = 0;
-    onEventsStored(store.db, {
-      begin: () => ({ takes: () => null, stored: () => () => (followedUp = true) }),
+    routeAtIngest({
+      begin: () => ({ takes: () => null, stored: () => onCommit(store.db, () => (followedUp = true)) }),
       failed: (error) => {
         throw error;
       },
@@ -147,22 +154,21 @@ describeOnly("sqlite", "the group commit's stored-events hook", "drives the SQLi
   it("stores every event of the batch unrouted when deciding one of them throws", async () => {
     let failure: unknown = null;
     let asked = 0;
-    onEventsStored(store.db, {
+    routeAtIngest({
       begin: () => ({
         takes: () => {
           if (asked++ === 1) throw new Error("no connections today");
           return true;
         },
-        stored: () => () => {},
+        stored: () => {},
       }),
       failed: (error) => {
         failure = error;
-        return () => {};
       },
     });
     const results = await Promise.all([1, 2, 3].map(() => writeEvent(store.db, () => new Date(), write())));
     for (const r of results) expect(routedAt(idOf(r))).toEqual({ status: "pending", routedAt: null });
     expect((failure as Error).message).toBe("no connections today");
-    onEventsStored(store.db, null);
+    routeAtIngest(null);
   });
 });

@@ -4,9 +4,11 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest";
 import { flushCounters } from "../../src/db/pg/counters";
-import { countIngestRequest, findIngestSource, onEventsStored, writeEvent, type EventWrite, type WriteResult } from "../../src/db/ingestStore";
+import { countIngestRequest, findIngestSource, writeEvent, type EventWrite, type StoredEventsHook, type WriteResult } from "../../src/db/ingestStore";
+import { onCommit } from "../../src/db/transaction";
 import { connections, deliveryAttempts, destinations, environments, events, organizations, sources } from "../../src/db/schema";
-import { openStore, type Store } from "../../src/db/store";
+import { type Store } from "../../src/db/store";
+import { openStore } from "../../src/db/openStore";
 import { FilterRuleCache } from "../../src/domain/deliveries";
 import type { Deps } from "../../src/domain/deps";
 import type { BusMessage } from "../../src/core/bus";
@@ -98,9 +100,16 @@ async function eventRow(id: string) {
   return row!;
 }
 
+/** serve gives the ingest store its routing step when it starts it (Store.ingest.start); each test starts its own. */
+let stopRouting = () => {};
+function routeAtIngest(hook: StoredEventsHook | null) {
+  stopRouting();
+  stopRouting = hook ? store.ingest.start({ routeStored: hook }) : () => {};
+}
+
 describeOnly("postgres", "ingest on PostgreSQL", "PostgreSQL's own locking and statements, on the run's cluster", () => {
   beforeEach(() => {
-    onEventsStored(store.db, null);
+    routeAtIngest(null);
   });
 
   it("finds a source with its numbers as numbers, and counts a handshake's request", async () => {
@@ -177,7 +186,7 @@ describeOnly("postgres", "ingest on PostgreSQL", "PostgreSQL's own locking and s
 
   describe("routing", () => {
     const published: BusMessage[] = [];
-    const deps = () => ({ db: store.db, clock: { now: () => new Date() }, bus: { publish: (m: BusMessage) => published.push(m), subscribe: () => () => {} } }) as unknown as Deps;
+    const deps = () => ({ db: store.db, store, clock: { now: () => new Date() }, bus: { publish: (m: BusMessage) => published.push(m), subscribe: () => () => {} } }) as unknown as Deps;
 
     /** A source with two connections: one takes every event, one only `{"kind":"b"}`. */
     async function routedSource() {
@@ -205,10 +214,16 @@ describeOnly("postgres", "ingest on PostgreSQL", "PostgreSQL's own locking and s
       const id = await routedSource();
       const rules = new FilterRuleCache();
       let followedUp = 0;
-      onEventsStored(store.db, {
+      routeAtIngest({
         begin: async (sourceIds) => {
           const batch = await ingestRouting(deps(), sourceIds, rules);
-          return { takes: batch.takes, stored: async (events) => ((f) => () => (followedUp++, f()))(await batch.stored(events)) };
+          return {
+            takes: batch.takes,
+            stored: async (events) => {
+              await batch.stored(events);
+              onCommit(store.db, () => followedUp++);
+            },
+          };
         },
         failed: (error) => {
           throw error;
@@ -232,21 +247,21 @@ describeOnly("postgres", "ingest on PostgreSQL", "PostgreSQL's own locking and s
 
     it("stores events unrouted when routing fails, for the background router, which routes them in one transaction", async () => {
       const id = await routedSource();
-      onEventsStored(store.db, {
+      routeAtIngest({
         begin: async () => ({
           takes: () => true,
           stored: async () => {
             throw new Error("routing broke");
           },
         }),
-        failed: () => () => {},
+        failed: () => {},
       });
       const clock = tickingClock();
       const [a, b] = (
         await Promise.all([writeEvent(store.db, clock.now, write(id)), writeEvent(store.db, clock.now, write(id, { body: new TextEncoder().encode('{"kind":"b"}') }))])
       ).map(stored);
       expect(await eventRow(a!.id)).toMatchObject({ status: "pending", routedAt: null });
-      onEventsStored(store.db, null);
+      routeAtIngest(null);
 
       while ((await routePendingEvents(deps(), { limit: 50 })) > 0);
       expect((await eventRow(a!.id)).routedAt).not.toBeNull();

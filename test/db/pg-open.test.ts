@@ -1,6 +1,7 @@
 import { SQL } from "bun";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { openStore, DatabaseUnavailable, type Store } from "../../src/db/store";
+import { DatabaseUnavailable, type Store } from "../../src/db/store";
+import { openStore } from "../../src/db/openStore";
 import { pgMigrations } from "../../src/generated/migrations.gen";
 import { pgUnavailable, startPgCluster, type PgCluster } from "../helpers/postgres";
 

@@ -3,7 +3,7 @@ import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { openDatabase, type OpenDb } from "../../src/db/open";
+import { openDatabase, type OpenDb } from "../../src/db/sqlite/open";
 import { inWriteTurn } from "../../src/db/writeTurn";
 import { describeOnly } from "../helpers/database";
 

@@ -1,7 +1,8 @@
 import { randomBytes } from "node:crypto";
 import { SQL } from "bun";
 import { describe, inject, it } from "vitest";
-import { openStore, type Store } from "../../src/db/store";
+import { type Store } from "../../src/db/store";
+import { openStore } from "../../src/db/openStore";
 import { storeName, TEMPLATE_DATABASE, testStoreFromEnv, type TestStore } from "./testStore";
 
 export { storeName, testStoreFromEnv, type TestStore } from "./testStore";

@@ -2,7 +2,7 @@ import { Database } from "bun:sqlite";
 import { rmSync } from "node:fs";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { writeEvent, type EventWrite } from "../../src/db/ingestStore";
-import { openDatabase, type OpenDb } from "../../src/db/open";
+import { openDatabase, type OpenDb } from "../../src/db/sqlite/open";
 import { bootstrap } from "../../src/domain/bootstrap";
 import { manualClock } from "../../src/core/clock";
 import { tempDir } from "../helpers/server";

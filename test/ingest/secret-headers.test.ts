@@ -1,6 +1,6 @@
 import { Database } from "bun:sqlite";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { databasePath } from "../../src/db/open";
+import { databasePath } from "../../src/db/sqlite/open";
 import { onPostgres } from "../helpers/database";
 import { createConnection, createDestination, listAttempts, waitFor } from "../helpers/delivery";
 import { createSource, getEvent, ingest } from "../helpers/ingest";

@@ -2,7 +2,7 @@ import type { MiddlewareHandler } from "hono";
 import { backupBody, backupListBody, backupNameParam } from "../../contracts/backups";
 import { AppError } from "../../contracts/errors";
 import { backupView, createBackup, findBackup, listBackups, refuseOnPostgres } from "../../domain/backups";
-import { dataDirOf } from "../../db/backup";
+import { dataDirOf } from "../../db/sqlite/backup";
 import { instanceOwnerOnly } from "../middleware/auth";
 import { operation, responses, type Api, type ApiEnv } from "../openapi";
 
@@ -40,7 +40,7 @@ export function registerBackupRoutes(api: Api) {
       responses: responses({ status: 200, schema: backupListBody }, [401, 403, 409]),
     },
     async (c) => {
-      refuseOnPostgres(c.get("deps").db);
+      refuseOnPostgres(c.get("deps"));
       return c.json({ backups: listBackups(dataDirOf(c.get("deps").db)).backups.map(backupView) }, 200);
     },
   );
@@ -55,7 +55,7 @@ export function registerBackupRoutes(api: Api) {
     responses: { ...responses({ status: 200, schema: backupBody }, [401, 403, 404, 409]), 200: { description: "The backup file", content: { "application/vnd.sqlite3": { schema: { type: "string", format: "binary" } } } } },
   });
   api.get("/backups/:name", instanceOwnerOnly, fullScopeOnly, (c) => {
-    refuseOnPostgres(c.get("deps").db);
+    refuseOnPostgres(c.get("deps"));
     const backup = findBackup(dataDirOf(c.get("deps").db), c.req.param("name"));
     return c.body(Bun.file(backup.path).stream(), 200, {
       "content-type": "application/vnd.sqlite3",

@@ -1,6 +1,6 @@
 import { sql } from "drizzle-orm";
 import { storeOf } from "../dialect";
-import type { Db } from "../open";
+import type { Db } from "../db";
 import { onCommit, outsideTransaction, transaction } from "../transaction";
 import { pgArray, pgRows } from "./rows";
 

@@ -1,6 +1,6 @@
 import { eq, sql } from "drizzle-orm";
 import { newEventId, storedAs, type EventWrite, type IngestSourceRow, type IngestSql, type WriteResult } from "../ingestBatch";
-import type { Db } from "../open";
+import type { Db } from "../db";
 import { sources } from "../schema";
 import { countSourcesLater } from "./counters";
 import { pgArray, pgRows } from "./rows";

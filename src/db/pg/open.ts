@@ -4,7 +4,7 @@ import { drizzle } from "drizzle-orm/bun-sql";
 import { SQLiteInteger } from "drizzle-orm/sqlite-core";
 import { registerHandle, type StoreHandle } from "../dialect";
 import { DatabaseUnavailable } from "../store";
-import type { Db } from "../open";
+import type { Db } from "../db";
 import { currentTx } from "../transaction";
 import { pgMigrations } from "../../generated/migrations.gen";
 

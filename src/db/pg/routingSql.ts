@@ -1,6 +1,6 @@
 import { sql } from "drizzle-orm";
 import type { StoredRequestRow } from "../deliverySql";
-import type { Db } from "../open";
+import type { Db } from "../db";
 import type { RoutingSql, SourceConnection, UnroutedEvent } from "../routingSql";
 import { countConnectionsLater } from "./counters";
 import { pgArray, pgRows } from "./rows";

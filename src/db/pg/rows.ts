@@ -1,5 +1,5 @@
 import { sql, type SQL } from "drizzle-orm";
-import type { Db } from "../open";
+import type { Db } from "../db";
 
 /**
  * Runs a hand-written statement on PostgreSQL and returns its rows as the

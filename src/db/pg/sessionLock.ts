@@ -1,6 +1,6 @@
 import type { ReservedSQL, SQL } from "bun";
 import { sql } from "drizzle-orm";
-import type { Db } from "../open";
+import type { Db } from "../db";
 import { pgRows } from "./rows";
 
 /**

@@ -1,5 +1,5 @@
 import type { Database } from "bun:sqlite";
-import type { Logger } from "../observability/logger";
+import type { Logger } from "../../observability/logger";
 
 /**
  * WAL checkpoints on a thread of their own, for `serve`.

@@ -1,5 +1,5 @@
 import { Database } from "bun:sqlite";
-import { migrations } from "../generated/migrations.gen";
+import { migrations } from "../../generated/migrations.gen";
 
 /**
  * Which schema a database file has, told by the migrations applied to it

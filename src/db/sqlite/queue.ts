@@ -1,8 +1,8 @@
-import { takeTurns, walkBudget } from "./claimTurns";
-import { deliverySql, type AttemptRow } from "./deliverySql";
-import type { Db } from "./open";
-import { preparedFor } from "./prepared";
-import type { ClaimedBatch, ClaimRequest, OutcomeRecord, QueueStore } from "./queueStore";
+import { takeTurns, walkBudget } from "../claimTurns";
+import { deliverySql, type AttemptRow } from "../deliverySql";
+import type { Db } from "../db";
+import { preparedFor } from "../prepared";
+import type { ClaimedBatch, ClaimRequest, OutcomeRecord, QueueStore } from "../queueStore";
 
 /**
  * The delivery queue on SQLite: the prepared bun:sqlite statements of

@@ -2,7 +2,7 @@ import { takeTurns, walkBudget } from "../claimTurns";
 import { and, eq, gt, min, sql, type SQL } from "drizzle-orm";
 import { storeOf } from "../dialect";
 import type { AttemptRow, ClaimedEvent, DestinationForDelivery } from "../deliverySql";
-import type { Db } from "../open";
+import type { Db } from "../db";
 import type { ClaimedBatch, ClaimRequest, EventStatusChange, OutcomeRecord, QueueStore } from "../queueStore";
 import { applicationEndpoints, applications, deliveryAttempts, destinations } from "../schema";
 import { getTableColumns } from "drizzle-orm";

@@ -1,9 +1,10 @@
 import { Database } from "bun:sqlite";
 import { chmodSync, closeSync, copyFileSync, existsSync, fsyncSync, openSync, renameSync, rmSync } from "node:fs";
 import { dirname } from "node:path";
-import { databasePath, type Db } from "./open";
-import { sqliteOf } from "./prepared";
-import { PRIVATE_FILE_MODE } from "./privateFiles";
+import { databasePath } from "./open";
+import { type Db } from "../db";
+import { sqliteOf } from "../prepared";
+import { PRIVATE_FILE_MODE } from "../privateFiles";
 
 /**
  * The SQLite side of backups: a consistent copy of a live database, checks

@@ -1,6 +1,5 @@
-import { dialectOf } from "./dialect";
-import type { Db } from "./open";
-import { sqliteOf } from "./prepared";
+import type { Db } from "../db";
+import { sqliteOf } from "../prepared";
 
 /** Pages handed back per statement: each is a short write transaction, so ingest waits at most one. */
 const PAGES_PER_STEP = 1024;
@@ -9,10 +8,8 @@ const PAGES_PER_STEP = 1024;
  * Gives the pages that deletes freed back to the file system, so the
  * database file shrinks after retention pruning instead of staying at its
  * peak (auto_vacuum=INCREMENTAL, set in open.ts). Returns the pages freed.
- * PostgreSQL leaves this to autovacuum: nothing to do there.
  */
 export async function reclaimFreePages(db: Db): Promise<number> {
-  if (dialectOf(db) === "postgres") return 0;
   const sqlite = sqliteOf(db);
   let freed = 0;
   for (;;) {

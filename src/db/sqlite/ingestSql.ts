@@ -1,6 +1,6 @@
-import { newEventId, storedAs, type BatchTime, type EventRouting, type EventWrite, type IngestSourceRow, type IngestSql, type WriteResult } from "./ingestBatch";
-import type { Db } from "./open";
-import { preparedFor, sqliteOf } from "./prepared";
+import { newEventId, storedAs, type BatchTime, type EventRouting, type EventWrite, type IngestSourceRow, type IngestSql, type WriteResult } from "../ingestBatch";
+import type { Db } from "../db";
+import { preparedFor, sqliteOf } from "../prepared";
 
 /**
  * Ingest's statements on SQLite, prepared once on bun:sqlite: on one local

@@ -1,12 +1,12 @@
 import { Database } from "bun:sqlite";
-import { drizzle, type BunSQLiteDatabase } from "drizzle-orm/bun-sqlite";
+import { drizzle } from "drizzle-orm/bun-sqlite";
+import type { Db } from "../db";
+import type { SyncMode } from "../store";
 import { join } from "node:path";
-import { makePrivateDir, makePrivateFile } from "./privateFiles";
-import * as schema from "./schema";
-import { migrations } from "../generated/migrations.gen";
+import { makePrivateDir, makePrivateFile } from "../privateFiles";
+import * as schema from "../schema";
+import { migrations } from "../../generated/migrations.gen";
 
-export type Db = BunSQLiteDatabase<typeof schema>;
-export type SyncMode = "normal" | "full";
 
 export interface OpenDb {
   db: Db;
@@ -59,7 +59,7 @@ export const WAL_SIZE_LIMIT_BYTES = 64 * 1024 * 1024;
 
 /**
  * Pages freed by retention go back to the file system only with
- * auto_vacuum=INCREMENTAL (src/db/space.ts). A database made before that
+ * auto_vacuum=INCREMENTAL (src/db/sqlite/space.ts). A database made before that
  * setting needs one full VACUUM to take it; it runs once, on the first open
  * after the upgrade. Busy (another process holds the database): the next open tries again.
  */
