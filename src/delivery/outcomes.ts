@@ -1,8 +1,9 @@
 import { eq, sql } from "drizzle-orm";
-import type { Db } from "../db/open";
+import type { Db } from "../db/db";
 import { jobs } from "../db/schema";
 import type { AttemptRow } from "../db/deliverySql";
-import { queueStoreOf, type OutcomeRecord } from "../db/queueStore";
+import type { AttemptResult } from "../db/queueStore";
+import { queueStoreOf } from "../db/statements";
 import { newId } from "../contracts/ids";
 import { insertQueuedAttempts, type AttemptInsert } from "../domain/deliveries";
 import { iso } from "../core/clock";
@@ -12,10 +13,10 @@ import { recordEndpointHealth } from "../domain/endpoints";
 import { settleMessages, type MessageSettlement } from "../domain/messages";
 
 /**
- * What one delivery came to, as recorded on its row: the store's record
- * (src/db/queueStore.ts) with the whole claimed row, and times as dates.
+ * What one delivery came to: the store's result (src/db/queueStore.ts) with
+ * the whole claimed row, and times as dates.
  */
-export interface AttemptOutcome extends Omit<OutcomeRecord, "attempt" | "sentAt" | "nextRetryAt" | "isDlq" | "dlqAt"> {
+export interface AttemptOutcome extends AttemptResult {
   attempt: AttemptRow;
   /** When the request started (or, when nothing was sent, when it was attempted). */
   sentAt: Date;
