@@ -5,22 +5,18 @@
  * notifier alerts use.
  */
 import { eq } from "drizzle-orm";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { afterAll, describe, expect, it } from "vitest";
 import { loadConfig } from "../../src/config/config";
 import { notificationChannels } from "../../src/db/schema";
-import { call, startTestServer, type TestServer } from "../helpers/server";
+import { call, type TestServer } from "../helpers/server";
+import { useServer } from "../helpers/fixture";
 import { closedPort, createChannel, mailSubject, mimeText, startSmtp, type TestSmtp } from "./helpers";
 
-let server: TestServer;
-let key: string;
+let server: TestServer, key: string;
 const servers: TestSmtp[] = [];
 
-beforeAll(async () => {
-  server = await startTestServer({ HOOKRELAY_BASE_URL: "https://relay.example.com" });
-  key = await server.apiKey();
-});
+useServer({ env: { HOOKRELAY_BASE_URL: "https://relay.example.com" } }, (s) => ({ server, key } = s));
 afterAll(async () => {
-  await server.close();
   await Promise.all(servers.map((s) => s.close()));
 });
 

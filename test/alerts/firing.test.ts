@@ -7,27 +7,24 @@
  * Real deliveries to a local sink, the running alert task, a manual clock;
  * the evaluation interval is an hour, so a pass runs only when the test asks.
  */
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { beforeAll, describe, expect, it } from "vitest";
 import { iso, manualClock } from "../../src/core/clock";
-import { startClockedServer } from "../helpers/clockedServer";
 import { createSourceId, pipeline, sendEvent, waitForEventStatus, type Pipeline } from "../helpers/delivery";
-import { type TestServer } from "../helpers/server";
-import { startSink, type Sink } from "../helpers/sink";
+import type { TestServer } from "../helpers/server";
+import type { Sink } from "../helpers/sink";
+import { useServer } from "../helpers/fixture";
 import { createChannel, createRule, getRule, waitForHistory } from "./helpers";
 
 const clock = manualClock(new Date("2026-05-01T10:00:00.000Z"));
 const MINUTE = 60_000;
 const WAIT = 30_000;
-let server: TestServer;
-let key: string;
-let sink: Sink;
+let server: TestServer, key: string, sink: Sink;
 let hook: string;
 let slack: string;
 const flip = { status: 503 };
 
+useServer({ clock, env: { HOOKRELAY_ALERT_INTERVAL_SECONDS: "3600", HOOKRELAY_BASE_URL: "https://relay.example.com" }, sink: true }, (s) => ({ server, key, sink } = s));
 beforeAll(async () => {
-  ({ server, key } = await startClockedServer(clock, { HOOKRELAY_ALERT_INTERVAL_SECONDS: "3600", HOOKRELAY_BASE_URL: "https://relay.example.com" }));
-  sink = startSink();
   sink.respond = async (req) => {
     const path = req.path.split("?")[0]!;
     if (path.startsWith("/fail")) return new Response("broken", { status: 502 });
@@ -40,10 +37,6 @@ beforeAll(async () => {
   };
   hook = await createChannel(server, key, { name: "Hook", channel_type: "webhook", config: { url: `${sink.url}/notify` } });
   slack = await createChannel(server, key, { name: "Chat", channel_type: "slack", config: { webhook_url: `${sink.url}/chat/T1/B1/token` } });
-});
-afterAll(async () => {
-  await server.close();
-  sink.close();
 });
 
 /** Sends events and waits until each one's single try is recorded. */

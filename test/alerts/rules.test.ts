@@ -10,29 +10,26 @@
 import { createHmac } from "node:crypto";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { iso, manualClock } from "../../src/core/clock";
-import { startClockedServer } from "../helpers/clockedServer";
 import { createSourceId, pipeline, sendEvent, waitFor, waitForEventStatus, type Pipeline } from "../helpers/delivery";
 import { call, type TestServer } from "../helpers/server";
-import { startSink, type Sink, type SinkRequest } from "../helpers/sink";
+import type { Sink, SinkRequest } from "../helpers/sink";
 import { createChannel, createRule, getRule, mailSubject, mimeText, startSmtp, waitForHistory, type TestSmtp } from "./helpers";
 import { scrapeMetrics } from "../helpers/metrics";
+import { useServer } from "../helpers/fixture";
 
 const clock = manualClock(new Date("2026-05-01T10:00:00.000Z"));
 const MINUTE = 60_000;
-let server: TestServer;
-let key: string;
-let sink: Sink;
+let server: TestServer, key: string, sink: Sink;
 let smtp: TestSmtp;
 let webhookChannel: string;
 
 beforeAll(async () => {
   smtp = await startSmtp("plain");
-  ({ server, key } = await startClockedServer(clock, {
-    HOOKRELAY_ALERT_INTERVAL_SECONDS: "3600",
-    HOOKRELAY_BASE_URL: "https://relay.example.com",
-    HOOKRELAY_SMTP_URL: `smtp://127.0.0.1:${smtp.port}`,
-  }));
-  sink = startSink();
+});
+afterAll(() => smtp.close());
+const env = () => ({ HOOKRELAY_ALERT_INTERVAL_SECONDS: "3600", HOOKRELAY_BASE_URL: "https://relay.example.com", HOOKRELAY_SMTP_URL: `smtp://127.0.0.1:${smtp.port}` });
+useServer({ clock, env, sink: true }, (s) => ({ server, key, sink } = s));
+beforeAll(async () => {
   sink.respond = async (req) => {
     const path = req.path.split("?")[0]!;
     if (path.startsWith("/fail")) return new Response("broken", { status: 502 });
@@ -44,11 +41,6 @@ beforeAll(async () => {
     return new Response("ok");
   };
   webhookChannel = await createChannel(server, key, { name: "Ops webhook", channel_type: "webhook", config: { url: `${sink.url}/notify`, secret: "notify-secret" } });
-});
-afterAll(async () => {
-  await server.close();
-  sink.close();
-  await smtp.close();
 });
 
 /** Sends events and waits until each one's single try is recorded. */

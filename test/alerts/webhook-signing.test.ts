@@ -7,30 +7,23 @@
  */
 import { createHmac } from "node:crypto";
 import { Webhook } from "standardwebhooks";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { beforeAll, describe, expect, it } from "vitest";
 import { manualClock } from "../../src/core/clock";
-import { startClockedServer } from "../helpers/clockedServer";
 import { pipeline, sendEvent, waitFor } from "../helpers/delivery";
 import { call, type TestServer } from "../helpers/server";
-import { startSink, type Sink, type SinkRequest } from "../helpers/sink";
+import type { Sink, SinkRequest } from "../helpers/sink";
+import { useServer } from "../helpers/fixture";
 import { createChannel, createRule, waitForHistory } from "./helpers";
 
 const clock = manualClock(new Date());
 const PLAIN_SECRET = "notify-secret";
 // A Standard Webhooks secret as its libraries make them: whsec_ and base64.
 const WHSEC_SECRET = `whsec_${Buffer.from("0123456789abcdef0123456789abcdef").toString("base64")}`;
-let server: TestServer;
-let key: string;
-let sink: Sink;
+let server: TestServer, key: string, sink: Sink;
 
+useServer({ clock, env: { HOOKRELAY_ALERT_INTERVAL_SECONDS: "3600" }, sink: true }, (s) => ({ server, key, sink } = s));
 beforeAll(async () => {
-  ({ server, key } = await startClockedServer(clock, { HOOKRELAY_ALERT_INTERVAL_SECONDS: "3600" }));
-  sink = startSink();
   sink.respond = (req) => (req.path.startsWith("/fail") ? new Response("down", { status: 503 }) : new Response("ok"));
-});
-afterAll(async () => {
-  await server.close();
-  sink.close();
 });
 
 const received = (path: string) => waitFor(async () => sink.requests.find((r) => r.path === path), { timeoutMs: 30_000, what: `a request to ${path}` });

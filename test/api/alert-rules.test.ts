@@ -1,21 +1,19 @@
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { beforeAll, describe, expect, it } from "vitest";
 import { closedPort, createChannel } from "../alerts/helpers";
 import { createDestination, createSourceId } from "../helpers/delivery";
 import { otherOrgKey } from "../helpers/rows";
-import { call, startTestServer, type TestServer } from "../helpers/server";
+import { call, type TestServer } from "../helpers/server";
+import { useServer } from "../helpers/fixture";
 
-let server: TestServer;
-let key: string;
+let server: TestServer, key: string;
 let channelA: string;
 let channelB: string;
 
+useServer({}, (s) => ({ server, key } = s));
 beforeAll(async () => {
-  server = await startTestServer();
-  key = await server.apiKey();
   channelA = await createChannel(server, key, { name: "A", channel_type: "webhook", config: { url: "https://example.com/a" } });
   channelB = await createChannel(server, key, { name: "B", channel_type: "slack", config: { webhook_url: "https://hooks.slack.com/services/A/B/C" } });
 });
-afterAll(() => server.close());
 
 const post = (body: unknown, k = key) => call(server, "POST", "/v1/alert-rules", { key: k, body });
 const get = (path: string, k = key) => call(server, "GET", path, { key: k });

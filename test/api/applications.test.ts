@@ -1,18 +1,16 @@
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { beforeAll, describe, expect, it } from "vitest";
 import { otherOrgKey, scopeOf, type TestScope } from "../helpers/rows";
-import { call, startTestServer, type TestServer } from "../helpers/server";
+import { call, type TestServer } from "../helpers/server";
+import { useServer } from "../helpers/fixture";
 import { createApp, createEndpoint, sendMessage } from "../outbound/helpers";
 
-let server: TestServer;
-let key: string;
+let server: TestServer, key: string;
 let scope: TestScope;
 
+useServer({}, (s) => ({ server, key } = s));
 beforeAll(async () => {
-  server = await startTestServer();
-  key = await server.apiKey();
   scope = await scopeOf(server, key);
 });
-afterAll(() => server.close());
 
 function expect4xx(res: { status: number; body: any }, status: number, code: string, field?: string) {
   expect(res.status).toBe(status);

@@ -1,14 +1,10 @@
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import { itOnly } from "../helpers/database";
-import { call, startTestServer, type TestServer } from "../helpers/server";
+import { call, type TestServer } from "../helpers/server";
+import { useServer } from "../helpers/fixture";
 
-let server: TestServer;
-let key: string;
-beforeAll(async () => {
-  server = await startTestServer({ HOOKRELAY_MAX_BODY_BYTES: String(64 * 1024) });
-  key = await server.apiKey();
-});
-afterAll(() => server.close());
+let server: TestServer, key: string;
+useServer({ env: { HOOKRELAY_MAX_BODY_BYTES: String(64 * 1024) } }, (s) => ({ server, key } = s));
 
 function expectErrorBody(body: any, code: string) {
   expect(body).toEqual({ error: expect.objectContaining({ code, message: expect.any(String) }) });

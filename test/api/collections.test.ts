@@ -1,21 +1,19 @@
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { beforeAll, describe, expect, it } from "vitest";
 import { createSourceId } from "../helpers/delivery";
 import { otherOrgKey, scopeOf, type TestScope } from "../helpers/rows";
-import { call, startTestServer, type TestServer } from "../helpers/server";
+import { call, type TestServer } from "../helpers/server";
+import { useServer } from "../helpers/fixture";
 import { createCollection } from "../catalog/helpers";
 
-let server: TestServer;
-let key: string;
+let server: TestServer, key: string;
 let scope: TestScope;
 let source: string;
 
+useServer({}, (s) => ({ server, key } = s));
 beforeAll(async () => {
-  server = await startTestServer();
-  key = await server.apiKey();
   scope = await scopeOf(server, key);
   source = await createSourceId(server, key, { name: "Stripe" });
 });
-afterAll(() => server.close());
 
 function expectValidation(res: { status: number; body: any }, field?: string) {
   expect(res.status).toBe(400);

@@ -1,24 +1,22 @@
 import { eq } from "drizzle-orm";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { beforeAll, describe, expect, it } from "vitest";
 import { connections } from "../../src/db/schema";
 import { sandbox } from "../../src/rules/sandbox";
 import { createSource, insertEvent, otherOrgKey, scopeOf, type TestScope } from "../helpers/rows";
-import { call, startTestServer, type TestServer } from "../helpers/server";
+import { call, type TestServer } from "../helpers/server";
+import { useServer } from "../helpers/fixture";
 
-let server: TestServer;
-let key: string;
+let server: TestServer, key: string;
 let scope: TestScope;
 let source: { id: string; name: string };
 let destination: { id: string; name: string };
 
+useServer({}, (s) => ({ server, key } = s));
 beforeAll(async () => {
-  server = await startTestServer();
-  key = await server.apiKey();
   scope = await scopeOf(server, key);
   source = await createSource(server, key, "GitHub");
   destination = await newDestination("Orders API");
 });
-afterAll(() => server.close());
 
 async function newDestination(name: string, extra: Record<string, unknown> = {}) {
   const res = await call(server, "POST", "/v1/destinations", { key, body: { name, url: "https://example.com/hook", ...extra } });

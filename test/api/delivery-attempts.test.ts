@@ -1,22 +1,19 @@
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { beforeAll, describe, expect, it } from "vitest";
 import { otherOrgKey } from "../helpers/rows";
-import { call, startTestServer, type TestServer } from "../helpers/server";
-import { startSink, type Sink } from "../helpers/sink";
+import { call, type TestServer } from "../helpers/server";
+import type { Sink } from "../helpers/sink";
 import { pipeline, sendEvent, waitFor, waitForEventStatus, type Pipeline } from "../helpers/delivery";
 import { scrapeMetrics } from "../helpers/metrics";
+import { useServer } from "../helpers/fixture";
 
-let server: TestServer;
-let key: string;
-let sink: Sink;
+let server: TestServer, key: string, sink: Sink;
 let ok: Pipeline;
 let bad: Pipeline;
 const okEvents: string[] = [];
 let badEvent: string;
 
+useServer({ sink: true }, (s) => ({ server, key, sink } = s));
 beforeAll(async () => {
-  server = await startTestServer();
-  key = await server.apiKey();
-  sink = startSink();
   sink.respond = (r) => (r.path === "/bad" ? new Response("no", { status: 400 }) : new Response("ok"));
   ok = await pipeline(server, key, { url: `${sink.url}/ok` });
   bad = await pipeline(server, key, { url: `${sink.url}/bad`, destination: { max_retries: 0 } });
@@ -24,10 +21,6 @@ beforeAll(async () => {
   badEvent = await sendEvent(server, bad.sourceId, { bad: true });
   for (const id of okEvents) await waitForEventStatus(server, key, id, ["delivered"]);
   await waitForEventStatus(server, key, badEvent, ["failed"]);
-});
-afterAll(async () => {
-  await server.close();
-  sink.close();
 });
 
 const list = (query: string, k = key) => call(server, "GET", `/v1/delivery-attempts${query}`, { key: k });

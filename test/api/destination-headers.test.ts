@@ -1,12 +1,13 @@
 import { existsSync, readFileSync, rmSync } from "node:fs";
 import { eq } from "drizzle-orm";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import { databasePath } from "../../src/db/sqlite/open";
 import { destinations } from "../../src/db/schema";
 import { dropStore, onPostgres } from "../helpers/database";
 import { createConnection, createDestination, createSourceId, listAttempts, sendEvent, waitFor } from "../helpers/delivery";
 import { call, startTestServer, tempDir, type TestServer } from "../helpers/server";
-import { startSink, type Sink } from "../helpers/sink";
+import type { Sink } from "../helpers/sink";
+import { useServer } from "../helpers/fixture";
 
 /**
  * A destination's custom headers carry credentials (`Authorization`, API
@@ -15,20 +16,8 @@ import { startSink, type Sink } from "../helpers/sink";
  * (docs/delivery.md).
  */
 const SECRET = "Bearer dest-header-secret-4711";
-let server: TestServer;
-let key: string;
-let readKey: string;
-let sink: Sink;
-beforeAll(async () => {
-  server = await startTestServer();
-  key = await server.apiKey("*");
-  readKey = await server.apiKey("read");
-  sink = startSink();
-});
-afterAll(async () => {
-  await server.close();
-  sink.close();
-});
+let server: TestServer, key: string, readKey: string, sink: Sink;
+useServer({ readKey: true, sink: true }, (s) => ({ server, key, readKey, sink } = s));
 
 const storedHeaders = async (s: TestServer, id: string) => (await s.deps.db.select({ headers: destinations.headers }).from(destinations).where(eq(destinations.id, id)))[0]!.headers;
 

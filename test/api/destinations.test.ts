@@ -1,19 +1,15 @@
 import { eq } from "drizzle-orm";
 import { Webhook } from "standardwebhooks";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import { destinations } from "../../src/db/schema";
 import { loadDestinationForDelivery } from "../../src/domain/destinations";
 import { applyDestinationAuth } from "../../src/outgoing/destinationAuth";
 import { otherOrgKey } from "../helpers/rows";
-import { call, startTestServer, type TestServer } from "../helpers/server";
+import { call, type TestServer } from "../helpers/server";
+import { useServer } from "../helpers/fixture";
 
-let server: TestServer;
-let key: string;
-beforeAll(async () => {
-  server = await startTestServer();
-  key = await server.apiKey();
-});
-afterAll(() => server.close());
+let server: TestServer, key: string;
+useServer({}, (s) => ({ server, key } = s));
 
 const create = (body: unknown, k = key) => call(server, "POST", "/v1/destinations", { key: k, body });
 const storedRow = async (id: string) => (await server.deps.db.select().from(destinations).where(eq(destinations.id, id)))[0]!;

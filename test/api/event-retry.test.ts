@@ -1,24 +1,15 @@
 import { createHmac } from "node:crypto";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import { createSource, ingest } from "../helpers/ingest";
 import { otherOrgKey } from "../helpers/rows";
-import { call, startTestServer, type TestServer } from "../helpers/server";
-import { startSink, type Sink } from "../helpers/sink";
+import { call, type TestServer } from "../helpers/server";
+import type { Sink } from "../helpers/sink";
 import { createConnection, createDestination, eventStatus, listAttempts, pipeline, sendEvent, waitFor, waitForEventStatus } from "../helpers/delivery";
+import { useServer } from "../helpers/fixture";
 
-let server: TestServer;
-let key: string;
-let sink: Sink;
+let server: TestServer, key: string, sink: Sink;
 
-beforeAll(async () => {
-  server = await startTestServer();
-  key = await server.apiKey();
-  sink = startSink();
-});
-afterAll(async () => {
-  await server.close();
-  sink.close();
-});
+useServer({ sink: true }, (s) => ({ server, key, sink } = s));
 
 const received = (eventId: string) => sink.requests.filter((r) => r.headers["x-hookrelay-event-id"] === eventId);
 /** A sink path that fails until `fixed` is called. */

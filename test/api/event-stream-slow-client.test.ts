@@ -1,17 +1,13 @@
 import { connect, type Socket } from "node:net";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import { SSE_MAX_QUEUED } from "../../src/api/eventStream";
 import { createSource, ingest } from "../helpers/ingest";
-import { call, startTestServer, type TestServer } from "../helpers/server";
+import { call, type TestServer } from "../helpers/server";
 import { scrapeMetrics } from "../helpers/metrics";
+import { useServer } from "../helpers/fixture";
 
-let server: TestServer;
-let key: string;
-beforeAll(async () => {
-  server = await startTestServer();
-  key = await server.apiKey();
-});
-afterAll(() => server.close());
+let server: TestServer, key: string;
+useServer({}, (s) => ({ server, key } = s));
 
 async function metric(name: string): Promise<number> {
   const text = await scrapeMetrics(server);

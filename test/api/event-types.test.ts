@@ -1,19 +1,17 @@
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { beforeAll, describe, expect, it } from "vitest";
 import { AppError } from "../../src/contracts/errors";
 import { validatePayloadForEventType } from "../../src/domain/eventTypes";
 import { otherOrgKey, scopeOf, type TestScope } from "../helpers/rows";
-import { call, startTestServer, type TestServer } from "../helpers/server";
+import { call, type TestServer } from "../helpers/server";
+import { useServer } from "../helpers/fixture";
 
-let server: TestServer;
-let key: string;
+let server: TestServer, key: string;
 let scope: TestScope;
 
+useServer({}, (s) => ({ server, key } = s));
 beforeAll(async () => {
-  server = await startTestServer();
-  key = await server.apiKey();
   scope = await scopeOf(server, key);
 });
-afterAll(() => server.close());
 
 const customerSchema = { type: "object", required: ["id", "email"], properties: { id: { type: "string" }, email: { type: "string", format: "email" } } };
 

@@ -1,17 +1,16 @@
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { beforeAll, describe, expect, it } from "vitest";
 import { SSE_PING_MS } from "../../src/api/v1/events";
 import { ACCEPTED_STATUS, createSource, ingest, waitForRouting } from "../helpers/ingest";
-import { call, startTestServer, type TestServer } from "../helpers/server";
+import { call, type TestServer } from "../helpers/server";
+import { useServer } from "../helpers/fixture";
 import { deliveryAttempts } from "../../src/db/schema";
 
-let server: TestServer;
-let key: string;
+let server: TestServer, key: string;
 let a: { id: string; slug: string };
 let b: { id: string };
 const sent: string[] = [];
+useServer({}, (s) => ({ server, key } = s));
 beforeAll(async () => {
-  server = await startTestServer();
-  key = await server.apiKey();
   a = await createSource(server, key, { name: "events-a", template: "generic-hmac-sha256", verification_secret: "k" });
   b = await createSource(server, key, { name: "events-b", dedup_enabled: true });
   // a: 3 failed signatures (rejected); b: 6 events with dedup on, 2 of them duplicates.
@@ -21,7 +20,6 @@ beforeAll(async () => {
   // No connections: the delivery router marks every accepted event ignored.
   await waitForRouting(server, key);
 });
-afterAll(() => server.close());
 
 const list = async (query: string) => {
   const res = await call(server, "GET", `/v1/events${query}`, { key });

@@ -1,18 +1,14 @@
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import { ACCEPTED_STATUS, createSource, getEvent, hmacHex, ingest } from "../helpers/ingest";
-import { call, startTestServer, type TestServer } from "../helpers/server";
+import { call, type TestServer } from "../helpers/server";
 import { eq } from "drizzle-orm";
 import { events } from "../../src/db/schema";
 import { scrapeMetrics } from "../helpers/metrics";
+import { useServer } from "../helpers/fixture";
 
 const MAX_BODY = 64 * 1024;
-let server: TestServer;
-let key: string;
-beforeAll(async () => {
-  server = await startTestServer({ HOOKRELAY_MAX_BODY_BYTES: String(MAX_BODY) });
-  key = await server.apiKey();
-});
-afterAll(() => server.close());
+let server: TestServer, key: string;
+useServer({ env: { HOOKRELAY_MAX_BODY_BYTES: String(MAX_BODY) } }, (s) => ({ server, key } = s));
 
 const getSource = async (id: string) => (await call(server, "GET", `/v1/sources/${id}`, { key })).body.source;
 const eventCount = (sourceId: string) => server.deps.db.$count(events, eq(events.sourceId, sourceId));

@@ -1,15 +1,11 @@
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import { createSource, getEvent, ingest } from "../helpers/ingest";
-import { startTestServer, type TestServer } from "../helpers/server";
+import type { TestServer } from "../helpers/server";
+import { useServer } from "../helpers/fixture";
 
 /** The test client connects from 127.0.0.1, which this server trusts as a proxy. */
-let server: TestServer;
-let key: string;
-beforeAll(async () => {
-  server = await startTestServer({ HOOKRELAY_TRUST_PROXY: "127.0.0.1/32, 10.0.0.0/8" });
-  key = await server.apiKey();
-});
-afterAll(() => server.close());
+let server: TestServer, key: string;
+useServer({ env: { HOOKRELAY_TRUST_PROXY: "127.0.0.1/32, 10.0.0.0/8" } }, (s) => ({ server, key } = s));
 
 describe("ingest behind trusted proxies (HOOKRELAY_TRUST_PROXY)", () => {
   it("uses the right-most untrusted X-Forwarded-For entry as the source IP", async () => {

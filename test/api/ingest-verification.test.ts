@@ -3,19 +3,15 @@ import { sign as githubSign } from "@octokit/webhooks-methods";
 import { Webhook as StandardWebhook } from "standardwebhooks";
 import Stripe from "stripe";
 import { Webhook as SvixWebhook } from "svix";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { beforeAll, describe, expect, it } from "vitest";
 import { ACCEPTED_STATUS, createSource, getEvent, hmacB64, hmacHex, ingest, nowSeconds } from "../helpers/ingest";
-import { call, startTestServer, type TestServer } from "../helpers/server";
+import { call, type TestServer } from "../helpers/server";
+import { useServer } from "../helpers/fixture";
 import { eq } from "drizzle-orm";
 import { sources } from "../../src/db/schema";
 
-let server: TestServer;
-let key: string;
-beforeAll(async () => {
-  server = await startTestServer();
-  key = await server.apiKey();
-});
-afterAll(() => server.close());
+let server: TestServer, key: string;
+useServer({}, (s) => ({ server, key } = s));
 
 const stripe = new Stripe("sk_test_unused");
 

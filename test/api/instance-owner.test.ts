@@ -5,7 +5,7 @@
  * `forbidden` (docs/api.md, "Who may do what"); backup answers name no
  * server path.
  */
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { beforeAll, describe, expect, it } from "vitest";
 import { hostname } from "node:os";
 import { apiKeys, environments, organizations, users } from "../../src/db/schema";
 import { hex32, newId } from "../../src/contracts/ids";
@@ -13,7 +13,8 @@ import { createApiKey } from "../../src/domain/apiKeys";
 import { defaultScope } from "../../src/domain/bootstrap";
 import { cli, cliEnv } from "../cli/helpers";
 import { onPostgres } from "../helpers/database";
-import { call, startTestServer, type TestServer } from "../helpers/server";
+import { call, type TestServer } from "../helpers/server";
+import { useServer } from "../helpers/fixture";
 
 let server: TestServer;
 let ownerKey: string;
@@ -42,9 +43,8 @@ async function loginAs(email: string, password: string) {
   return { cookie: res.headers.getSetCookie().map((c) => c.split(";")[0]).join("; "), origin: server.url };
 }
 
+useServer({}, (s) => ({ server, key: ownerKey } = s));
 beforeAll(async () => {
-  server = await startTestServer();
-  ownerKey = await server.apiKey();
   ownerSession = await server.session();
   const org = await otherOrganization();
   otherSession = await loginAs(other.email, other.password);
@@ -54,7 +54,6 @@ beforeAll(async () => {
   otherKey = made.body.key;
   expect((await call(server, "GET", "/v1/auth/me", { key: otherKey })).body.org_id).toBe(org.orgId);
 });
-afterAll(() => server?.close());
 
 const expectForbidden = (res: Awaited<ReturnType<typeof call>>) => {
   expect(res.status).toBe(403);

@@ -3,22 +3,19 @@
  * the running worker records the outcomes, and issues follow in the same
  * transaction (docs/decisions.md D8).
  */
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { beforeAll, describe, expect, it } from "vitest";
 import { listAttempts, pipeline, sendEvent, waitFor, waitForEventStatus, type Pipeline } from "../helpers/delivery";
 import { otherOrgKey } from "../helpers/rows";
-import { call, startTestServer, type TestServer } from "../helpers/server";
+import { call, type TestServer } from "../helpers/server";
 import { startSink, type Sink } from "../helpers/sink";
+import { useServer } from "../helpers/fixture";
 
-let server: TestServer;
-let key: string;
-let sink: Sink;
+let server: TestServer, key: string, sink: Sink;
 /** Per path: the status the sink answers with (200 when unset). */
 const answers = new Map<string, number>();
 
+useServer({ sink: true }, (s) => ({ server, key, sink } = s));
 beforeAll(async () => {
-  server = await startTestServer();
-  key = await server.apiKey();
-  sink = startSink();
   sink.respond = async (req) => {
     const path = req.path.split("?")[0]!;
     if (path === "/hang") {
@@ -27,10 +24,6 @@ beforeAll(async () => {
     }
     return new Response("answer", { status: answers.get(path) ?? 200 });
   };
-});
-afterAll(async () => {
-  await server.close();
-  sink.close();
 });
 
 const get = (path: string, k = key) => call(server, "GET", path, { key: k });

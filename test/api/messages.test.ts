@@ -1,22 +1,20 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { waitFor } from "../helpers/delivery";
 import { scopeOf, type TestScope } from "../helpers/rows";
-import { call, startTestServer, type TestServer } from "../helpers/server";
+import { call, type TestServer } from "../helpers/server";
+import { useServer } from "../helpers/fixture";
 import { createApp, createEndpoint, getMessage, messageAttempts, outboundSink, sendMessage } from "../outbound/helpers";
 
-let server: TestServer;
-let key: string;
+let server: TestServer, key: string;
 let scope: TestScope;
 const sink = outboundSink();
 
+useServer({}, (s) => ({ server, key } = s));
 beforeAll(async () => {
-  server = await startTestServer();
-  key = await server.apiKey();
   scope = await scopeOf(server, key);
 });
 afterAll(async () => {
   sink.close();
-  await server.close();
 });
 
 function expect4xx(res: { status: number; body: any }, status: number, code: string, field?: string) {

@@ -5,24 +5,18 @@ import { notificationChannels } from "../../src/db/schema";
 import { closedPort, createChannel, createRule, startSmtp, type TestSmtp } from "../alerts/helpers";
 import { otherOrgKey } from "../helpers/rows";
 import { call, startTestServer, type TestServer } from "../helpers/server";
-import { startSink, type Sink } from "../helpers/sink";
+import type { Sink } from "../helpers/sink";
+import { useServer } from "../helpers/fixture";
 
-let server: TestServer;
-let key: string;
-let sink: Sink;
+let server: TestServer, key: string, sink: Sink;
 let smtp: TestSmtp;
 
 beforeAll(async () => {
   smtp = await startSmtp("plain");
-  server = await startTestServer({ HOOKRELAY_SMTP_URL: `smtp://127.0.0.1:${smtp.port}`, HOOKRELAY_BASE_URL: "https://relay.example.com" });
-  key = await server.apiKey();
-  sink = startSink();
 });
-afterAll(async () => {
-  await server.close();
-  sink.close();
-  await smtp.close();
-});
+afterAll(() => smtp.close());
+const env = () => ({ HOOKRELAY_SMTP_URL: `smtp://127.0.0.1:${smtp.port}`, HOOKRELAY_BASE_URL: "https://relay.example.com" });
+useServer({ env, sink: true }, (s) => ({ server, key, sink } = s));
 
 const post = (path: string, body: unknown, k = key) => call(server, "POST", path, { key: k, body });
 const get = (path: string, k = key) => call(server, "GET", path, { key: k });

@@ -15,20 +15,18 @@ import { startClockedServer } from "../helpers/clockedServer";
 import { describeOnly } from "../helpers/database";
 import { waitFor } from "../helpers/delivery";
 import { call, startTestServer, tempDir, type TestServer } from "../helpers/server";
+import { useServer } from "../helpers/fixture";
 import { createApp, createEndpoint, getMessage, messageAttempts, outboundSink, sendMessage } from "../outbound/helpers";
 
-let server: TestServer;
-let key: string;
+let server: TestServer, key: string;
 const sink = outboundSink();
 
+useServer({}, (s) => ({ server, key } = s));
 beforeAll(async () => {
-  server = await startTestServer();
-  key = await server.apiKey();
   expect(server.deps.settings.blockPrivateDestinations).toBe(false);
 });
 afterAll(async () => {
   sink.close();
-  await server.close();
 });
 
 async function portalToken(s: TestServer, k: string, appId: string): Promise<string> {

@@ -2,25 +2,23 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { manualClock } from "../../src/core/clock";
 import { startClockedServer } from "../helpers/clockedServer";
 import { waitFor } from "../helpers/delivery";
-import { call, startTestServer, type TestServer } from "../helpers/server";
+import { call, type TestServer } from "../helpers/server";
+import { useServer } from "../helpers/fixture";
 import { createApp, createEndpoint, getMessage, outboundSink, sendMessage } from "../outbound/helpers";
 
-let server: TestServer;
-let key: string;
+let server: TestServer, key: string;
 const sink = outboundSink();
 let app: { id: string; uid: string };
 let otherApp: { id: string; uid: string };
 
+useServer({}, (s) => ({ server, key } = s));
 beforeAll(async () => {
-  server = await startTestServer();
-  key = await server.apiKey();
   // Opted in: the portal adds endpoints on the test's local receiver (docs/outbound.md, "What a portal link can reach").
   app = await createApp(server, key, { uid: "portal-app", name: "Portal customer", allow_private_endpoints: true });
   otherApp = await createApp(server, key, { uid: "portal-other" });
 });
 afterAll(async () => {
   sink.close();
-  await server.close();
 });
 
 async function portalToken(appId: string, body?: unknown, s: TestServer = server, k = key): Promise<{ token: string; url: string; expires_at: string }> {

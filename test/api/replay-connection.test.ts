@@ -1,27 +1,18 @@
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { beforeAll, describe, expect, it } from "vitest";
 import { otherOrgKey } from "../helpers/rows";
-import { call, startTestServer, type TestServer } from "../helpers/server";
-import { startSink, type Sink } from "../helpers/sink";
+import { call, type TestServer } from "../helpers/server";
+import type { Sink } from "../helpers/sink";
 import { createConnection, createDestination, createSourceId, sendEvent, waitFor, waitForEventStatus } from "../helpers/delivery";
+import { useServer } from "../helpers/fixture";
 
 /**
  * POST /v1/replay with connection_id: only that connection's source, through
  * its filter and its transform. Without it, every source's events in the
  * window go to the destination, filters or not.
  */
-let server: TestServer;
-let key: string;
-let sink: Sink;
+let server: TestServer, key: string, sink: Sink;
 
-beforeAll(async () => {
-  server = await startTestServer();
-  key = await server.apiKey();
-  sink = startSink();
-});
-afterAll(async () => {
-  await server.close();
-  sink.close();
-});
+useServer({ sink: true }, (s) => ({ server, key, sink } = s));
 
 const replay = (body: Record<string, unknown>, k = key) => call(server, "POST", "/v1/replay", { key: k, body });
 const waitForReplay = (jobId: string) =>

@@ -1,11 +1,12 @@
-import { afterAll, beforeAll, expect, it } from "vitest";
+import { expect, it } from "vitest";
 import { eq } from "drizzle-orm";
 import { events } from "../../src/db/schema";
 import { describeOnly } from "../helpers/database";
 import { createDestination, createSourceId, waitFor } from "../helpers/delivery";
 import { insertEvent, scopeOf } from "../helpers/rows";
-import { call, startTestServer, type TestServer } from "../helpers/server";
-import { startSink, type Sink } from "../helpers/sink";
+import { call, type TestServer } from "../helpers/server";
+import type { Sink } from "../helpers/sink";
+import { useServer } from "../helpers/fixture";
 
 /**
  * A replay whose window reaches into the last seconds (docs/scaling.md, "Ordered readers": ordered
@@ -15,15 +16,7 @@ describeOnly("postgres", "a replay up to now", "several nodes stamp received_at 
   let server: TestServer;
   let key: string;
   let sink: Sink;
-  beforeAll(async () => {
-    server = await startTestServer();
-    key = await server.apiKey();
-    sink = startSink();
-  });
-  afterAll(async () => {
-    await server.close();
-    sink.close();
-  });
+  useServer({ sink: true }, (s) => ({ server, key, sink } = s));
 
   it("replays an event another node commits after the replay started, stamped before its end", async () => {
     const scope = await scopeOf(server, key);

@@ -1,25 +1,16 @@
 import { eq } from "drizzle-orm";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import { events, jobs } from "../../src/db/schema";
 import { otherOrgKey } from "../helpers/rows";
 import { call, startTestServer, tempDir, type TestServer } from "../helpers/server";
-import { startSink, type Sink } from "../helpers/sink";
+import type { Sink } from "../helpers/sink";
 import { createDestination, eventStatus, listAttempts, pipeline, sendEvent, waitFor, waitForEventStatus } from "../helpers/delivery";
+import { useServer } from "../helpers/fixture";
 import { rmSync } from "node:fs";
 
-let server: TestServer;
-let key: string;
-let sink: Sink;
+let server: TestServer, key: string, sink: Sink;
 
-beforeAll(async () => {
-  server = await startTestServer();
-  key = await server.apiKey();
-  sink = startSink();
-});
-afterAll(async () => {
-  await server.close();
-  sink.close();
-});
+useServer({ sink: true }, (s) => ({ server, key, sink } = s));
 
 const replay = (body: Record<string, unknown>, s = server, k = key) => call(s, "POST", "/v1/replay", { key: k, body });
 const progress = (jobId: string, s = server, k = key) => call(s, "GET", `/v1/replay/${jobId}`, { key: k });

@@ -1,16 +1,12 @@
 import { createHmac } from "node:crypto";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { call, startTestServer, type TestServer } from "../helpers/server";
+import { describe, expect, it } from "vitest";
+import { call, type TestServer } from "../helpers/server";
+import { useServer } from "../helpers/fixture";
 
 /** What every JSON request body goes through (docs/api.md, "Request bodies"), on both stores. */
 
-let server: TestServer;
-let key: string;
-beforeAll(async () => {
-  server = await startTestServer();
-  key = await server.apiKey();
-});
-afterAll(() => server.close());
+let server: TestServer, key: string;
+useServer({}, (s) => ({ server, key } = s));
 
 /** A request as fetch wrappers, axios and Postman send it: JSON content type, raw body text (possibly empty). */
 async function raw(method: string, path: string, body: string) {

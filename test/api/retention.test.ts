@@ -1,17 +1,13 @@
 import { eq, inArray } from "drizzle-orm";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import { deliveryAttempts, events, recordChangelog, sources } from "../../src/db/schema";
 import { deleteExpiredEphemeralSources, pruneOldChangelog, pruneOldEvents } from "../../src/domain/retention";
 import { createSource, ingest } from "../helpers/ingest";
-import { call, startTestServer, type TestServer } from "../helpers/server";
+import { call, type TestServer } from "../helpers/server";
+import { useServer } from "../helpers/fixture";
 
-let server: TestServer;
-let key: string;
-beforeAll(async () => {
-  server = await startTestServer({ HOOKRELAY_RETENTION_DAYS: "7" });
-  key = await server.apiKey();
-});
-afterAll(() => server.close());
+let server: TestServer, key: string;
+useServer({ env: { HOOKRELAY_RETENTION_DAYS: "7" } }, (s) => ({ server, key } = s));
 
 const daysAgo = (d: number) => new Date(Date.now() - d * 24 * 3600 * 1000).toISOString();
 

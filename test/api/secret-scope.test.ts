@@ -1,16 +1,10 @@
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import { createSource } from "../helpers/ingest";
-import { call, startTestServer, type TestServer } from "../helpers/server";
+import { call, type TestServer } from "../helpers/server";
+import { useServer } from "../helpers/fixture";
 
-let server: TestServer;
-let fullKey: string;
-let readKey: string;
-beforeAll(async () => {
-  server = await startTestServer();
-  fullKey = await server.apiKey("*");
-  readKey = await server.apiKey("read");
-});
-afterAll(() => server.close());
+let server: TestServer, fullKey: string, readKey: string;
+useServer({ readKey: true }, (s) => ({ server, key: fullKey, readKey } = s));
 
 describe("secret-revealing routes need scope *", () => {
   it("answers 403 forbidden to a read key for every GET …/secret route, and the secret to a * key or a session", async () => {

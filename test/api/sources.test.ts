@@ -1,16 +1,12 @@
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import { createSource, ingest } from "../helpers/ingest";
-import { call, startTestServer, type TestServer } from "../helpers/server";
+import { call, type TestServer } from "../helpers/server";
+import { useServer } from "../helpers/fixture";
 import { eq } from "drizzle-orm";
 import { sources } from "../../src/db/schema";
 
-let server: TestServer;
-let key: string;
-beforeAll(async () => {
-  server = await startTestServer();
-  key = await server.apiKey();
-});
-afterAll(() => server.close());
+let server: TestServer, key: string;
+useServer({}, (s) => ({ server, key } = s));
 
 const SPEC_FIELDS = [
   "id", "org_id", "env_id", "slug", "name", "description", "template", "verification_enabled", "verification_type",
@@ -18,7 +14,6 @@ const SPEC_FIELDS = [
   "dedup_window_seconds", "ip_allowlist", "ip_denylist", "status", "event_count", "last_event_at", "created_at", "updated_at",
   "is_ephemeral", "expires_at", "request_limit", "type", "source_config", "schema_validation_enabled", "json_schema", "schema_action",
 ];
-
 
 describe("POST /v1/sources", () => {
   it("creates a source with every spec field, defaults and an ingest_url", async () => {

@@ -1,18 +1,16 @@
 import { connect, type Socket } from "node:net";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { call, startTestServer, type TestServer } from "../helpers/server";
+import { beforeAll, describe, expect, it } from "vitest";
+import { call, type TestServer } from "../helpers/server";
+import { useServer } from "../helpers/fixture";
 
 /** A request body that stops arriving is answered 408 (docs/api.md, "Stalled uploads"), over a raw socket as a stuck client sends it. */
 
-let server: TestServer;
-let key: string;
+let server: TestServer, key: string;
 let sourceId: string;
+useServer({ env: { HOOKRELAY_REQUEST_BODY_TIMEOUT: "2s" } }, (s) => ({ server, key } = s));
 beforeAll(async () => {
-  server = await startTestServer({ HOOKRELAY_REQUEST_BODY_TIMEOUT: "2s" });
-  key = await server.apiKey();
   sourceId = (await call(server, "POST", "/v1/sources", { key, body: { name: "stalled" } })).body.source.id;
 });
-afterAll(() => server.close());
 
 interface RawClient {
   socket: Socket;

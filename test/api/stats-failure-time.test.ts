@@ -2,26 +2,19 @@
  * GET /v1/stats counts a failed attempt in the hour it failed, not the hour it
  * was queued: a retry queued at 05:59:50 and made at 06:00:50 is a 06:00 failure.
  */
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { beforeAll, describe, expect, it } from "vitest";
 import { manualClock } from "../../src/core/clock";
-import { startClockedServer } from "../helpers/clockedServer";
 import { listAttempts, pipeline, sendEvent, waitFor, waitForEventStatus } from "../helpers/delivery";
 import { call, type TestServer } from "../helpers/server";
-import { startSink, type Sink } from "../helpers/sink";
+import type { Sink } from "../helpers/sink";
+import { useServer } from "../helpers/fixture";
 
 const clock = manualClock(new Date("2026-03-10T05:59:50.000Z"));
-let server: TestServer;
-let key: string;
-let sink: Sink;
+let server: TestServer, key: string, sink: Sink;
 
+useServer({ clock, sink: true }, (s) => ({ server, key, sink } = s));
 beforeAll(async () => {
-  ({ server, key } = await startClockedServer(clock));
-  sink = startSink();
   sink.respond = () => new Response("down", { status: 500 });
-});
-afterAll(async () => {
-  await server?.close();
-  sink?.close();
 });
 
 describe("GET /v1/stats failures by hour", () => {

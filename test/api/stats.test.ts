@@ -3,13 +3,13 @@
  * the running worker to a local sink, on an injected clock so every event
  * lands in a known hour of the window.
  */
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { beforeAll, describe, expect, it } from "vitest";
 import { manualClock } from "../../src/core/clock";
-import { startClockedServer } from "../helpers/clockedServer";
 import { createSourceId, listAttempts, pipeline, sendEvent, waitFor, waitForEventStatus, type Pipeline } from "../helpers/delivery";
 import { otherOrgKey } from "../helpers/rows";
 import { call, type TestServer } from "../helpers/server";
-import { startSink, type Sink } from "../helpers/sink";
+import type { Sink } from "../helpers/sink";
+import { useServer } from "../helpers/fixture";
 
 const HOUR = 3600_000;
 /** "Now" for the assertions: 08:20, so the window is 2026-03-09T09:00 up to 2026-03-10T09:00. */
@@ -18,18 +18,15 @@ const WINDOW_START = Date.parse("2026-03-09T09:00:00.000Z");
 const SLOW_MS = 150;
 
 const clock = manualClock(new Date(NOW - 26 * HOUR));
-let server: TestServer;
-let key: string;
-let sink: Sink;
+let server: TestServer, key: string, sink: Sink;
 let ok: Pipeline, bad: Pipeline, slow: Pipeline, flaky: Pipeline, held: Pipeline;
 let lonely: string;
 
 const at = (iso: string) => clock.set(new Date(iso));
 const stats = (k = key) => call(server, "GET", "/v1/stats", { key: k });
 
+useServer({ clock, sink: true }, (s) => ({ server, key, sink } = s));
 beforeAll(async () => {
-  ({ server, key } = await startClockedServer(clock));
-  sink = startSink();
   let flakyCalls = 0;
   sink.respond = async (req) => {
     if (req.path === "/slow") {
@@ -83,10 +80,6 @@ beforeAll(async () => {
   await waitFor(async () => (await call(server, "GET", "/v1/events?status=pending&source_id=" + lonely, { key })).body.pagination.total === 0, { what: "routing" });
 
   clock.set(new Date(NOW));
-});
-afterAll(async () => {
-  await server?.close();
-  sink?.close();
 });
 
 describe("GET /v1/stats", () => {

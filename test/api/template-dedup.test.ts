@@ -3,23 +3,14 @@ import { sign as githubSign } from "@octokit/webhooks-methods";
 import { Webhook as StandardWebhook } from "standardwebhooks";
 import Stripe from "stripe";
 import { Webhook as SvixWebhook } from "svix";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import { createSource, hmacB64, hmacHex, ingest, nowSeconds } from "../helpers/ingest";
-import { call, startTestServer, type TestServer } from "../helpers/server";
-import { startSink, type Sink } from "../helpers/sink";
+import { call, type TestServer } from "../helpers/server";
+import type { Sink } from "../helpers/sink";
+import { useServer } from "../helpers/fixture";
 
-let server: TestServer;
-let key: string;
-let sink: Sink;
-beforeAll(async () => {
-  server = await startTestServer();
-  key = await server.apiKey();
-  sink = startSink();
-});
-afterAll(async () => {
-  sink.close();
-  await server.close();
-});
+let server: TestServer, key: string, sink: Sink;
+useServer({ sink: true }, (s) => ({ server, key, sink } = s));
 
 /** The first copy is stored as unique, the redelivery answers duplicate: true pointing at it. */
 async function expectStoredOnce(first: Awaited<ReturnType<typeof ingest>>, again: Awaited<ReturnType<typeof ingest>>, sourceId: string) {

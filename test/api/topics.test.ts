@@ -2,23 +2,21 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { createConnection, createDestination, waitFor } from "../helpers/delivery";
 import { getEvent } from "../helpers/ingest";
 import { otherOrgKey, scopeOf, type TestScope } from "../helpers/rows";
-import { call, startTestServer, type TestServer } from "../helpers/server";
+import { call, type TestServer } from "../helpers/server";
 import { startSink, type Sink } from "../helpers/sink";
+import { useServer } from "../helpers/fixture";
 
-let server: TestServer;
-let key: string;
+let server: TestServer, key: string;
 let scope: TestScope;
 let sink: Sink;
 
+useServer({}, (s) => ({ server, key } = s));
 beforeAll(async () => {
-  server = await startTestServer();
-  key = await server.apiKey();
   scope = await scopeOf(server, key);
   sink = startSink();
 });
 afterAll(async () => {
   sink.close();
-  await server.close();
 });
 
 const orderSchema = { type: "object", required: ["id", "amount"], properties: { id: { type: "string" }, amount: { type: "integer", minimum: 0 } } };

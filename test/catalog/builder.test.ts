@@ -1,21 +1,17 @@
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import { createSourceId, sendEvent } from "../helpers/delivery";
 import { hmacHex, ingest } from "../helpers/ingest";
-import { call, startTestServer, type TestServer } from "../helpers/server";
+import { call, type TestServer } from "../helpers/server";
+import { useServer } from "../helpers/fixture";
 import { changelog, createCollection, getCollection, record, records, waitBuilt } from "./helpers";
 
 /**
  * Collections built by the running server's builder from events received
  * through the real ingest URL (docs/catalog.md, "How a collection is built").
  */
-let server: TestServer;
-let key: string;
+let server: TestServer, key: string;
 
-beforeAll(async () => {
-  server = await startTestServer();
-  key = await server.apiKey();
-});
-afterAll(() => server.close());
+useServer({}, (s) => ({ server, key } = s));
 
 const customer = (type: string, id: string, extra: Record<string, unknown> = {}) => ({ type, data: { id, ...extra } });
 

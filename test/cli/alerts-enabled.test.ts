@@ -1,32 +1,18 @@
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { startTestServer, type TestServer } from "../helpers/server";
-import { cli, cliEnv, type CliResult } from "./helpers";
+import { describe, expect, it } from "vitest";
+import { useServer } from "../helpers/fixture";
+import { cli, modeEnvs, ok } from "./helpers";
 
 /**
  * `hookrelay alerts update --disabled` / `--enabled` switch a rule off and
  * on, in remote and local mode, as `create --disabled` creates it off.
  */
-let server: TestServer;
 let remoteEnv: Record<string, string>;
 let localEnv: Record<string, string>;
 
-beforeAll(async () => {
-  server = await startTestServer();
-  const base = cliEnv();
-  remoteEnv = { ...base, HOOKRELAY_URL: server.url, HOOKRELAY_API_KEY: await server.apiKey() };
-  localEnv = { ...base, ...server.storeEnv, HOOKRELAY_BASE_URL: server.deps.settings.baseUrl };
-});
-afterAll(async () => {
-  await server.close();
-});
+useServer({}, (s) => ({ remoteEnv, localEnv } = modeEnvs(s.server, s.key)));
 
 const remote = (args: string[]) => cli([...args, "--json"], { env: remoteEnv });
 const local = (args: string[]) => cli([...args, "--json"], { env: localEnv });
-
-function ok(r: CliResult) {
-  if (r.code !== 0) throw new Error(`exit ${r.code}\nstdout: ${r.stdout}\nstderr: ${r.stderr}`);
-  return r.json();
-}
 
 describe("alerts update --disabled / --enabled", () => {
   it("switches a rule off and on again in either mode; both at once is a usage error", async () => {

@@ -1,11 +1,12 @@
 import { createHmac } from "node:crypto";
 import { writeFileSync } from "node:fs";
 import { join } from "node:path";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { beforeAll, describe, expect, it } from "vitest";
 import { pipeline, sendEvent, waitFor, waitForEventStatus, type Pipeline } from "../helpers/delivery";
-import { startTestServer, tempDir, type TestServer } from "../helpers/server";
-import { startSink, type Sink } from "../helpers/sink";
-import { cli, cliEnv, type CliResult } from "./helpers";
+import { useServer } from "../helpers/fixture";
+import { tempDir, type TestServer } from "../helpers/server";
+import type { Sink } from "../helpers/sink";
+import { cli, modeEnvs, ok, refused, same, type CliResult } from "./helpers";
 
 /**
  * `hookrelay issues`, `alerts` and `channels` (docs/cli.md, "Issues, alert rules and channels") against one
@@ -24,50 +25,25 @@ const files = tempDir("hookrelay-cli-alerts-");
 const HOOK_SECRET = "cli-hook-secret";
 const ids = { issue: "", hook: "", broken: "", slack: "", rule: "" };
 
+useServer({ sink: true }, (s) => {
+  ({ server, key, sink } = s);
+  ({ remoteEnv, localEnv } = modeEnvs(server, key));
+});
 beforeAll(async () => {
-  sink = startSink();
   sink.respond = (req) => {
     if (req.path.startsWith("/orders")) return new Response("orders down", { status: 503 });
     if (req.path.startsWith("/broken")) return new Response("no_service", { status: 500 });
     return new Response("ok");
   };
-  server = await startTestServer();
-  key = await server.apiKey();
-  const base = cliEnv();
-  remoteEnv = { ...base, HOOKRELAY_URL: server.url, HOOKRELAY_API_KEY: key };
-  localEnv = { ...base, ...server.storeEnv, HOOKRELAY_BASE_URL: server.deps.settings.baseUrl };
   p = await pipeline(server, key, { url: `${sink.url}/orders`, source: { name: "Shop", slug: "shop" }, destination: { name: "Orders API", max_retries: 0 } });
   const eventId = await sendEvent(server, p.sourceId, { order: 1 });
   await waitForEventStatus(server, key, eventId, ["failed"]);
-});
-afterAll(async () => {
-  await server.close();
-  sink.close();
 });
 
 const remote = (args: string[], stdin?: string) => cli([...args, "--json"], { env: remoteEnv, stdin });
 const local = (args: string[], stdin?: string) => cli([...args, "--json"], { env: localEnv, stdin });
 const both = (args: string[]) => Promise.all([remote(args), local(args)]);
 
-function ok(r: CliResult) {
-  if (r.code !== 0) throw new Error(`exit ${r.code}\nstdout: ${r.stdout}\nstderr: ${r.stderr}`);
-  return r.json();
-}
-function same([r, l]: CliResult[]) {
-  const a = ok(r!);
-  expect(ok(l!)).toEqual(a);
-  return a;
-}
-/** Exit 1 with the API's error body on stderr, the same in both modes. */
-function refused([r, l]: CliResult[], code: string) {
-  for (const res of [r!, l!]) {
-    expect(res.code, res.stderr).toBe(1);
-    expect(res.stdout).toBe("");
-  }
-  expect(r!.errorJson()).toEqual(l!.errorJson());
-  expect(r!.errorJson().error.code).toBe(code);
-  return r!.errorJson().error;
-}
 /** A usage error: exit 2, nothing on stdout, in both modes. */
 function usage([r, l]: CliResult[]) {
   for (const res of [r!, l!]) {

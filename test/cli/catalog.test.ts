@@ -1,8 +1,9 @@
 import { writeFileSync } from "node:fs";
 import { join } from "node:path";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { startTestServer, tempDir, type TestServer } from "../helpers/server";
-import { cli, cliEnv, type CliResult } from "./helpers";
+import { describe, expect, it } from "vitest";
+import { useServer } from "../helpers/fixture";
+import { tempDir } from "../helpers/server";
+import { cli, modeEnvs, ok, refused, same } from "./helpers";
 
 /**
  * `hookrelay topics`, `event-types` and `collections` (docs/cli.md, "Topics, event types and collections") with
@@ -10,42 +11,15 @@ import { cli, cliEnv, type CliResult } from "./helpers";
  * and local (its data dir). What one mode writes the other reads back
  * identically; bad flags exit 2, API refusals exit 1 with the API's body.
  */
-let server: TestServer;
 let remoteEnv: Record<string, string>;
 let localEnv: Record<string, string>;
 const files = tempDir("hookrelay-cli-catalog-");
 
-beforeAll(async () => {
-  server = await startTestServer();
-  const base = cliEnv();
-  remoteEnv = { ...base, HOOKRELAY_URL: server.url, HOOKRELAY_API_KEY: await server.apiKey() };
-  localEnv = { ...base, ...server.storeEnv, HOOKRELAY_BASE_URL: server.deps.settings.baseUrl };
-});
-afterAll(() => server.close());
+useServer({}, (s) => ({ remoteEnv, localEnv } = modeEnvs(s.server, s.key)));
 
 const remote = (args: string[], stdin?: string) => cli([...args, "--json"], { env: remoteEnv, stdin });
 const local = (args: string[], stdin?: string) => cli([...args, "--json"], { env: localEnv, stdin });
 const both = (args: string[]) => Promise.all([remote(args), local(args)]);
-
-function ok(r: CliResult) {
-  if (r.code !== 0) throw new Error(`exit ${r.code}\nstdout: ${r.stdout}\nstderr: ${r.stderr}`);
-  return r.json();
-}
-function same([r, l]: CliResult[]) {
-  const a = ok(r!);
-  expect(ok(l!)).toEqual(a);
-  return a;
-}
-/** Exit 1 with the API's error body on stderr, the same in both modes. */
-function refused([r, l]: CliResult[], code: string) {
-  for (const res of [r!, l!]) {
-    expect(res.code, res.stderr).toBe(1);
-    expect(res.stdout).toBe("");
-  }
-  expect(r!.errorJson()).toEqual(l!.errorJson());
-  expect(r!.errorJson().error.code).toBe(code);
-  return r!.errorJson().error;
-}
 
 function file(name: string, value: unknown) {
   const p = join(files, name);

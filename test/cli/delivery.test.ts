@@ -1,8 +1,9 @@
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { beforeAll, describe, expect, it } from "vitest";
 import { jobs } from "../../src/db/schema";
-import { startTestServer, type TestServer } from "../helpers/server";
-import { startSink, type Sink } from "../helpers/sink";
-import { cli, cliEnv, type CliResult } from "./helpers";
+import { useServer } from "../helpers/fixture";
+import type { TestServer } from "../helpers/server";
+import type { Sink } from "../helpers/sink";
+import { cli, modeEnvs, ok } from "./helpers";
 
 /**
  * events retry, attempts list [--dlq], attempts redrive, replay start --wait /
@@ -15,25 +16,16 @@ let sink: Sink;
 let remoteEnv: Record<string, string>;
 let localEnv: Record<string, string>;
 
-beforeAll(async () => {
-  server = await startTestServer();
-  sink = startSink();
-  sink.respond = (req) => new Response(req.path.startsWith("/broken") ? "down" : "ok", { status: req.path.startsWith("/broken") ? 500 : 200 });
-  const base = cliEnv();
-  remoteEnv = { ...base, HOOKRELAY_URL: server.url, HOOKRELAY_API_KEY: await server.apiKey() };
-  localEnv = { ...base, ...server.storeEnv, HOOKRELAY_BASE_URL: server.deps.settings.baseUrl };
+useServer({ sink: true }, (s) => {
+  ({ server, sink } = s);
+  ({ remoteEnv, localEnv } = modeEnvs(s.server, s.key));
 });
-afterAll(async () => {
-  sink.close();
-  await server.close();
+beforeAll(() => {
+  sink.respond = (req) => new Response(req.path.startsWith("/broken") ? "down" : "ok", { status: req.path.startsWith("/broken") ? 500 : 200 });
 });
 
 const remote = (args: string[]) => cli([...args, "--json"], { env: remoteEnv });
 const local = (args: string[]) => cli([...args, "--json"], { env: localEnv });
-function ok(r: CliResult) {
-  if (r.code !== 0) throw new Error(`exit ${r.code}\nstdout: ${r.stdout}\nstderr: ${r.stderr}`);
-  return r.json();
-}
 async function until<T>(fn: () => Promise<T>, good: (v: T) => boolean, ms = 30_000): Promise<T> {
   const end = Date.now() + ms;
   for (;;) {

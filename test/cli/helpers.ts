@@ -1,7 +1,8 @@
 import { existsSync, readdirSync, statSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { tempDir } from "../helpers/server";
+import { expect } from "vitest";
+import { tempDir, type TestServer } from "../helpers/server";
 import { onPostgres, TEST_SECRET_KEY } from "../helpers/database";
 
 const root = join(import.meta.dirname, "../..");
@@ -30,6 +31,41 @@ export function cliEnv(extra: Record<string, string> = {}) {
   }
   if (onPostgres) env.HOOKRELAY_SECRET_KEY = TEST_SECRET_KEY;
   return { ...env, XDG_CONFIG_HOME: tempDir("hookrelay-cli-config-"), ...extra };
+}
+
+/**
+ * What points a CLI at one running server in each mode: remote (its URL and
+ * an API key) and local (its store, with the server's base URL so that
+ * ingest_url is the same in both).
+ */
+export function modeEnvs(server: TestServer, key: string) {
+  const base = cliEnv();
+  return {
+    remoteEnv: { ...base, HOOKRELAY_URL: server.url, HOOKRELAY_API_KEY: key },
+    localEnv: { ...base, ...server.storeEnv, HOOKRELAY_BASE_URL: server.deps.settings.baseUrl },
+  };
+}
+
+/** The command's JSON output; a throw with what it printed when it did not exit 0. */
+export function ok(r: CliResult) {
+  if (r.code !== 0) throw new Error(`exit ${r.code}\nstdout: ${r.stdout}\nstderr: ${r.stderr}`);
+  return r.json();
+}
+/** The same command in remote and local mode printed the same JSON: that JSON. */
+export function same([r, l]: CliResult[]) {
+  const a = ok(r!);
+  expect(ok(l!)).toEqual(a);
+  return a;
+}
+/** Exit 1 with the API's error body on stderr, the same in both modes. */
+export function refused([r, l]: CliResult[], code: string) {
+  for (const res of [r!, l!]) {
+    expect(res.code, res.stderr).toBe(1);
+    expect(res.stdout).toBe("");
+  }
+  expect(r!.errorJson()).toEqual(l!.errorJson());
+  expect(r!.errorJson().error.code).toBe(code);
+  return r!.errorJson().error;
 }
 
 function newestMtime(dir: string): number {

@@ -1,27 +1,22 @@
 import { eq } from "drizzle-orm";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { beforeAll, describe, expect, it } from "vitest";
 import { events } from "../../src/db/schema";
 import { insertEvent, scopeOf } from "../helpers/rows";
-import { call, startTestServer, type TestServer } from "../helpers/server";
+import { call, type TestServer } from "../helpers/server";
 import { startSink, type Sink } from "../helpers/sink";
+import { useServer } from "../helpers/fixture";
 import { BINARY, cliEnv, ensureBinary, startCli } from "./helpers";
 
 /** `listen` (forwarding to a local sink, --since) and `events tail` (JSON lines when piped; the TUI in tmux). */
-let server: TestServer;
-let sink: Sink;
+let server: TestServer, key: string, sink: Sink;
 let env: Record<string, string>;
 let source: { id: string; ingest_url: string };
 
+beforeAll(() => ensureBinary());
+useServer({ sink: true }, (s) => ({ server, key, sink } = s));
 beforeAll(async () => {
-  [server] = await Promise.all([startTestServer(), ensureBinary()]);
-  sink = startSink();
-  const key = await server.apiKey();
   env = cliEnv({ HOOKRELAY_URL: server.url, HOOKRELAY_API_KEY: key });
   source = (await call(server, "POST", "/v1/sources", { key, body: { name: "Local dev" } })).body.source;
-});
-afterAll(async () => {
-  sink.close();
-  await server.close();
 });
 
 async function ingest(body: string, init: { method?: string; headers?: Record<string, string> } = {}) {

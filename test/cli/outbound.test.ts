@@ -1,9 +1,10 @@
 import { writeFileSync } from "node:fs";
 import { join } from "node:path";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { call, startTestServer, tempDir, type TestServer } from "../helpers/server";
+import { afterAll, describe, expect, it } from "vitest";
+import { useServer } from "../helpers/fixture";
+import { call, tempDir, type TestServer } from "../helpers/server";
 import { outboundSink, verifiesWith } from "../outbound/helpers";
-import { cli, cliEnv, type CliResult } from "./helpers";
+import { cli, modeEnvs, ok, refused, same } from "./helpers";
 
 /**
  * `hookrelay apps`, `endpoints` and `messages` (docs/cli.md, "Applications, endpoints and messages (outbound)") with --json
@@ -19,40 +20,15 @@ let localEnv: Record<string, string>;
 const sink = outboundSink();
 const files = tempDir("hookrelay-cli-outbound-");
 
-beforeAll(async () => {
-  server = await startTestServer();
-  const base = cliEnv();
-  remoteEnv = { ...base, HOOKRELAY_URL: server.url, HOOKRELAY_API_KEY: await server.apiKey() };
-  localEnv = { ...base, ...server.storeEnv, HOOKRELAY_BASE_URL: server.deps.settings.baseUrl };
+useServer({}, (s) => {
+  server = s.server;
+  ({ remoteEnv, localEnv } = modeEnvs(s.server, s.key));
 });
-afterAll(async () => {
-  sink.close();
-  await server.close();
-});
+afterAll(() => sink.close());
 
 const remote = (args: string[], stdin?: string) => cli([...args, "--json"], { env: remoteEnv, stdin });
 const local = (args: string[], stdin?: string) => cli([...args, "--json"], { env: localEnv, stdin });
 const both = (args: string[]) => Promise.all([remote(args), local(args)]);
-
-function ok(r: CliResult) {
-  if (r.code !== 0) throw new Error(`exit ${r.code}\nstdout: ${r.stdout}\nstderr: ${r.stderr}`);
-  return r.json();
-}
-function same([r, l]: CliResult[]) {
-  const a = ok(r!);
-  expect(ok(l!)).toEqual(a);
-  return a;
-}
-/** Exit 1 with the API's error body on stderr, the same in both modes. */
-function refused([r, l]: CliResult[], code: string) {
-  for (const res of [r!, l!]) {
-    expect(res.code, res.stderr).toBe(1);
-    expect(res.stdout).toBe("");
-  }
-  expect(r!.errorJson()).toEqual(l!.errorJson());
-  expect(r!.errorJson().error.code).toBe(code);
-  return r!.errorJson().error;
-}
 
 function file(name: string, value: unknown) {
   const p = join(files, name);

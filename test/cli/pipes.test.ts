@@ -1,6 +1,7 @@
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { call, startTestServer, type TestServer } from "../helpers/server";
-import { startSink, type Sink } from "../helpers/sink";
+import { beforeAll, describe, expect, it } from "vitest";
+import { call, type TestServer } from "../helpers/server";
+import type { Sink } from "../helpers/sink";
+import { useServer } from "../helpers/fixture";
 import { walk } from "../../cli/commands/help";
 import { buildProgram } from "../../cli/program";
 import { BINARY, cliEnv, ensureBinary } from "./helpers";
@@ -10,21 +11,15 @@ import { BINARY, cliEnv, ensureBinary } from "./helpers";
  * its line and exits, the next write hits a closed pipe (EPIPE). The command
  * must end quietly with exit 0, not crash with a stack trace.
  */
-let server: TestServer;
-let sink: Sink;
+let server: TestServer, key: string, sink: Sink;
 let env: Record<string, string>;
 let source: { id: string; ingest_url: string };
 
+beforeAll(() => ensureBinary());
+useServer({ sink: true }, (s) => ({ server, key, sink } = s));
 beforeAll(async () => {
-  [server] = await Promise.all([startTestServer(), ensureBinary()]);
-  sink = startSink();
-  const key = await server.apiKey();
   env = cliEnv({ HOOKRELAY_URL: server.url, HOOKRELAY_API_KEY: key });
   source = (await call(server, "POST", "/v1/sources", { key, body: { name: "piped" } })).body.source;
-});
-afterAll(async () => {
-  sink.close();
-  await server.close();
 });
 
 /** `set -o pipefail; hookrelay ARGS | head -1`: the pipeline's status is hookrelay's unless head fails. */

@@ -1,8 +1,9 @@
 import { writeFileSync } from "node:fs";
 import { join } from "node:path";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { startTestServer, tempDir, type TestServer } from "../helpers/server";
-import { cli, cliEnv, type CliResult } from "./helpers";
+import { beforeAll, describe, expect, it } from "vitest";
+import { useServer } from "../helpers/fixture";
+import { tempDir, type TestServer } from "../helpers/server";
+import { cli, modeEnvs, ok, same as expectSame } from "./helpers";
 
 /**
  * Resource commands with --json, the same arguments in both modes: remote
@@ -16,31 +17,18 @@ let localEnv: Record<string, string>;
 let readOnlyEnv: Record<string, string>;
 const files = tempDir("hookrelay-cli-files-");
 
+useServer({}, (s) => {
+  server = s.server;
+  ({ remoteEnv, localEnv } = modeEnvs(s.server, s.key));
+});
 beforeAll(async () => {
-  server = await startTestServer();
-  const key = await server.apiKey();
-  const base = cliEnv();
-  remoteEnv = { ...base, HOOKRELAY_URL: server.url, HOOKRELAY_API_KEY: key };
-  // Same base URL as the server, so ingest_url matches in both modes.
-  localEnv = { ...base, ...server.storeEnv, HOOKRELAY_BASE_URL: server.deps.settings.baseUrl };
   readOnlyEnv = { ...remoteEnv, HOOKRELAY_API_KEY: await server.apiKey("read") };
 });
-afterAll(() => server.close());
 
 const remote = (args: string[], stdin?: string) => cli([...args, "--json"], { env: remoteEnv, stdin });
 const local = (args: string[], stdin?: string) => cli([...args, "--json"], { env: localEnv, stdin });
 /** Runs the same command in both modes at once. */
 const both = (args: string[]) => Promise.all([remote(args), local(args)]);
-
-function ok(r: CliResult) {
-  if (r.code !== 0) throw new Error(`exit ${r.code}\nstdout: ${r.stdout}\nstderr: ${r.stderr}`);
-  return r.json();
-}
-function expectSame([r, l]: CliResult[]) {
-  const a = ok(r!);
-  expect(ok(l!)).toEqual(a);
-  return a;
-}
 
 describe("sources, destinations, connections, events in both modes", () => {
   let sourceA: any;

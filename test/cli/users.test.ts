@@ -1,15 +1,11 @@
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { ADMIN, startTestServer, type TestServer } from "../helpers/server";
+import { beforeAll, describe, expect, it } from "vitest";
+import { ADMIN, type TestServer } from "../helpers/server";
+import { useServer } from "../helpers/fixture";
 import { cli, cliEnv } from "./helpers";
 
 /** `hookrelay users set-password`: the way to replace a first-start password that went to a log (README.md). */
-let server: TestServer;
-let key: string;
-beforeAll(async () => {
-  server = await startTestServer();
-  key = await server.apiKey();
-});
-afterAll(() => server.close());
+let server: TestServer, key: string;
+useServer({}, (s) => ({ server, key } = s));
 
 const login = (password: string) =>
   fetch(`${server.url}/v1/auth/login`, { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify({ email: ADMIN.email, password }) });

@@ -4,8 +4,9 @@ import { onCommit } from "../../src/db/transaction";
 import { openDatabase, type OpenDb } from "../../src/db/sqlite/open";
 import { createSource } from "../helpers/ingest";
 import { scopeOf, type TestScope } from "../helpers/rows";
-import { startTestServer, type TestServer } from "../helpers/server";
+import type { TestServer } from "../helpers/server";
 import { describeOnly } from "../helpers/database";
+import { useServer } from "../helpers/fixture";
 
 /**
  * The hook every ingest group commit runs (serve routes events there)
@@ -15,23 +16,19 @@ import { describeOnly } from "../helpers/database";
  * background router), and `failed` decides what happens after the commit.
  * On a data dir whose server has stopped, so nothing else writes.
  */
-let server: TestServer;
+let server: TestServer, key: string;
 let store: OpenDb;
 let scope: TestScope;
 let sourceId: string;
 
+useServer({}, (s) => ({ server, key } = s));
 beforeAll(async () => {
-  server = await startTestServer();
-  const key = await server.apiKey();
   scope = await scopeOf(server, key);
   sourceId = (await createSource(server, key, { name: "hooked" })).id;
   await server.stop();
   store = openDatabase(server.dataDir);
 });
-afterAll(async () => {
-  store.close();
-  await server.close();
-});
+afterAll(() => store.close());
 
 const write = (): EventWrite => ({
   sourceId,

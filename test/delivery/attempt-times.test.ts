@@ -1,9 +1,9 @@
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import { manualClock } from "../../src/core/clock";
-import { startClockedServer } from "../helpers/clockedServer";
 import { call, type TestServer } from "../helpers/server";
-import { startSink, type Sink } from "../helpers/sink";
+import type { Sink } from "../helpers/sink";
 import { listAttempts, pipeline, sendEvent, waitFor } from "../helpers/delivery";
+import { useServer } from "../helpers/fixture";
 
 /**
  * An attempt's times: created_at is when its row was queued, scheduled_at
@@ -14,18 +14,9 @@ import { listAttempts, pipeline, sendEvent, waitFor } from "../helpers/delivery"
  */
 const start = new Date("2026-03-01T10:00:00.000Z");
 const clock = manualClock(start);
-let server: TestServer;
-let key: string;
-let sink: Sink;
+let server: TestServer, key: string, sink: Sink;
 
-beforeAll(async () => {
-  ({ server, key } = await startClockedServer(clock));
-  sink = startSink();
-});
-afterAll(async () => {
-  await server.close();
-  sink.close();
-});
+useServer({ clock, sink: true }, (s) => ({ server, key, sink } = s));
 
 describe("delivery attempt times", () => {
   it("records sent_at when the request was sent, not when the attempt was queued; a queued attempt has none", async () => {

@@ -1,13 +1,14 @@
 import { itOnly } from "../helpers/database";
 import { inArray } from "drizzle-orm";
-import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest";
+import { beforeAll, beforeEach, describe, expect, it } from "vitest";
 import { newId } from "../../src/contracts/ids";
 import { deliveryAttempts, destinations } from "../../src/db/schema";
 import { transaction } from "../../src/db/transaction";
 import { claimBatch, type ClaimResult } from "../../src/delivery/queue";
 import { insertQueuedAttempt } from "../../src/domain/deliveries";
 import { createSource, insertEvent, scopeOf, type TestScope } from "../helpers/rows";
-import { startTestServer, type TestServer } from "../helpers/server";
+import type { TestServer } from "../helpers/server";
+import { useServer } from "../helpers/fixture";
 
 /**
  * The claim at outbound's scale (docs/performance.md, "Outbound fan-out") on a real database file:
@@ -17,19 +18,17 @@ import { startTestServer, type TestServer } from "../helpers/server";
  * makes this test's destinations claimable inside one write transaction,
  * which the worker's cannot interleave with.
  */
-let server: TestServer;
+let server: TestServer, key: string;
 let scope: TestScope;
 let eventId: string;
 let mine: string[] = [];
 
+useServer({}, (s) => ({ server, key } = s));
 beforeAll(async () => {
-  server = await startTestServer();
-  const key = await server.apiKey();
   scope = await scopeOf(server, key);
   const source = await createSource(server, key);
   eventId = await insertEvent(server, scope, source.id, { body: "{}" });
 });
-afterAll(() => server.close());
 beforeEach(async () => {
   await db().delete(deliveryAttempts);
   mine = [];

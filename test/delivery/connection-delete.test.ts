@@ -1,9 +1,9 @@
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import { manualClock } from "../../src/core/clock";
-import { startClockedServer } from "../helpers/clockedServer";
 import { call, type TestServer } from "../helpers/server";
-import { startSink, type Sink } from "../helpers/sink";
+import type { Sink } from "../helpers/sink";
 import { listAttempts, pipeline, sendEvent, waitFor, waitForEventStatus } from "../helpers/delivery";
+import { useServer } from "../helpers/fixture";
 
 /**
  * Deleting a connection cancels the retries it still has queued: nothing is
@@ -12,18 +12,9 @@ import { listAttempts, pipeline, sendEvent, waitFor, waitForEventStatus } from "
  * later than the cancelled retry) proves the worker has run past it.
  */
 const clock = manualClock(new Date());
-let server: TestServer;
-let key: string;
-let sink: Sink;
+let server: TestServer, key: string, sink: Sink;
 
-beforeAll(async () => {
-  ({ server, key } = await startClockedServer(clock));
-  sink = startSink();
-});
-afterAll(async () => {
-  await server.close();
-  sink.close();
-});
+useServer({ clock, sink: true }, (s) => ({ server, key, sink } = s));
 
 const wake = () => server.deps.bus.publish({ type: "delivery.queued" });
 const to = (path: string) => sink.requests.filter((r) => r.path === path);

@@ -1,24 +1,15 @@
 import { eq } from "drizzle-orm";
 import { Webhook } from "standardwebhooks";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { call, startTestServer, type TestServer } from "../helpers/server";
-import { startSink, type Sink } from "../helpers/sink";
+import { describe, expect, it } from "vitest";
+import { call, type TestServer } from "../helpers/server";
+import type { Sink } from "../helpers/sink";
 import { listAttempts, pipeline, sendEvent, waitFor, waitForEventStatus } from "../helpers/delivery";
+import { useServer } from "../helpers/fixture";
 import { deliveryAttempts, events } from "../../src/db/schema";
 
-let server: TestServer;
-let key: string;
-let sink: Sink;
+let server: TestServer, key: string, sink: Sink;
 
-beforeAll(async () => {
-  server = await startTestServer();
-  key = await server.apiKey();
-  sink = startSink();
-});
-afterAll(async () => {
-  await server.close();
-  sink.close();
-});
+useServer({ sink: true }, (s) => ({ server, key, sink } = s));
 
 /** Requests the sink received for one event. */
 const received = (eventId: string) => sink.requests.filter((r) => r.headers["x-hookrelay-event-id"] === eventId);

@@ -1,5 +1,5 @@
 import { eq } from "drizzle-orm";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { beforeAll, describe, expect, it } from "vitest";
 import { newId } from "../../src/contracts/ids";
 import { deliveryAttempts, destinations, events } from "../../src/db/schema";
 import { transaction } from "../../src/db/transaction";
@@ -8,7 +8,8 @@ import { recordOutcomes, type AttemptOutcome } from "../../src/delivery/outcomes
 import { insertQueuedAttempt } from "../../src/domain/deliveries";
 import { createDestination } from "../helpers/delivery";
 import { createSource, insertEvent, scopeOf, type TestScope } from "../helpers/rows";
-import { startTestServer, type TestServer } from "../helpers/server";
+import type { TestServer } from "../helpers/server";
+import { useServer } from "../helpers/fixture";
 
 /**
  * The queue's batch statements on a real database file: one statement
@@ -17,19 +18,17 @@ import { startTestServer, type TestServer } from "../helpers/server";
  * alone; each test makes it claimable only inside one write transaction,
  * which the worker's cannot interleave with.
  */
-let server: TestServer;
+let server: TestServer, key: string;
 let scope: TestScope;
 let sourceId: string;
 let destinationId: string;
 
+useServer({}, (s) => ({ server, key } = s));
 beforeAll(async () => {
-  server = await startTestServer();
-  const key = await server.apiKey();
   scope = await scopeOf(server, key);
   sourceId = (await createSource(server, key)).id;
   destinationId = await createDestination(server, key, { url: "http://127.0.0.1:9/never", status: "paused" });
 });
-afterAll(() => server.close());
 
 const db = () => server.deps.db;
 

@@ -1,24 +1,15 @@
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import { manualClock } from "../../src/core/clock";
-import { startClockedServer } from "../helpers/clockedServer";
 import type { TestServer } from "../helpers/server";
-import { startSink, type Sink } from "../helpers/sink";
+import type { Sink } from "../helpers/sink";
 import { listAttempts, pipeline, sendEvent, waitFor, waitForEventStatus } from "../helpers/delivery";
+import { useServer } from "../helpers/fixture";
 
 /** Retries with the default 30 s exponential schedule, run in milliseconds by moving an injected clock. */
 const clock = manualClock(new Date());
-let server: TestServer;
-let key: string;
-let sink: Sink;
+let server: TestServer, key: string, sink: Sink;
 
-beforeAll(async () => {
-  ({ server, key } = await startClockedServer(clock));
-  sink = startSink();
-});
-afterAll(async () => {
-  await server.close();
-  sink.close();
-});
+useServer({ clock, sink: true }, (s) => ({ server, key, sink } = s));
 
 describe("the exponential retry schedule", () => {
   it("doubles from 30 s with jitter, then ends in the DLQ after max_retries", async () => {

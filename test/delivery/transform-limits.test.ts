@@ -1,26 +1,17 @@
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import { sandbox } from "../../src/rules/sandbox";
 import { createConnection, createDestination, createSourceId, listAttempts, sendEvent, waitFor, waitForEventStatus } from "../helpers/delivery";
-import { startTestServer, type TestServer } from "../helpers/server";
-import { startSink, type Sink } from "../helpers/sink";
+import type { TestServer } from "../helpers/server";
+import type { Sink } from "../helpers/sink";
+import { useServer } from "../helpers/fixture";
 
 /**
  * Transforms and regex filter rules run in the sandbox (docs/delivery.md,
  * "Limits of transforms and filters"): one that runs out of time or memory
  * fails its own delivery, or does not route, and nothing else waits for it.
  */
-let server: TestServer;
-let key: string;
-let sink: Sink;
-beforeAll(async () => {
-  server = await startTestServer();
-  key = await server.apiKey();
-  sink = startSink();
-});
-afterAll(async () => {
-  await server.close();
-  sink.close();
-});
+let server: TestServer, key: string, sink: Sink;
+useServer({ sink: true }, (s) => ({ server, key, sink } = s));
 
 /** Four regexes that backtrack for most of a second each on 100,000 a's: past the 1 s limit together. */
 const BACKTRACKING = "$contains(s, /(a*)*b/) or $contains(s, /(a*)*c/) or $contains(s, /(a*)*d/) or $contains(s, /(a*)*e/)";

@@ -1,28 +1,19 @@
 import { createHmac } from "node:crypto";
 import { Webhook } from "standardwebhooks";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import { createConnection, createDestination, waitFor } from "../helpers/delivery";
 import { createSource, ingest } from "../helpers/ingest";
-import { call, startTestServer, type TestServer } from "../helpers/server";
-import { startSink, type Sink } from "../helpers/sink";
+import { call, type TestServer } from "../helpers/server";
+import type { Sink } from "../helpers/sink";
+import { useServer } from "../helpers/fixture";
 
 /**
  * A provider's signature signs the body it sent. A transform changes that
  * body, so the provider's signature headers must not travel with the new
  * one; the relay's own webhook-signature signs what is sent.
  */
-let server: TestServer;
-let key: string;
-let sink: Sink;
-beforeAll(async () => {
-  server = await startTestServer();
-  key = await server.apiKey();
-  sink = startSink();
-});
-afterAll(async () => {
-  await server.close();
-  sink.close();
-});
+let server: TestServer, key: string, sink: Sink;
+useServer({ sink: true }, (s) => ({ server, key, sink } = s));
 
 const secret = "gh secret";
 const sign = (body: string) => "sha256=" + createHmac("sha256", secret).update(body).digest("hex");

@@ -16,9 +16,10 @@
  * through the UI.
  */
 import { createHmac } from "node:crypto";
-import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
-import { startSink, type Sink, type SinkRequest } from "../helpers/sink";
-import { launchBrowser, loginThroughUi, screenshot, startBinary, type Browser, type Hookrelay, sessionCall } from "./helpers";
+import { beforeAll, describe, expect, it } from "vitest";
+import type { Sink, SinkRequest } from "../helpers/sink";
+import { screenshot, type Browser, type Hookrelay, sessionCall } from "./helpers";
+import { useBinaryAndBrowser } from "./fixture";
 
 let server: Hookrelay;
 let browser: Browser;
@@ -27,23 +28,15 @@ let sink: Sink;
 const OPS_SECRET = "ops-hook-secret";
 const ids = { ordersSource: "", ordersIngest: "", orders: "", billingIngest: "", billing: "", issue: "", opsHook: "", brokenHook: "", slack: "", failingRule: "", issueRule: "" };
 
+useBinaryAndBrowser({ sink: true, login: true }, (s) => ({ server, browser, sink } = s));
 beforeAll(async () => {
-  sink = startSink();
   sink.respond = (req) => {
     if (req.path.startsWith("/orders")) return new Response("orders down", { status: 503 });
     if (req.path.startsWith("/billing")) return new Response("billing broke", { status: 500 });
     if (req.path.startsWith("/broken-hook")) return new Response("no_service", { status: 500 });
     return new Response("ok");
   };
-  [server, browser] = await Promise.all([startBinary(), launchBrowser()]);
-  await loginThroughUi(browser.page, browser.guard, server.url, "/");
 });
-afterAll(async () => {
-  await browser?.close();
-  await server?.stop();
-  sink?.close();
-});
-afterEach(() => browser.guard.assertClean());
 
 const call = <T>(method: string, path: string, body?: unknown) => sessionCall<T>(browser, server.url, method, path, body);
 

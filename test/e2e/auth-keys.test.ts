@@ -2,20 +2,14 @@
  * The admin UI in headless chromium against the compiled binary: log in
  * through the real form, create an API key (shown once), use it, revoke it.
  */
-import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
-import { ADMIN, launchBrowser, loginThroughUi, screenshot, startBinary, type Browser, type Hookrelay } from "./helpers";
+import { describe, expect, it } from "vitest";
+import { ADMIN, screenshot, type Browser, type Hookrelay } from "./helpers";
+import { useBinaryAndBrowser } from "./fixture";
 
 let server: Hookrelay;
 let browser: Browser;
 
-beforeAll(async () => {
-  [server, browser] = await Promise.all([startBinary(), launchBrowser()]);
-});
-afterAll(async () => {
-  await browser?.close();
-  await server?.stop();
-});
-afterEach(() => browser.guard.assertClean());
+useBinaryAndBrowser({}, (s) => ({ server, browser } = s));
 
 describe("login", () => {
   it("refuses a wrong password with a readable message, then logs in", async () => {

@@ -12,26 +12,17 @@
  * Data the pages show is created through the API (the browser's session) or
  * sent to a real ingest URL; what is tested goes through the UI.
  */
-import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
-import { startSink, type Sink } from "../helpers/sink";
-import { launchBrowser, loginThroughUi, screenshot, startBinary, type Browser, type Hookrelay, sessionCall } from "./helpers";
+import { describe, expect, it } from "vitest";
+import type { Sink } from "../helpers/sink";
+import { screenshot, type Browser, type Hookrelay, sessionCall } from "./helpers";
+import { useBinaryAndBrowser } from "./fixture";
 
 let server: Hookrelay;
 let browser: Browser;
 let sink: Sink;
 const ids = { topic: "", topicSource: "", shop: "", ingest: "", collection: "", event: "" };
 
-beforeAll(async () => {
-  sink = startSink();
-  [server, browser] = await Promise.all([startBinary(), launchBrowser()]);
-  await loginThroughUi(browser.page, browser.guard, server.url, "/");
-});
-afterAll(async () => {
-  await browser?.close();
-  await server?.stop();
-  sink?.close();
-});
-afterEach(() => browser.guard.assertClean());
+useBinaryAndBrowser({ sink: true, login: true }, (s) => ({ server, browser, sink } = s));
 
 const call = <T>(method: string, path: string, body?: unknown) => sessionCall<T>(browser, server.url, method, path, body);
 

@@ -5,9 +5,10 @@
  * are deleted after confirmation. Setup goes through the API with the
  * browser's own session; everything under test goes through the UI.
  */
-import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
-import { startSink, type Sink } from "../helpers/sink";
-import { launchBrowser, loginThroughUi, screenshot, startBinary, type Browser, type Hookrelay, sessionCall } from "./helpers";
+import { beforeAll, describe, expect, it } from "vitest";
+import type { Sink } from "../helpers/sink";
+import { loginThroughUi, screenshot, type Browser, type Hookrelay, sessionCall } from "./helpers";
+import { useBinaryAndBrowser } from "./fixture";
 
 let server: Hookrelay;
 let browser: Browser;
@@ -15,17 +16,10 @@ let sink: Sink;
 let healthy = false;
 const ids = { source: "", destination: "", connection: "", event: "", ingest: "" };
 
+useBinaryAndBrowser({ sink: true }, (s) => ({ server, browser, sink } = s));
 beforeAll(async () => {
-  sink = startSink();
   sink.respond = () => (healthy ? new Response("ok") : new Response("down for maintenance", { status: 500 }));
-  [server, browser] = await Promise.all([startBinary(), launchBrowser()]);
 });
-afterAll(async () => {
-  await browser?.close();
-  await server?.stop();
-  sink?.close();
-});
-afterEach(() => browser.guard.assertClean());
 
 const call = <T>(method: string, path: string, body?: unknown) => sessionCall<T>(browser, server.url, method, path, body);
 

@@ -18,8 +18,9 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import type { Page } from "playwright-core";
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
-import { startSink, type Sink } from "../helpers/sink";
-import { launchBrowser, loginThroughUi, startBinary, type Browser, type Hookrelay, sessionCall } from "./helpers";
+import type { Sink } from "../helpers/sink";
+import { launchBrowser, type Browser, type Hookrelay, sessionCall } from "./helpers";
+import { useBinaryAndBrowser } from "./fixture";
 
 const SHOTS = join(tmpdir(), "hookrelay-outbound-screens");
 
@@ -30,19 +31,11 @@ let sink: Sink;
 const failing = new Set<string>();
 const ids = { app: "", other: "", otherEndpoint: "", orders: "", all: "", failedMessage: "", portalUrl: "" };
 
+useBinaryAndBrowser({ sink: true, login: true }, (s) => ({ server, browser, sink } = s));
 beforeAll(async () => {
   mkdirSync(SHOTS, { recursive: true });
-  sink = startSink();
   sink.respond = (req) => (failing.has(req.path) ? new Response(`${req.path} is down for maintenance`, { status: 500 }) : new Response("thanks"));
-  [server, browser] = await Promise.all([startBinary(), launchBrowser()]);
-  await loginThroughUi(browser.page, browser.guard, server.url, "/");
 });
-afterAll(async () => {
-  await browser?.close();
-  await server?.stop();
-  sink?.close();
-});
-afterEach(() => browser.guard.assertClean());
 
 async function shot(page: Page, name: string) {
   await page.waitForTimeout(250);

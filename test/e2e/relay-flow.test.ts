@@ -6,9 +6,10 @@
  * event and see the delivery, redrive view, replay to completion, dashboard.
  */
 import { createHmac, randomUUID } from "node:crypto";
-import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
-import { startSink, type Sink } from "../helpers/sink";
-import { launchBrowser, loginThroughUi, screenshot, startBinary, type Browser, type Hookrelay } from "./helpers";
+import { describe, expect, it } from "vitest";
+import type { Sink } from "../helpers/sink";
+import { loginThroughUi, screenshot, type Browser, type Hookrelay } from "./helpers";
+import { useBinaryAndBrowser } from "./fixture";
 
 let server: Hookrelay;
 let browser: Browser;
@@ -19,16 +20,7 @@ const PAYLOAD = { ref: "refs/heads/main", repository: { name: "hookrelay", full_
 let ingestUrl = "";
 let eventId = "";
 
-beforeAll(async () => {
-  sink = startSink();
-  [server, browser] = await Promise.all([startBinary(), launchBrowser()]);
-});
-afterAll(async () => {
-  await browser?.close();
-  await server?.stop();
-  sink?.close();
-});
-afterEach(() => browser.guard.assertClean());
+useBinaryAndBrowser({ sink: true }, (s) => ({ server, browser, sink } = s));
 
 /** Sends a webhook signed as GitHub signs it (X-Hub-Signature-256: sha256=<hex HMAC of the body>). */
 async function sendGithub(payload: unknown, secret = SECRET, event = "push") {

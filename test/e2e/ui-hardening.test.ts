@@ -16,9 +16,10 @@
  */
 import { createHmac, randomUUID } from "node:crypto";
 import type { Request } from "playwright-core";
-import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
-import { startSink, type Sink } from "../helpers/sink";
-import { launchBrowser, loginThroughUi, screenshot, startBinary, type Browser, type Hookrelay, sessionCall } from "./helpers";
+import { beforeAll, describe, expect, it } from "vitest";
+import type { Sink } from "../helpers/sink";
+import { loginThroughUi, screenshot, type Browser, type Hookrelay, sessionCall } from "./helpers";
+import { useBinaryAndBrowser } from "./fixture";
 
 let server: Hookrelay;
 let browser: Browser;
@@ -29,20 +30,13 @@ const ids = { github: "", ingest: "", ok: "", slow: "", dead: "", forged: "", go
 /** Requests to /v1 the page made, for tests that check what was (not) asked. */
 const apiRequests: Request[] = [];
 
+useBinaryAndBrowser({ sink: true }, (s) => ({ server, browser, sink } = s));
 beforeAll(async () => {
-  sink = startSink();
   sink.respond = (req) => (req.path.startsWith("/ok") ? new Response("ok") : new Response("down for maintenance", { status: 503 }));
-  [server, browser] = await Promise.all([startBinary(), launchBrowser()]);
   browser.page.on("request", (req) => {
     if (new URL(req.url()).pathname.startsWith("/v1/")) apiRequests.push(req);
   });
 });
-afterAll(async () => {
-  await browser?.close();
-  await server?.stop();
-  sink?.close();
-});
-afterEach(() => browser.guard.assertClean());
 
 const call = <T>(method: string, path: string, body?: unknown) => sessionCall<T>(browser, server.url, method, path, body);
 

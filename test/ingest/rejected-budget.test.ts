@@ -1,9 +1,9 @@
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import { manualClock } from "../../src/core/clock";
-import { startClockedServer } from "../helpers/clockedServer";
 import { createSource, hmacHex, ingest } from "../helpers/ingest";
 import { scrapeMetrics } from "../helpers/metrics";
 import { call, type TestServer } from "../helpers/server";
+import { useServer } from "../helpers/fixture";
 
 /**
  * Rejected requests keep their bodies for debugging, but a source that
@@ -13,12 +13,8 @@ import { call, type TestServer } from "../helpers/server";
  * budget refills only when the test moves it.
  */
 const clock = manualClock();
-let server: TestServer;
-let key: string;
-beforeAll(async () => {
-  ({ server, key } = await startClockedServer(clock, { HOOKRELAY_REJECTED_STORE_PER_MINUTE: "3" }));
-});
-afterAll(() => server.close());
+let server: TestServer, key: string;
+useServer({ clock, env: { HOOKRELAY_REJECTED_STORE_PER_MINUTE: "3" } }, (s) => ({ server, key } = s));
 
 const SECRET = "budget-secret";
 const storedRejected = async (sourceId: string) => (await call(server, "GET", `/v1/events?source_id=${sourceId}&status=rejected&limit=1`, { key })).body.pagination.total as number;

@@ -1,32 +1,21 @@
 import { Database } from "bun:sqlite";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import { databasePath } from "../../src/db/sqlite/open";
 import { onPostgres } from "../helpers/database";
 import { createConnection, createDestination, listAttempts, waitFor } from "../helpers/delivery";
 import { createSource, getEvent, ingest } from "../helpers/ingest";
 import { insertEvent, scopeOf } from "../helpers/rows";
-import { startTestServer, type TestServer } from "../helpers/server";
-import { startSink, type Sink } from "../helpers/sink";
+import type { TestServer } from "../helpers/server";
+import type { Sink } from "../helpers/sink";
+import { useServer } from "../helpers/fixture";
 
 /**
  * A token source's header is the secret itself (GitLab sends its secret
  * token as is): whoever reads it can forge requests. It is stored as
  * `[redacted]` and never forwarded (docs/ingest.md).
  */
-let server: TestServer;
-let key: string;
-let readKey: string;
-let sink: Sink;
-beforeAll(async () => {
-  server = await startTestServer();
-  key = await server.apiKey("*");
-  readKey = await server.apiKey("read");
-  sink = startSink();
-});
-afterAll(async () => {
-  await server.close();
-  sink.close();
-});
+let server: TestServer, key: string, readKey: string, sink: Sink;
+useServer({ readKey: true, sink: true }, (s) => ({ server, key, readKey, sink } = s));
 
 const TOKEN = "glpat-very-secret-token-123";
 

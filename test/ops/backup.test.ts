@@ -2,16 +2,16 @@ import { migrations } from "../../src/generated/migrations.gen";
 import { Database } from "bun:sqlite";
 import { chmodSync, copyFileSync, existsSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { afterAll, describe, expect, it } from "vitest";
 import { manualClock } from "../../src/core/clock";
 import { runScheduledBackup } from "../../src/domain/backups";
 import { cli, cliEnv } from "../cli/helpers";
-import { startClockedServer } from "../helpers/clockedServer";
 import { waitFor } from "../helpers/delivery";
 import { createSource, ingest } from "../helpers/ingest";
 import { call, startTestServer, tempDir, type TestServer } from "../helpers/server";
 import { adminKey, api, spawnServe } from "./helpers";
 import { describeOnly } from "../helpers/database";
+import { useServer } from "../helpers/fixture";
 
 const dirs: string[] = [];
 afterAll(() => dirs.forEach((d) => rmSync(d, { recursive: true, force: true })));
@@ -28,11 +28,7 @@ function openCopy(file: string) {
 describeOnly("sqlite", "POST /v1/backups while ingest runs", "a PostgreSQL database is backed up with pg_dump, not VACUUM INTO a file", () => {
   let server: TestServer;
   let key: string;
-  beforeAll(async () => {
-    server = await startTestServer();
-    key = await server.apiKey();
-  });
-  afterAll(() => server.close());
+  useServer({}, (s) => ({ server, key } = s));
 
   it("holds every event acknowledged before it started, passes integrity_check, and ingest goes on meanwhile", async () => {
     const source = await createSource(server, key, { name: "busy" });
@@ -83,11 +79,7 @@ describeOnly("sqlite", "POST /v1/backups while ingest runs", "a PostgreSQL datab
 describeOnly("sqlite", "the backups API", "a PostgreSQL database is backed up with pg_dump, not VACUUM INTO a file", () => {
   let server: TestServer;
   let key: string;
-  beforeAll(async () => {
-    server = await startTestServer();
-    key = await server.apiKey();
-  });
-  afterAll(() => server.close());
+  useServer({}, (s) => ({ server, key } = s));
 
   it("needs a key with scope * (or a session) to make, list or download", async () => {
     const read = await server.apiKey("read");
@@ -126,11 +118,7 @@ describeOnly("sqlite", "the backups API", "a PostgreSQL database is backed up wi
 describeOnly("sqlite", "hookrelay backup create", "a PostgreSQL database is backed up with pg_dump, not VACUUM INTO a file", () => {
   let server: TestServer;
   let key: string;
-  beforeAll(async () => {
-    server = await startTestServer();
-    key = await server.apiKey();
-  });
-  afterAll(() => server.close());
+  useServer({}, (s) => ({ server, key } = s));
 
   it("works in local mode beside the running server (--out) and downloads in remote mode (--out), reminding of the secret key", async () => {
     const out = join(newDir(), "local.db");
@@ -264,10 +252,7 @@ describeOnly("sqlite", "scheduled backups (HOOKRELAY_BACKUP_INTERVAL, HOOKRELAY_
   const clock = manualClock(new Date("2026-03-01T00:00:00.000Z"));
   let server: TestServer;
   let key: string;
-  beforeAll(async () => {
-    ({ server, key } = await startClockedServer(clock, { HOOKRELAY_BACKUP_INTERVAL: "1h", HOOKRELAY_BACKUP_KEEP: "2" }));
-  });
-  afterAll(() => server.close());
+  useServer({ clock, env: { HOOKRELAY_BACKUP_INTERVAL: "1h", HOOKRELAY_BACKUP_KEEP: "2" } }, (s) => ({ server, key } = s));
 
   const scheduled = async () => ((await call(server, "GET", "/v1/backups", { key })).body.backups as { kind: string; created_at: string }[]).filter((b) => b.kind === "scheduled").map((b) => b.created_at);
 

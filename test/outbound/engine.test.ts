@@ -1,9 +1,9 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { manualClock } from "../../src/core/clock";
 import { createChannel, createRule, waitForHistory } from "../alerts/helpers";
-import { startClockedServer } from "../helpers/clockedServer";
 import { waitFor } from "../helpers/delivery";
 import { call, type TestServer } from "../helpers/server";
+import { useServer } from "../helpers/fixture";
 import { createApp, createEndpoint, getMessage, messageAttempts, outboundSink, sendMessage } from "./helpers";
 
 /**
@@ -13,18 +13,16 @@ import { createApp, createEndpoint, getMessage, messageAttempts, outboundSink, s
  */
 const DAY = 86_400_000;
 const clock = manualClock(new Date());
-let server: TestServer;
-let key: string;
+let server: TestServer, key: string;
 const sink = outboundSink();
 let failing = new Set<string>();
 
+useServer({ clock, env: { HOOKRELAY_ALERT_INTERVAL_SECONDS: "3600" } }, (s) => ({ server, key } = s));
 beforeAll(async () => {
-  ({ server, key } = await startClockedServer(clock, { HOOKRELAY_ALERT_INTERVAL_SECONDS: "3600" }));
   sink.respond = (req) => (failing.has(req.path) ? new Response("down", { status: 500 }) : new Response("ok"));
 });
 afterAll(async () => {
   sink.close();
-  await server.close();
 });
 
 const wake = () => server.deps.bus.publish({ type: "delivery.queued" });

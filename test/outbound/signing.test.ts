@@ -1,8 +1,8 @@
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { afterAll, describe, expect, it } from "vitest";
 import { manualClock } from "../../src/core/clock";
-import { startClockedServer } from "../helpers/clockedServer";
 import { waitFor } from "../helpers/delivery";
 import { call, type TestServer } from "../helpers/server";
+import { useServer } from "../helpers/fixture";
 import { createApp, createEndpoint, endpointSecret, outboundSink, sendMessage, verifiesWith } from "./helpers";
 
 /**
@@ -11,16 +11,12 @@ import { createApp, createEndpoint, endpointSecret, outboundSink, sendMessage, v
  * test's, so a rotation's 24 hours pass in a moment.
  */
 const clock = manualClock(new Date());
-let server: TestServer;
-let key: string;
+let server: TestServer, key: string;
 const sink = outboundSink();
 
-beforeAll(async () => {
-  ({ server, key } = await startClockedServer(clock));
-});
+useServer({ clock }, (s) => ({ server, key } = s));
 afterAll(async () => {
   sink.close();
-  await server.close();
 });
 
 async function receive(path: string, count: number) {

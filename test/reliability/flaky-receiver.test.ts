@@ -1,24 +1,21 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { call, startTestServer, type TestServer } from "../helpers/server";
+import { call, type TestServer } from "../helpers/server";
 import { startFlakySink, type FlakySink } from "../helpers/flakySink";
 import { listAttempts, pipeline, sendEvent, waitFor } from "../helpers/delivery";
+import { useServer } from "../helpers/fixture";
 
 /**
  * Reliability (docs/decisions.md D6): a receiver that fails 30% of requests, hangs some
  * past the timeout and resets some connections. Every event must end
  * delivered or in the DLQ; none lost, none delivered to the wrong destination.
  */
-let server: TestServer;
-let key: string;
-let sink: FlakySink;
+let server: TestServer, key: string, sink: FlakySink;
 
+useServer({ env: { HOOKRELAY_DELIVERY_CONCURRENCY: "16" } }, (s) => ({ server, key } = s));
 beforeAll(async () => {
-  server = await startTestServer({ HOOKRELAY_DELIVERY_CONCURRENCY: "16" });
-  key = await server.apiKey();
   sink = await startFlakySink({ seed: 20260101, error: 0.3, hang: 0.05, reset: 0.05, hangMs: 1500 });
 });
 afterAll(async () => {
-  await server.close();
   await sink.close();
 });
 

@@ -1,0 +1,37 @@
+import { afterAll, afterEach, beforeAll } from "vitest";
+import { startSink, type Sink } from "../helpers/sink";
+import { launchBrowser, loginThroughUi, startBinary, type Browser, type Hookrelay } from "./helpers";
+
+export interface BrowserFixture {
+  server: Hookrelay;
+  browser: Browser;
+}
+
+/**
+ * The set-up the browser test files share: the compiled binary and a browser
+ * for the file, a sink when asked, the admin logged in through the UI when
+ * asked; all closed afterwards, and after each test the page guard (test/e2e/helpers.ts)
+ * fails it on any console error or failed request. `started` hands them over
+ * before the login, so that a file keeps its own `server`, `browser` and `sink`
+ * variables (the same pattern as test/helpers/fixture.ts).
+ */
+export function useBinaryAndBrowser(options: { sink: true; login?: boolean }, started: (fixture: BrowserFixture & { sink: Sink }) => void): void;
+export function useBinaryAndBrowser(options: { sink?: boolean; login?: boolean }, started: (fixture: BrowserFixture) => void): void;
+export function useBinaryAndBrowser(options: { sink?: boolean; login?: boolean }, started: (fixture: BrowserFixture & { sink: Sink }) => void): void {
+  let server: Hookrelay | undefined;
+  let browser: Browser | undefined;
+  let sink: Sink | undefined;
+  beforeAll(async () => {
+    if (options.sink) sink = startSink();
+    [server, browser] = await Promise.all([startBinary(), launchBrowser()]);
+    // The overloads promise a sink exactly when one was asked for.
+    started({ server, browser, sink } as BrowserFixture & { sink: Sink });
+    if (options.login) await loginThroughUi(browser.page, browser.guard, server.url, "/");
+  });
+  afterAll(async () => {
+    await browser?.close();
+    await server?.stop();
+    sink?.close();
+  });
+  afterEach(() => browser!.guard.assertClean());
+}
