@@ -50,3 +50,17 @@ describe("domain code is dialect-neutral (docs/decisions.md D12)", () => {
     });
   }
 });
+
+describe("nothing outside src/db asks which dialect it runs on (docs/architecture.md)", () => {
+  const asksDialect = /\bdialectOf\(|\.dialect\b|db\/dialect"/;
+  const sources = [...areas, "cli"].flatMap((a) => files(join(root, a))).concat(join(root, "src/server.ts"));
+
+  it("asks store.shared or for a capability instead", () => {
+    const found = sources.flatMap((file) =>
+      readFileSync(file, "utf8")
+        .split("\n")
+        .flatMap((line, i) => (asksDialect.test(line) && !/^\s*(\*|\/\/)/.test(line) ? [`${relative(root, file)}:${i + 1}: ${line.trim()}`] : [])),
+    );
+    expect(found).toEqual([]);
+  });
+});
