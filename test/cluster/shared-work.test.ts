@@ -211,7 +211,7 @@ describeOnly("postgres", "two nodes on one database", "several serve nodes need 
     for (const node of [a, b]) expect((await call(node, "GET", `/v1/sources/${p.sourceId}`, { key })).body.source).toMatchObject({ event_count: 50, request_count: 50 });
   }, 40_000);
 
-  it("a destination's rate limit holds across both nodes (within 10%)", async () => {
+  it("a destination's rate limit holds across both nodes: at most 10% over, and both nodes send their share", async () => {
     // Each node sends limit / live nodes: wait until both have counted the other (one heartbeat interval).
     await waitFor(async () => (await db().select().from(nodes).where(and(inArray(nodes.id, nodeIds())))).length === 2, { what: "both nodes registered" });
     // Only these two live (a node killed by an earlier test drops out once its heartbeat is late).
@@ -230,12 +230,14 @@ describeOnly("postgres", "two nodes on one database", "several serve nodes need 
     const start = times[0]!;
     const window = 4000;
     const inWindow = times.filter((t) => t >= start && t < start + window).length;
-    // limit × seconds, give or take 10% (a window may hold one extra start at its edge).
+    // At most limit × seconds + 10% (a window may hold one extra start at its edge). The floor
+    // is looser: on a busy machine a node may send late, never early; what it must show is that
+    // both nodes send (one node alone would send its half share, 50%).
     expect(inWindow).toBeLessThanOrEqual(Math.ceil(rate * (window / 1000) * 1.1) + 1);
-    expect(inWindow).toBeGreaterThanOrEqual(Math.floor(rate * (window / 1000) * 0.9));
+    expect(inWindow).toBeGreaterThanOrEqual(Math.floor(rate * (window / 1000) * 0.75));
   }, 60_000);
 
-  it("an application's rate limit holds across both nodes (within 10%)", async () => {
+  it("an application's rate limit holds across both nodes: at most 10% over, and both nodes send their share", async () => {
     // Both nodes have counted each other by now (the test above waited a heartbeat interval).
     const rate = 10;
     const app = await call(a, "POST", "/v1/applications", { key, body: { name: "Paced app", uid: "paced-app", rate_limit: rate } });
@@ -256,6 +258,6 @@ describeOnly("postgres", "two nodes on one database", "several serve nodes need 
     const window = 4000;
     const inWindow = times.filter((t) => t >= start && t < start + window).length;
     expect(inWindow).toBeLessThanOrEqual(Math.ceil(rate * (window / 1000) * 1.1) + 1);
-    expect(inWindow).toBeGreaterThanOrEqual(Math.floor(rate * (window / 1000) * 0.9));
+    expect(inWindow).toBeGreaterThanOrEqual(Math.floor(rate * (window / 1000) * 0.75));
   }, 60_000);
 });
