@@ -14,7 +14,9 @@ function payloadArg(raw: string) {
   return parseJsonArg("--data")(raw === "-" ? "@-" : raw);
 }
 
-const domain = () => import("../../src/domain/messages");
+const domain = () => import("../../src/outbound/messages");
+const fanout = () => import("../../src/outbound/fanout");
+const resend = () => import("../../src/outbound/resend");
 const COLUMNS = ["id", "event_type", "status", "created_at", "updated_at"];
 
 const messages = (app: string) => path`/applications/${app}/messages`;
@@ -55,7 +57,7 @@ export function registerMessages(program: Command) {
         body,
         expect: "message",
         local: async (deps, scope) => {
-          const { message: sent } = await (await domain()).createMessage(deps, scope, app!, parseInput(createMessageInput, body));
+          const { message: sent } = await (await fanout()).createMessage(deps, scope, app!, parseInput(createMessageInput, body));
           return { message: sent };
         },
       });
@@ -127,7 +129,7 @@ export function registerMessages(program: Command) {
         path: message(app!, id!, "/resend"),
         body,
         expect: "attempt",
-        local: async (deps, scope) => (await domain()).resendMessage(deps, scope, app!, id!, parseInput(resendInput, body)),
+        local: async (deps, scope) => (await resend()).resendMessage(deps, scope, app!, id!, parseInput(resendInput, body)),
       });
       ctx.out.result(res, { text: (a, c) => `${c.green("✓")} Resending message ${c.cyan(id!)} to endpoint ${c.cyan(opts.endpoint as string)}: attempt ${a.attempt.id} ${a.attempt.status}` });
     },

@@ -6,7 +6,7 @@ import type { ClaimedEvent } from "../db/deliverySql";
 import { connections, sources } from "../db/schema";
 import type { Deps } from "../domain/deps";
 import { deliveryDestinationFromRow, type DeliveryDestination } from "../domain/destinations";
-import { endpointDeliveryFrom, type EndpointDelivery } from "../domain/endpoints";
+import { endpointDeliveryFrom, type EndpointDelivery } from "../domain/endpointDelivery";
 import { idPrefix } from "../contracts/ids";
 import { secretRequestHeaders } from "../contracts/sources";
 import type { Logger } from "../observability/logger";

@@ -258,7 +258,7 @@ export interface DeliveryDestination {
   signingSecret: string;
   status: DestinationStatus;
   updatedAt: string;
-  /** Set when an application endpoint delivers through this destination (src/domain/endpoints.ts). */
+  /** Set when an application endpoint delivers through this destination (src/outbound/endpoints.ts). */
   applicationId: string | null;
 }
 
