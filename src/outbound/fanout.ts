@@ -11,6 +11,7 @@ import { iso } from "../core/clock";
 import { insertQueuedAttempt, newQueuedAttempt } from "../domain/deliveries";
 import type { Deps, Scope } from "../domain/deps";
 import { isUniqueViolation, validatePayloadForEventType } from "../domain/eventTypes";
+import { freeSourceSlug } from "../domain/slugs";
 import { findApplication } from "./applications";
 import { serializeMessage } from "./messages";
 
@@ -41,9 +42,7 @@ export async function outboundSourceId(deps: Pick<Deps, "db" | "clock">, orgId: 
     )[0]?.id;
   const found = await find();
   if (found) return found;
-  const taken = new Set((await deps.db.select({ slug: sources.slug }).from(sources).where(and(eq(sources.orgId, orgId), eq(sources.envId, envId)))).map((r) => r.slug));
-  let slug = "outbound";
-  for (let n = 2; taken.has(slug); n++) slug = `outbound-${n}`;
+  const slug = await freeSourceSlug(deps.db, orgId, envId, "outbound");
   const now = iso(deps.clock.now());
   const id = idPrefix.source + hex32();
   try {
