@@ -5,7 +5,7 @@ import { dialectOf } from "../db/dialect";
 import type { ClaimedEvent } from "../db/deliverySql";
 import { connections, sources } from "../db/schema";
 import type { Deps } from "../domain/deps";
-import { deliveryDestinationFromRow, type DeliveryDestination } from "../domain/destinations";
+import { deliveryDestinationFromRow, type DeliveryDestination } from "../domain/destinationDelivery";
 import { endpointDeliveryFrom, type EndpointDelivery } from "../domain/endpointDelivery";
 import { idPrefix } from "../contracts/ids";
 import { secretRequestHeaders } from "../contracts/sources";

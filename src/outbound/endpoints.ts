@@ -18,7 +18,7 @@ import { transaction } from "../db/transaction";
 import { findApplication } from "./applications";
 import { iso } from "../core/clock";
 import type { Deps, Scope } from "../domain/deps";
-import { generateSigningSecret } from "../domain/destinations";
+import { generateSigningSecret } from "../domain/destinationSecrets";
 import { settleMessages, type MessageSettlement } from "../domain/messageSettlement";
 import { checkPortalUrl } from "./endpointGuard";
 
