@@ -1,4 +1,4 @@
-import { and, desc, eq, or, type SQL } from "drizzle-orm";
+import { and, desc, eq, or } from "drizzle-orm";
 import { sources, topics } from "../db/schema";
 import { writeEvent, type EventWrite } from "../db/ingestStore";
 import { transaction } from "../db/transaction";
@@ -8,7 +8,8 @@ import type { CreateTopicInput, ListTopicsQuery, PublishInput, TopicDto, UpdateT
 import { createTopicInput, publishInput, updateTopicInput } from "../contracts/topics";
 import { iso } from "../core/clock";
 import type { Deps, Scope } from "./deps";
-import { isUniqueViolation, payloadErrors, schemaText, validatePayloadForEventType } from "./eventTypes";
+import { payloadErrors, schemaText, validatePayloadForEventType } from "./eventTypes";
+import { isUniqueViolation } from "../db/errors";
 import { createScope, inScope } from "./scope";
 import { freeSourceSlug, slugify } from "./slugs";
 

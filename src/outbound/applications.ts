@@ -18,7 +18,8 @@ import { applicationEndpoints, applications, destinations, events, messages } fr
 import { transaction } from "../db/transaction";
 import { iso } from "../core/clock";
 import type { Deps, Scope } from "../domain/deps";
-import { isUniqueViolation, listEventTypes } from "../domain/eventTypes";
+import { listEventTypes } from "../domain/eventTypes";
+import { isUniqueViolation } from "../db/errors";
 import { createScope, inScope } from "../domain/scope";
 
 /** Applications (docs/decisions.md D10, docs/outbound.md): CRUD and the cursor list; their portal links are in portalLinks.ts. */

@@ -10,7 +10,8 @@ import { admits } from "../rules/fanout";
 import { iso } from "../core/clock";
 import { insertQueuedAttempt, newQueuedAttempt } from "../domain/deliveries";
 import type { Deps, Scope } from "../domain/deps";
-import { isUniqueViolation, validatePayloadForEventType } from "../domain/eventTypes";
+import { validatePayloadForEventType } from "../domain/eventTypes";
+import { isUniqueViolation } from "../db/errors";
 import { freeSourceSlug } from "../domain/slugs";
 import { findApplication } from "./applications";
 import { serializeMessage } from "./messages";
@@ -119,12 +120,7 @@ export async function createMessage(deps: Deps, scope: Scope, appId: string, raw
   // writer); on PostgreSQL another turn or node may store the key first: its unique index says so.
   const stored = await inWriteTurn(db, async () => {
     if (key) {
-      const [existing] = await db
-        .select({ row: messages, body: events.body })
-        .from(messages)
-        .innerJoin(events, eq(events.id, messages.eventId))
-        .where(and(eq(messages.applicationId, app.id), eq(messages.idempotencyKey, key)))
-        .limit(1);
+      const existing = await findByKey(db, app.id, key);
       if (existing) return existing;
     }
     await db
