@@ -22,12 +22,12 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { openStore } from "../src/db/openStore";
 import { claimDue } from "../src/delivery/queue";
-import { createApplication } from "../src/domain/applications";
+import { createApplication } from "../src/outbound/applications";
 import { bootstrap, defaultScope } from "../src/domain/bootstrap";
 import { systemClock } from "../src/core/clock";
 import type { Deps, Scope } from "../src/domain/deps";
-import { createEndpoint } from "../src/domain/endpoints";
-import { createMessage } from "../src/domain/messages";
+import { createEndpoint } from "../src/outbound/endpoints";
+import { createMessage } from "../src/outbound/fanout";
 import { loadSecretBox } from "../src/domain/secrets";
 import { ADMIN, cpuSeconds, ensureBinary, machine, numberArg, root, startBunProcess, startHookrelay, type Proc } from "./bench/lib";
 

@@ -8,7 +8,7 @@ import { publishAfterCommit } from "./db/committedBus";
 import { tightenDataDir } from "./db/privateFiles";
 import { releaseClaimsOf } from "./delivery/queue";
 import { bootstrap, type BootstrapResult } from "./domain/bootstrap";
-import { sealPlainDestinationHeaders } from "./domain/destinations";
+import { sealPlainDestinationHeaders } from "./domain/destinationSecrets";
 import { systemClock, type Clock } from "./core/clock";
 import type { Deps } from "./domain/deps";
 import type { Store } from "./db/store";

@@ -7,6 +7,7 @@ import { cursorPageFlags, nextPage } from "../paging";
 import { Resource } from "../resource";
 
 const ID = "0123456789abcdef0123456789abcdef";
+const portalLinks = () => import("../../src/outbound/portalLinks");
 
 /** `hookrelay apps list|get|create|update|delete|portal|portal-revoke`; an application is named by its id or its uid. */
 export function registerApps(program: Command) {
@@ -21,7 +22,7 @@ export function registerApps(program: Command) {
       itemKey: "application",
       columns: ["id", "uid", "name", "status", { key: "endpoint_count", header: "endpoints" }, { key: "message_count", header: "messages" }, "rate_limit", "created_at"],
       exampleId: "acme",
-      domain: () => import("../../src/domain/applications"),
+      domain: () => import("../../src/outbound/applications"),
     },
     [
       "hookrelay apps create --name 'Acme Corp' --uid acme",
@@ -79,14 +80,14 @@ export function registerApps(program: Command) {
     "Create a consumer portal link: the application's own page to manage its endpoints and see its messages, without a login",
     ["hookrelay apps portal acme", "hookrelay apps portal acme --expires-in 86400 --json"],
     (cmd) => cmd.option("--expires-in <seconds>", "how long the link works, 60 to 604800 (default HOOKRELAY_PORTAL_LINK_TTL, 1 hour)", parseIntArg("--expires-in", 1)),
-    async (ctx, opts, [app], domain) => {
+    async (ctx, opts, [app]) => {
       const body = opts.expiresIn === undefined ? {} : { expires_in: opts.expiresIn as number };
       const res = await ctx.run({
         method: "POST",
         path: path`/applications/${app!}/portal`,
         body,
         expect: "url",
-        local: async (deps, scope) => (await domain()).createPortalLink(deps, scope, app!, parseInput(createPortalLinkInput, body)),
+        local: async (deps, scope) => (await portalLinks()).createPortalLink(deps, scope, app!, parseInput(createPortalLinkInput, body)),
       });
       ctx.out.result(res, { text: (r) => r.url });
       ctx.out.note(`expires ${res.expires_at}; whoever has the link manages ${app}'s endpoints until then`);
@@ -97,12 +98,12 @@ export function registerApps(program: Command) {
     "Revoke every consumer portal link issued for the application so far (links minted afterwards work)",
     ["hookrelay apps portal-revoke acme", "hookrelay apps portal-revoke acme --json"],
     (cmd) => cmd,
-    async (ctx, _opts, [app], domain) => {
+    async (ctx, _opts, [app]) => {
       const res = await ctx.run({
         method: "POST",
         path: path`/applications/${app!}/portal/revoke`,
         expect: "success",
-        local: async (deps, scope) => (await domain()).revokePortalLinks(deps, scope, app!),
+        local: async (deps, scope) => (await portalLinks()).revokePortalLinks(deps, scope, app!),
       });
       ctx.out.result(res, { text: () => `revoked every portal link of ${app} issued so far` });
     },

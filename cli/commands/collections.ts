@@ -6,6 +6,7 @@ import { Resource } from "../resource";
 
 const ID = "0123456789abcdef0123456789abcdef";
 const domain = () => import("../../src/domain/collections");
+const collectionRecords = () => import("../../src/domain/collectionRecords");
 
 /** Query values as the route reads them: text, the unset ones left out. */
 const asText = (q: Record<string, QueryValue>) => Object.fromEntries(Object.entries(q).flatMap(([k, v]) => (v === undefined || v === null ? [] : [[k, String(v)]])));
@@ -107,7 +108,7 @@ export function registerCollections(program: Command) {
       path: path`/collections/${id!}/records`,
       query,
       expect: "records",
-      local: async (deps, scope) => (await domain()).listRecords(deps, scope, id!, parseInput(listRecordsQuery, asText(query), "query")),
+      local: async (deps, scope) => (await collectionRecords()).listRecords(deps, scope, id!, parseInput(listRecordsQuery, asText(query), "query")),
     });
     ctx.out.result(res, { list: "records", columns: ["record_key", "event_type", "updated_at", "data"], empty: "No records." });
     morePages(ctx, res);
@@ -115,7 +116,7 @@ export function registerCollections(program: Command) {
 
   const get = verb(records, "get <collection> <key>", "Show a record by its key", [`hookrelay collections records get ${ID} cus_NffrFeUfNV2Hib`, `hookrelay collections records get ${ID} cus_NffrFeUfNV2Hib --json | jq -r '.record.data | fromjson'`]);
   act(get, async (ctx, _opts, [id, key]) => {
-    const res = await ctx.run({ method: "GET", path: path`/collections/${id!}/records/${key!}`, expect: "record", local: async (deps, scope) => (await domain()).getRecord(deps, scope, id!, key!) });
+    const res = await ctx.run({ method: "GET", path: path`/collections/${id!}/records/${key!}`, expect: "record", local: async (deps, scope) => (await collectionRecords()).getRecord(deps, scope, id!, key!) });
     ctx.out.result(res, { item: "record" });
   });
 
@@ -124,14 +125,14 @@ export function registerCollections(program: Command) {
     "A record's changes, newest first (readable after the record was deleted)",
     [`hookrelay collections changelog ${ID} cus_NffrFeUfNV2Hib`, `hookrelay collections changelog ${ID} cus_NffrFeUfNV2Hib --limit 5 --json`],
     (cmd) => cmd.option("--limit <n>", "entries, 1 to 100 (default 50)", parseIntArg("--limit", 1)),
-    async (ctx, opts, [id, key], load) => {
+    async (ctx, opts, [id, key]) => {
       const query: Record<string, QueryValue> = { limit: opts.limit };
       const res = await ctx.run({
         method: "GET",
         path: path`/collections/${id!}/records/${key!}/changelog`,
         expect: "changelog",
         query,
-        local: async (deps, scope) => (await load()).getRecordChangelog(deps, scope, id!, key!, parseInput(changelogQuery, asText(query), "query")),
+        local: async (deps, scope) => (await collectionRecords()).getRecordChangelog(deps, scope, id!, key!, parseInput(changelogQuery, asText(query), "query")),
       });
       ctx.out.result(res, { list: "changelog", columns: ["created_at", "change_type", "event_type", { key: "changed", get: (e) => changedFields(e as never) }, "event_id", "after_data"], empty: "No changes." });
     },

@@ -10,7 +10,8 @@ import { addFieldOptions, bodyOf, fieldKind } from "../schemaFlags";
 import { cursorPageFlags, nextPage } from "../paging";
 
 const ID = "0123456789abcdef0123456789abcdef";
-const domain = () => import("../../src/domain/endpoints");
+const domain = () => import("../../src/outbound/endpoints");
+const endpointAttempts = () => import("../../src/outbound/endpointAttempts");
 
 const COLUMNS = ["id", "url", "status", { key: "filter_types", header: "event types", get: (e: Record<string, unknown>) => e.filter_types ?? "(all)" }, "rate_limit_per_second", "expires_at", "description", "created_at"];
 
@@ -144,7 +145,7 @@ export function registerEndpoints(program: Command) {
       path: one(app, id!, "/attempts"),
       query,
       expect: "attempts",
-      local: async (deps, scope) => (await domain()).listEndpointAttempts(deps, scope, app, id!, parseInput(listEndpointAttemptsQuery, textQuery(query), "query")),
+      local: async (deps, scope) => (await endpointAttempts()).listEndpointAttempts(deps, scope, app, id!, parseInput(listEndpointAttemptsQuery, textQuery(query), "query")),
     });
     ctx.out.result(res, { list: "attempts", columns: ATTEMPT_COLUMNS, empty: "No attempts." });
     nextPage(ctx, res, "attempts");

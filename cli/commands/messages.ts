@@ -7,7 +7,9 @@ import { cursorPageFlags, nextPage } from "../paging";
 
 const ID = "0123456789abcdef0123456789abcdef";
 
-const domain = () => import("../../src/domain/messages");
+const domain = () => import("../../src/outbound/messages");
+const fanout = () => import("../../src/outbound/fanout");
+const resend = () => import("../../src/outbound/resend");
 const COLUMNS = ["id", "event_type", "status", "created_at", "updated_at"];
 
 const messages = (app: string) => path`/applications/${app}/messages`;
@@ -48,7 +50,7 @@ export function registerMessages(program: Command) {
         body,
         expect: "message",
         local: async (deps, scope) => {
-          const { message: sent } = await (await domain()).createMessage(deps, scope, app!, parseInput(createMessageInput, body));
+          const { message: sent } = await (await fanout()).createMessage(deps, scope, app!, parseInput(createMessageInput, body));
           return { message: sent };
         },
       });
@@ -117,7 +119,7 @@ export function registerMessages(program: Command) {
         path: message(app!, id!, "/resend"),
         body,
         expect: "attempt",
-        local: async (deps, scope) => (await domain()).resendMessage(deps, scope, app!, id!, parseInput(resendInput, body)),
+        local: async (deps, scope) => (await resend()).resendMessage(deps, scope, app!, id!, parseInput(resendInput, body)),
       });
       ctx.out.result(res, { text: (a, c) => `${c.green("✓")} Resending message ${c.cyan(id!)} to endpoint ${c.cyan(opts.endpoint as string)}: attempt ${a.attempt.id} ${a.attempt.status}` });
     },

@@ -1,7 +1,7 @@
 import type { Gauge } from "prom-client";
 import { PERIODIC_RULE_TYPES } from "../contracts/alertRules";
 import { sourceOfEvent } from "../domain/alertMeasurements";
-import { claimResolution, claimTrigger, coolingDown, enabledRules, pruneAlertHistory, type ActiveRule } from "../domain/alertRules";
+import { claimResolution, claimTrigger, coolingDown, enabledRules, pruneAlertHistory, type ActiveRule } from "../domain/activeAlertRules";
 import { iso } from "../core/clock";
 import { countOpenIssues, loadIssues } from "../domain/issues";
 import { whileScheduler } from "../cluster/schedulerLease";

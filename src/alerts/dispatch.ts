@@ -1,6 +1,6 @@
 import type { ChannelNotified } from "../contracts/alertRules";
 import { hex32 } from "../contracts/ids";
-import { recordAlertHistory, type ActiveRule } from "../domain/alertRules";
+import { recordAlertHistory, type ActiveRule } from "../domain/activeAlertRules";
 import { iso } from "../core/clock";
 import type { Deps } from "../domain/deps";
 import { failureMessage, loadChannelsForSend, sendContext, type SendableChannel } from "../domain/notificationChannels";

@@ -11,7 +11,7 @@ import {
   type Mark,
 } from "../domain/alertMeasurements";
 import { iso } from "../core/clock";
-import type { ActiveRule } from "../domain/alertRules";
+import type { ActiveRule } from "../domain/activeAlertRules";
 import type { Deps } from "../domain/deps";
 
 /** Why a rule fires: the reason in words and the measured numbers. */

@@ -41,7 +41,7 @@ export type DestinationForDelivery = typeof destinations.$inferSelect & {
   previousSecret: string | null;
   previousUntil: string | null;
   applicationRateLimit: number | null;
-  /** 1: the endpoint's URL was set through a portal link (src/domain/endpoints.ts, portalHeldBlocksPrivate). */
+  /** 1: the endpoint's URL was set through a portal link (src/domain/endpointDelivery.ts, portalHeldBlocksPrivate). */
   portalHeld: number | null;
   /** 1: the application lets such endpoints reach private addresses. */
   allowPrivateEndpoints: number | null;

@@ -1,8 +1,8 @@
 import { eq } from "drizzle-orm";
 import { connections, sources } from "../db/schema";
 import type { Deps } from "../domain/deps";
-import { deliveryDestinationFromRow, type DeliveryDestination } from "../domain/destinations";
-import { endpointDeliveryFrom, type EndpointDelivery } from "../domain/endpoints";
+import { deliveryDestinationFromRow, type DeliveryDestination } from "../domain/destinationDelivery";
+import { endpointDeliveryFrom, type EndpointDelivery } from "../domain/endpointDelivery";
 import { secretRequestHeaders } from "../contracts/sources";
 import { destinationForDelivery } from "./queue";
 import { TtlCache } from "./ttlCache";

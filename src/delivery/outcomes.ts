@@ -9,8 +9,8 @@ import { insertQueuedAttempts, type AttemptInsert } from "../domain/deliveries";
 import { iso } from "../core/clock";
 import { failEventsLeftPending, refreshEventStatuses, type ChangedEvent } from "../domain/eventStatus";
 import { recordIssueOutcomes, type OpenedIssue } from "../domain/issues";
-import { recordEndpointHealth } from "../domain/endpoints";
-import { settleMessages, type MessageSettlement } from "../domain/messages";
+import { recordEndpointHealth } from "../domain/endpointHealth";
+import { settleMessages, type MessageSettlement } from "../domain/messageSettlement";
 
 /**
  * What one delivery came to: the store's result (src/db/queueStore.ts) with
@@ -54,9 +54,9 @@ export interface RecordOptions {
  * Records outcomes of finished deliveries: the row's request/response
  * details, the next try as a new queued row, the DLQ flag, replay job
  * counters, the statuses of the events concerned (outbound messages by
- * their counters, src/domain/messages.ts), the destinations' issues
+ * their counters, src/domain/messageSettlement.ts), the destinations' issues
  * (src/domain/issues.ts) and application endpoints' failure clocks
- * (src/domain/endpoints.ts). The rows are written a batch at a time (on
+ * (src/domain/endpointHealth.ts). The rows are written a batch at a time (on
  * PostgreSQL one statement for the batch, and one multi-row INSERT for its
  * retries), only where the claim still holds the lease. Inside the caller's
  * write transaction (the worker's pump), which it does not nest: a nested
@@ -85,7 +85,7 @@ export async function recordOutcomes(db: Db, outcomes: AttemptOutcome[], now: Da
     })),
   );
   const settledEvents = new Set<string>();
-  /** Chains without a connection are outbound messages' (src/domain/messages.ts); settled by counting, not by aggregating. */
+  /** Chains without a connection are outbound messages' (src/domain/messageSettlement.ts); settled by counting, not by aggregating. */
   const settledMessages = new Map<string, MessageSettlement>();
   const jobCounts = new Map<string, { succeeded: number; failed: number }>();
   let stale = 0;

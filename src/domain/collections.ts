@@ -1,30 +1,18 @@
-import { ilike, likePattern } from "../db/portableSql";
-import { and, asc, count, desc, eq, gt, gte, lt, lte, ne, or, sql, type SQL } from "drizzle-orm";
+import { and, asc, count, desc, eq, gt, gte, ne, or, type SQL } from "drizzle-orm";
 import { collectionRecords, collections, events, recordChangelog, sources } from "../db/schema";
 import { transaction } from "../db/transaction";
-import type {
-  ChangelogEntryDto,
-  CollectionDto,
-  CreateCollectionInput,
-  ListCollectionsQuery,
-  ListRecordsQuery,
-  RecordDto,
-  UpdateCollectionInput,
-} from "../contracts/collections";
+import type { CollectionDto, CreateCollectionInput, ListCollectionsQuery, UpdateCollectionInput } from "../contracts/collections";
 import { createCollectionInput, updateCollectionInput } from "../contracts/collections";
-import { AppError, notFound, parseOrThrow } from "../contracts/errors";
+import { notFound, parseOrThrow } from "../contracts/errors";
 import { hex32, normalizeId, normalizeIdOrNull } from "../contracts/ids";
-import { decodeCursor, encodeCursor } from "../contracts/pagination";
-// A pure leaf shared with the builder: an expression accepted here is compiled by exactly the code that runs it.
-import { compileTransform } from "../rules/transform";
 import { iso } from "../core/clock";
 import type { Deps, Scope } from "./deps";
 
 import { createScope, inScope } from "./scope";
+import { findSourceRef } from "./sourceRef";
+import { checkTransformInput } from "./transformInput";
 
 export type CollectionRow = typeof collections.$inferSelect;
-type RecordRow = typeof collectionRecords.$inferSelect;
-type ChangelogRow = typeof recordChangelog.$inferSelect;
 
 // ---------------------------------------------------------------- which events build a collection
 
@@ -90,37 +78,6 @@ export function serializeCollection(row: CollectionRow, extra: { sourceName: str
   };
 }
 
-export function serializeRecord(row: RecordRow): RecordDto {
-  return {
-    id: row.id,
-    collection_id: row.collectionId,
-    org_id: row.orgId,
-    env_id: row.envId,
-    record_key: row.recordKey,
-    data: row.data,
-    event_type: row.eventType,
-    source_event_id: row.sourceEventId,
-    source_event_at: row.sourceEventAt,
-    created_at: row.createdAt,
-    updated_at: row.updatedAt,
-  };
-}
-
-export function serializeChangelogEntry(row: ChangelogRow): ChangelogEntryDto {
-  return {
-    id: row.id,
-    collection_id: row.collectionId,
-    record_id: row.recordId,
-    record_key: row.recordKey,
-    change_type: row.changeType as ChangelogEntryDto["change_type"],
-    before_data: row.beforeData,
-    after_data: row.afterData,
-    event_id: row.eventId,
-    event_type: row.eventType,
-    created_at: row.createdAt,
-  };
-}
-
 async function withProgress(deps: Deps, rows: { collection: CollectionRow; sourceName: string | null }[]) {
   return Promise.all(
     rows.map(async ({ collection, sourceName }) => {
@@ -135,7 +92,6 @@ async function withProgress(deps: Deps, rows: { collection: CollectionRow; sourc
 
 // ---------------------------------------------------------------- lookups
 
-
 function joined({ db }: Deps, where: SQL | undefined) {
   return db
     .select({ collection: collections, sourceName: sources.name })
@@ -145,34 +101,11 @@ function joined({ db }: Deps, where: SQL | undefined) {
     .orderBy(desc(collections.createdAt), desc(collections.id));
 }
 
-async function findCollection(deps: Deps, scope: Scope, rawId: string) {
+export async function findCollection(deps: Deps, scope: Scope, rawId: string) {
   const id = normalizeId(rawId, undefined, "Collection");
   const [row] = await joined(deps, inScope(collections, scope, eq(collections.id, id))).limit(1);
   if (!row) throw notFound("Collection");
   return row;
-}
-
-async function findSource({ db }: Deps, scope: Scope, rawId: string) {
-  const id = normalizeId(rawId, "source", "Source");
-  const [row] = await db
-    .select({ id: sources.id, name: sources.name })
-    .from(sources)
-    .where(and(eq(sources.id, id), inScope(sources, scope)))
-    .limit(1);
-  if (!row) throw notFound("Source");
-  return row;
-}
-
-function checkTransform(expression: string | null) {
-  if (expression === null) return;
-  try {
-    compileTransform(expression);
-  } catch (e) {
-    if (e instanceof AppError && Array.isArray(e.details)) {
-      throw new AppError(e.code, e.message, (e.details as { field: string }[]).map((d) => ({ ...d, field: `body.${d.field}` })));
-    }
-    throw e;
-  }
 }
 
 /** What the builder has to catch up on when it starts over: the stored events so far, up to the newest. */
@@ -214,9 +147,9 @@ function freshBuild(plan: Awaited<ReturnType<typeof backlog>>, now: string) {
 export async function createCollection(deps: Deps, scope: Scope, raw: CreateCollectionInput) {
   const input = parseOrThrow(createCollectionInput, raw, "Invalid collection");
   const { orgId, envId } = createScope(scope, input);
-  const source = await findSource(deps, scope, input.source_id);
+  const source = await findSourceRef(deps, scope, input.source_id);
   const transform = input.transform_expression === undefined || input.transform_expression === null || input.transform_expression.trim() === "" ? null : input.transform_expression;
-  checkTransform(transform);
+  checkTransformInput(transform);
   const now = iso(deps.clock.now());
   const row: CollectionRow = {
     id: hex32(),
@@ -272,7 +205,7 @@ export async function updateCollection(deps: Deps, scope: Scope, rawId: string, 
   if (input.name !== undefined) row.name = input.name;
   if (input.description !== undefined) row.description = input.description;
   if (input.source_id !== undefined) {
-    const source = await findSource(deps, scope, input.source_id);
+    const source = await findSourceRef(deps, scope, input.source_id);
     row.sourceId = source.id;
     sourceName = source.name;
   }
@@ -282,7 +215,7 @@ export async function updateCollection(deps: Deps, scope: Scope, rawId: string, 
   if (input.delete_event_types !== undefined) row.deleteEventTypes = jsonList(input.delete_event_types);
   if (input.transform_expression !== undefined) {
     row.transformExpression = input.transform_expression === null || input.transform_expression.trim() === "" ? null : input.transform_expression;
-    checkTransform(row.transformExpression);
+    checkTransformInput(row.transformExpression);
   }
   const before = current.collection;
   const rebuild = (["sourceId", "eventTypes", "eventTypePath", "keyPath", "deleteEventTypes", "transformExpression"] as const).some((k) => row[k] !== before[k]);
@@ -316,69 +249,6 @@ export async function deleteCollection(deps: Deps, scope: Scope, rawId: string) 
   if (deleted.length === 0) throw notFound("Collection");
   announceCollection(deps, id);
   return { success: true as const };
-}
-
-// ---------------------------------------------------------------- records and changelog
-
-
-/**
- * Records newest first (by when each record was created, which never
- * changes, so pages neither repeat nor skip while records are updated);
- * `search` matches the key or the data, `event_type` the type of the event
- * that last wrote the record.
- */
-export async function listRecords(deps: Deps, scope: Scope, rawId: string, query: ListRecordsQuery) {
-  const { collection } = await findCollection(deps, scope, rawId);
-  const conds: (SQL | undefined)[] = [eq(collectionRecords.collectionId, collection.id)];
-  if (query.search && query.search.trim() !== "") {
-    const pattern = likePattern(query.search.trim());
-    conds.push(or(ilike(collectionRecords.recordKey, pattern), ilike(collectionRecords.data, pattern)));
-  }
-  if (query.event_type) conds.push(eq(collectionRecords.eventType, query.event_type));
-  if (query.cursor) {
-    const c = decodeCursor(query.cursor, "next");
-    // The plain `<=` lets the index (collection_id, created_at, id) seek to the cursor.
-    conds.push(lte(collectionRecords.createdAt, c.t), or(lt(collectionRecords.createdAt, c.t), lt(collectionRecords.id, c.id)));
-  }
-  const rows = await deps.db
-    .select()
-    .from(collectionRecords)
-    .where(and(...conds))
-    .orderBy(desc(collectionRecords.createdAt), desc(collectionRecords.id))
-    .limit(query.limit + 1);
-  const hasMore = rows.length > query.limit;
-  const page = rows.slice(0, query.limit);
-  const last = page[page.length - 1];
-  return {
-    records: page.map(serializeRecord),
-    has_more: hasMore,
-    next_cursor: hasMore && last ? encodeCursor({ t: last.createdAt, id: last.id }, "next") : null,
-  };
-}
-
-export async function getRecord(deps: Deps, scope: Scope, rawId: string, key: string) {
-  const { collection } = await findCollection(deps, scope, rawId);
-  const [row] = await deps.db
-    .select()
-    .from(collectionRecords)
-    .where(and(eq(collectionRecords.collectionId, collection.id), eq(collectionRecords.recordKey, key)))
-    .limit(1);
-  if (!row) throw notFound("Record");
-  return { record: serializeRecord(row) };
-}
-
-/** A record's changes, newest first; still readable after the record was deleted. */
-export async function getRecordChangelog(deps: Deps, scope: Scope, rawId: string, key: string, query: { limit: number }) {
-  const { collection } = await findCollection(deps, scope, rawId);
-  const rows = await deps.db
-    .select()
-    .from(recordChangelog)
-    .where(and(eq(recordChangelog.collectionId, collection.id), eq(recordChangelog.recordKey, key)))
-    .orderBy(desc(recordChangelog.createdAt), desc(recordChangelog.id))
-    .limit(query.limit);
-  // Every record begins with a `created` entry: no entry, no record now or ever.
-  if (rows.length === 0) throw notFound("Record");
-  return { changelog: rows.map(serializeChangelogEntry) };
 }
 
 /** For the builder: every collection, oldest first (each is built on its own). */

@@ -8,12 +8,14 @@ import { hex32, normalizeId, normalizeIdOrNull } from "../contracts/ids";
 // Pure leaf modules shared with the workers: the preview and the save-time
 // check run expressions with exactly the code that later runs them.
 import { eventView } from "../rules/eventView";
-import { applyTransform, compileTransform, DEFAULT_TRANSFORM_TIMEOUT_MS, TransformError } from "../rules/transform";
+import { applyTransform, DEFAULT_TRANSFORM_TIMEOUT_MS, TransformError } from "../rules/transform";
 import { iso } from "../core/clock";
 import type { Deps, Scope } from "./deps";
 import { findDestinationRow } from "./destinations";
 import { failEventsLeftPending, refreshEventStatuses } from "./eventStatus";
 import { createScope, inScope } from "./scope";
+import { findSourceRef } from "./sourceRef";
+import { checkTransformInput } from "./transformInput";
 
 type ConnectionRow = typeof connections.$inferSelect;
 type JoinedRow = { connection: ConnectionRow; sourceName: string | null; destinationName: string | null };
@@ -46,29 +48,6 @@ export function serializeConnection({ connection: row, sourceName, destinationNa
   };
 }
 
-async function findSource({ db }: Deps, scope: Scope, rawId: string) {
-  const id = normalizeId(rawId, "source", "Source");
-  const [row] = await db
-    .select({ id: sources.id, name: sources.name })
-    .from(sources)
-    .where(and(eq(sources.id, id), inScope(sources, scope)))
-    .limit(1);
-  if (!row) throw notFound("Source");
-  return row;
-}
-
-/** A bad expression is a 400 naming the field, with JSONata's message and position. */
-function checkTransform(expression: string) {
-  try {
-    compileTransform(expression);
-  } catch (e) {
-    if (e instanceof AppError && Array.isArray(e.details)) {
-      throw new AppError(e.code, e.message, (e.details as { field: string }[]).map((d) => ({ ...d, field: `body.${d.field}` })));
-    }
-    throw e;
-  }
-}
-
 /**
  * The transform pair as stored. Giving an expression without saying
  * otherwise turns the transform on; turning it on needs an expression.
@@ -81,7 +60,7 @@ function resolveTransform(enabled: boolean | undefined, expression: string | nul
       { field: "body.transform_expression", message: "required when transform_enabled is true" },
     ]);
   }
-  if (expr !== null) checkTransform(expr);
+  if (expr !== null) checkTransformInput(expr);
   return { transformEnabled: on ? 1 : 0, transformExpression: expr };
 }
 
@@ -100,7 +79,7 @@ function joinedQuery({ db }: Deps, where: SQL | undefined) {
 
 export async function createConnection(deps: Deps, scope: Scope, input: CreateConnectionInput) {
   const { orgId, envId } = createScope(scope, input);
-  const source = await findSource(deps, scope, input.source_id);
+  const source = await findSourceRef(deps, scope, input.source_id);
   const destination = await findDestinationRow(deps, scope, input.destination_id);
   const transform = resolveTransform(input.transform_enabled, input.transform_expression, { enabled: 0, expression: null });
   const enabled = input.enabled === false ? 0 : 1;
@@ -160,7 +139,7 @@ export async function updateConnection(deps: Deps, scope: Scope, rawId: string, 
   const next: JoinedRow = { ...current, connection: { ...current.connection } };
   const row = next.connection;
   if (input.source_id !== undefined) {
-    const source = await findSource(deps, scope, input.source_id);
+    const source = await findSourceRef(deps, scope, input.source_id);
     row.sourceId = source.id;
     next.sourceName = source.name;
   }
@@ -239,7 +218,7 @@ const notReplay = or(isNull(deliveryAttempts.triggerType), ne(deliveryAttempts.t
  * stopped by its time or memory limit is a 422 saying which.
  */
 export async function testTransform(deps: Deps, scope: Scope, input: TestTransformInput) {
-  checkTransform(input.transform_expression);
+  checkTransformInput(input.transform_expression);
   let view;
   if (input.event_id !== undefined) {
     const id = normalizeId(input.event_id, "event", "Event");

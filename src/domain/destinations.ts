@@ -1,26 +1,21 @@
-import { randomBytes } from "node:crypto";
-import { and, desc, eq, isNotNull, isNull, notLike } from "drizzle-orm";
+import { and, desc, eq, isNull } from "drizzle-orm";
 import { destinations } from "../db/schema";
-import { jsonText } from "../contracts/common";
 import {
-  AUTH_SECRET_FIELDS,
   authConfigSchemas,
   DESTINATION_DEFAULTS,
   type AuthType,
   type CreateDestinationInput,
   type Destination,
-  type DestinationAuth,
   type DestinationStatus,
-  type RetryStrategy,
   type UpdateDestinationInput,
 } from "../contracts/destinations";
 import { AppError, notFound, fromZod } from "../contracts/errors";
-import { MASK } from "../contracts/notificationChannels";
 import { newId, normalizeId } from "../contracts/ids";
 import { iso } from "../core/clock";
 import type { Deps, Scope } from "./deps";
 import { createScope, inScope } from "./scope";
 import type { SecretBox } from "./secrets";
+import { generateSigningSecret, maskedAuthConfig, openAuthConfig, sealHeaders, shownHeaders } from "./destinationSecrets";
 
 type DestinationRow = typeof destinations.$inferSelect;
 type AuthConfig = Record<string, unknown>;
@@ -50,56 +45,6 @@ export function serializeDestination(row: DestinationRow, secrets: SecretBox, sc
     created_at: row.createdAt,
     updated_at: row.updatedAt,
   };
-}
-
-function maskedAuthConfig(row: DestinationRow, secrets: SecretBox): string | null {
-  const config = openAuthConfig(row, secrets, { lenient: true });
-  if (!config) return null;
-  const hidden = AUTH_SECRET_FIELDS[row.authType as AuthType] ?? [];
-  return JSON.stringify(Object.fromEntries(Object.entries(config).filter(([k]) => !hidden.includes(k))));
-}
-
-/**
- * Custom headers are stored sealed like the other secrets. A value written
- * before they were (plain JSON) is read as it is: `open` passes it through,
- * and sealPlainDestinationHeaders seals it at the next start.
- */
-function sealHeaders(secrets: SecretBox, headers: unknown): string | null {
-  const text = jsonText(headers);
-  return text === null ? null : secrets.seal(text);
-}
-
-function openHeaders(row: DestinationRow, secrets: SecretBox, opts: { lenient: boolean }): Record<string, string> | null {
-  if (!row.headers) return null;
-  try {
-    return JSON.parse(secrets.open(row.headers)) as Record<string, string>;
-  } catch (e) {
-    if (opts.lenient) return null;
-    throw e;
-  }
-}
-
-/** The JSON text the API returns: names kept, values masked for a read key. */
-function shownHeaders(row: DestinationRow, secrets: SecretBox, masked: boolean): string | null {
-  const headers = openHeaders(row, secrets, { lenient: true });
-  if (!headers) return null;
-  return JSON.stringify(masked ? Object.fromEntries(Object.keys(headers).map((name) => [name, MASK])) : headers);
-}
-
-function openAuthConfig(row: DestinationRow, secrets: SecretBox, opts: { lenient: boolean }): AuthConfig | null {
-  if (!row.authConfig || row.authType === "none") return null;
-  try {
-    return JSON.parse(secrets.open(row.authConfig)) as AuthConfig;
-  } catch (e) {
-    // A listing should survive a changed secret key; a delivery must not guess.
-    if (opts.lenient) return null;
-    throw e;
-  }
-}
-
-/** Standard Webhooks secret: 32 random bytes. */
-export function generateSigningSecret(): string {
-  return `whsec_${randomBytes(32).toString("base64")}`;
 }
 
 /**
@@ -234,87 +179,4 @@ export async function deleteDestination(deps: Deps, scope: Scope, rawId: string)
   if (deleted.length === 0) throw notFound("Destination");
   deps.bus.publish({ type: "destination.updated", destinationId: id });
   return { success: true as const };
-}
-
-/** Everything a worker needs to send to a destination, secrets opened. */
-export interface DeliveryDestination {
-  id: string;
-  orgId: string;
-  envId: string;
-  name: string;
-  url: string;
-  httpMethod: string;
-  /** Extra headers configured on the destination. */
-  headers: Record<string, string>;
-  auth: DestinationAuth;
-  timeoutMs: number;
-  /** null: no limit. */
-  rateLimitPerSecond: number | null;
-  /** Retries after the first attempt: at most 1 + maxRetries attempts in all. */
-  maxRetries: number;
-  retryStrategy: RetryStrategy;
-  retryIntervalSeconds: number;
-  /** `whsec_<base64>`, for the Standard Webhooks signature. */
-  signingSecret: string;
-  status: DestinationStatus;
-  updatedAt: string;
-  /** Set when an application endpoint delivers through this destination (src/domain/endpoints.ts). */
-  applicationId: string | null;
-}
-
-/**
- * Loads a destination for delivery by its stored id (`dst_…`), across
- * scopes: the caller is a worker holding a job, not a user. null when it was
- * deleted meanwhile.
- */
-export async function loadDestinationForDelivery({ db, secrets }: Deps, destinationId: string): Promise<DeliveryDestination | null> {
-  const [row] = await db.select().from(destinations).where(eq(destinations.id, destinationId)).limit(1);
-  return row ? deliveryDestinationFromRow(row, secrets) : null;
-}
-
-/** A stored destination row as a worker sends with it (the worker also reads whole batches of them at once). */
-export function deliveryDestinationFromRow(row: DestinationRow, secrets: SecretBox): DeliveryDestination {
-  const config = openAuthConfig(row, secrets, { lenient: false });
-  return {
-    id: row.id,
-    orgId: row.orgId,
-    envId: row.envId,
-    name: row.name,
-    url: row.url,
-    httpMethod: row.httpMethod,
-    headers: openHeaders(row, secrets, { lenient: false }) ?? {},
-    auth: (config ? { type: row.authType, ...config } : { type: "none" }) as DestinationAuth,
-    timeoutMs: row.timeoutMs,
-    rateLimitPerSecond: row.rateLimitPerSecond,
-    maxRetries: row.maxRetries,
-    retryStrategy: row.retryStrategy as RetryStrategy,
-    retryIntervalSeconds: row.retryIntervalSeconds,
-    signingSecret: secrets.open(row.signingSecret),
-    status: row.status as DestinationStatus,
-    updatedAt: row.updatedAt,
-    applicationId: row.applicationId,
-  };
-}
-
-/**
- * Seals the custom headers of destinations stored before headers were
- * secrets (plain JSON text): run once as serve starts, on either store. A
- * row changed meanwhile (by another node, or a PATCH) is left to the writer
- * that changed it, which sealed it already.
- */
-export async function sealPlainDestinationHeaders({ db, secrets }: Pick<Deps, "db" | "secrets">): Promise<number> {
-  const plain = await db
-    .select({ id: destinations.id, headers: destinations.headers })
-    .from(destinations)
-    .where(and(isNotNull(destinations.headers), notLike(destinations.headers, "enc:%")));
-  let sealed = 0;
-  for (const row of plain) {
-    const updated = await db
-      .update(destinations)
-      .set({ headers: secrets.seal(row.headers!) })
-      .where(and(eq(destinations.id, row.id), eq(destinations.headers, row.headers!)))
-      .returning({ id: destinations.id });
-    sealed += updated.length;
-  }
-  return sealed;
 }

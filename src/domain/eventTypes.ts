@@ -1,5 +1,5 @@
 import { isUniqueViolation } from "../db/errors";
-import { and, desc, eq, or, type SQL } from "drizzle-orm";
+import { and, desc, eq, or } from "drizzle-orm";
 import { eventTypes } from "../db/schema";
 import { AppError, notFound, parseOrThrow } from "../contracts/errors";
 import type { CreateEventTypeInput, EventTypeDto, ListEventTypesQuery, UpdateEventTypeInput } from "../contracts/eventTypes";
@@ -53,8 +53,6 @@ export function payloadErrors(schema: string, payload: unknown): SchemaError[] |
     message: `${e.message ?? "is invalid"}${e.params && "allowedValues" in e.params ? `: ${JSON.stringify(e.params.allowedValues)}` : ""}`,
   }));
 }
-
-export { isUniqueViolation };
 
 // ---------------------------------------------------------------- event types
 

@@ -7,7 +7,7 @@ import { hex32, normalizeId, normalizeIdOrNull } from "../contracts/ids";
 import type { Issue, ListIssuesQuery, UpdateIssueInput } from "../contracts/issues";
 import type { Db } from "../db/db";
 import { never } from "../db/portableSql";
-import { preparedFor } from "../db/prepared";
+import { ph, preparedFor } from "../db/prepared";
 import { connections, deliveryAttempts, destinations, issues } from "../db/schema";
 import { iso } from "../core/clock";
 import type { Deps, Scope } from "./deps";
@@ -49,27 +49,15 @@ export interface OpenedIssue {
   envId: string;
 }
 
-const ph = (name: string) => sql.placeholder(name);
-
 /**
- * Prepared once per SQLite database, built per call on PostgreSQL
- * (src/db/prepared.ts): they run in the delivery pump's write transaction.
- * Drizzle's builders keep them dialect-neutral (ON CONFLICT … DO UPDATE and
- * RETURNING exist in both); `.execute()` runs them on either.
+ * The one insert-or-count of an issue by its fingerprint: a new issue opens
+ * with `count` occurrences; an existing one counts them and takes the latest
+ * attempt's details. With `reopen`, a conflict also sets it open again
+ * whatever its status (acknowledged too): endpoint health opens
+ * `<dst id>:endpoint_disabled` this way (src/domain/endpointHealth.ts).
  */
-const statements = preparedFor((db: Db) => ({
-  resolve: db
-    .update(issues)
-    .set({ status: "resolved", resolvedAt: sql`${ph("now")}`, updatedAt: sql`${ph("now")}` })
-    .where(and(eq(issues.destinationId, sql`${ph("destinationId")}`), inArray(issues.status, ["open", "acknowledged"])))
-    .prepare(),
-  reopen: db
-    .update(issues)
-    .set({ status: "open", resolvedAt: null })
-    .where(and(eq(issues.fingerprint, sql`${ph("fingerprint")}`), eq(issues.status, "resolved")))
-    .returning({ id: issues.id })
-    .prepare(),
-  upsert: db
+function upsertStatement(db: Db, reopen: boolean) {
+  return db
     .insert(issues)
     .values({
       id: ph("id"),
@@ -92,6 +80,7 @@ const statements = preparedFor((db: Db) => ({
     .onConflictDoUpdate({
       target: issues.fingerprint,
       set: {
+        ...(reopen ? { status: "open" as const, resolvedAt: null } : {}),
         occurrenceCount: sql`${issues.occurrenceCount} + excluded.occurrence_count`,
         lastSeenAt: sql`excluded.last_seen_at`,
         lastAttemptId: sql`excluded.last_attempt_id`,
@@ -102,8 +91,54 @@ const statements = preparedFor((db: Db) => ({
       },
     })
     .returning({ id: issues.id })
+    .prepare();
+}
+
+/**
+ * Prepared once per SQLite database, built per call on PostgreSQL
+ * (src/db/prepared.ts): they run in the delivery pump's write transaction.
+ * Drizzle's builders keep them dialect-neutral (ON CONFLICT … DO UPDATE and
+ * RETURNING exist in both); `.execute()` runs them on either.
+ */
+const statements = preparedFor((db: Db) => ({
+  resolve: db
+    .update(issues)
+    .set({ status: "resolved", resolvedAt: ph("now"), updatedAt: ph("now") })
+    .where(and(eq(issues.destinationId, ph("destinationId")), inArray(issues.status, ["open", "acknowledged"])))
     .prepare(),
+  reopen: db
+    .update(issues)
+    .set({ status: "open", resolvedAt: null })
+    .where(and(eq(issues.fingerprint, ph("fingerprint")), eq(issues.status, "resolved")))
+    .returning({ id: issues.id })
+    .prepare(),
+  upsert: upsertStatement(db, false),
+  upsertOpen: upsertStatement(db, true),
 }));
+
+/** One occurrence (or `count` of them) of an issue, as upsertIssue stores it. */
+export type IssueOccurrence = {
+  id: string;
+  orgId: string;
+  envId: string;
+  destinationId: string;
+  fingerprint: string;
+  title: string;
+  count: number;
+  /** ISO time. */
+  now: string;
+  attemptId: string;
+  eventId: string;
+  error: string | null;
+  statusCode: number | null;
+};
+
+/** Opens the issue or counts the occurrence against it (upsertStatement); answers the issue's id. Inside the caller's write transaction. */
+export async function upsertIssue(db: Db, occurrence: IssueOccurrence, { reopen }: { reopen: boolean }): Promise<string | undefined> {
+  const s = statements(db);
+  const [row] = await (reopen ? s.upsertOpen : s.upsert).execute(occurrence);
+  return row?.id;
+}
 
 /**
  * Keeps issues current for a batch of recorded outcomes, in the caller's

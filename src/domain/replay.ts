@@ -1,9 +1,9 @@
 import { inScope } from "./scope";
-import { and, asc, count, eq, gt, gte, inArray, lt, lte, ne, or, sql, type SQL } from "drizzle-orm";
+import { and, asc, count, eq, gt, inArray, lt, or, sql } from "drizzle-orm";
 import { AppError, notFound } from "../contracts/errors";
 import type { JobProgress, ReplayInput } from "../contracts/jobs";
 import { normalizeId } from "../contracts/ids";
-import { readHorizon, readHorizonMs } from "../db/horizon";
+import { readHorizonMs } from "../db/horizon";
 import { connections, deliveryAttempts, destinations, events, jobs, sources } from "../db/schema";
 import { transaction } from "../db/transaction";
 import { eventView } from "../rules/eventView";
@@ -11,6 +11,7 @@ import { FilterRuleCache, newQueuedAttempt } from "./deliveries";
 import type { Deps, Scope } from "./deps";
 import { findDestinationRow } from "./destinations";
 import { createJob, getJob, newJobRow, type JobRow } from "./jobs";
+import { countLateCommits, inWindow, replayable, unsettledWindow, type ReplayParams } from "./replayWindow";
 
 /**
  * Replay (spec: Replay): events received between `from` and `to` (both
@@ -34,33 +35,11 @@ import { createJob, getJob, newJobRow, type JobRow } from "./jobs";
  *   retried; they count in the job's succeeded/failed, never enter the DLQ
  *   and never change the event's status.
  */
-interface ReplayParams {
-  destination_id: string;
-  source_id: string | null;
-  /** Replay through this connection: its source only, its filter applies (absent in jobs made before it existed). */
-  connection_id?: string | null;
-  from: string;
-  to: string;
-  rate_limit: number;
-  max_events: number;
-}
 
+/** Where the walk is: the last event queued, in (received_at, id) order. */
 interface Cursor {
   t: string;
   id: string;
-}
-
-function inWindow(scope: Pick<JobRow, "orgId" | "envId">, p: ReplayParams): SQL {
-  return and(
-    inScope(events, scope),
-    gte(events.receivedAt, p.from),
-    lte(events.receivedAt, p.to),
-    p.source_id ? eq(events.sourceId, p.source_id) : undefined,
-  )!;
-}
-
-function replayable(scope: Pick<JobRow, "orgId" | "envId">, p: ReplayParams): SQL {
-  return and(inWindow(scope, p), ne(events.status, "rejected"), ne(events.dedupStatus, "duplicate"))!;
 }
 
 export async function startReplay(deps: Deps, scope: Scope, input: ReplayInput): Promise<{ job_id: string; status: "running"; total: number }> {
@@ -261,39 +240,6 @@ async function oldestConnections(deps: Deps, destinationId: string, batch: { sou
       .reverse() // the oldest connection of a source wins
       .map((c) => [c.sourceId, c.id]),
   );
-}
-
-/**
- * On PostgreSQL another node may still commit an event stamped a moment ago
- * (src/db/horizon.ts). A replay covers what its window held when it started
- * (its total was counted then): while the end of that, min(to, started_at),
- * is within the read horizon, the walk reads only events older than the
- * horizon and waits for the rest. SQLite: null (one writer).
- */
-function unsettledWindow(deps: Pick<Deps, "db" | "clock">, job: Pick<JobRow, "startedAt">, p: ReplayParams): { horizon: string } | null {
-  if (readHorizonMs(deps.db) === 0) return null;
-  const horizon = readHorizon(deps.db, deps.clock.now());
-  return windowEnd(job, p) >= horizon ? { horizon } : null;
-}
-
-const windowEnd = (job: Pick<JobRow, "startedAt">, p: ReplayParams) => (p.to < job.startedAt ? p.to : job.startedAt);
-
-/**
- * Once the window has settled (PostgreSQL): events another node committed
- * after the start with a received_at inside the window were not in the
- * total counted at the start; they join the job. Whether it grew.
- */
-async function countLateCommits(deps: Deps, job: JobRow, p: ReplayParams): Promise<boolean> {
-  if (readHorizonMs(deps.db) === 0 || job.total >= p.max_events) return false;
-  const [matching] = await deps.db
-    .select({ n: count() })
-    .from(events)
-    .where(and(replayable(job, p), lte(events.receivedAt, windowEnd(job, p))));
-  const total = Math.min(Number(matching?.n ?? 0), p.max_events);
-  if (total <= job.total) return false;
-  await deps.db.update(jobs).set({ total }).where(eq(jobs.id, job.id));
-  job.total = total;
-  return true;
 }
 
 /** Replay deliveries of a job not yet settled. */

@@ -1,89 +1,25 @@
-import { pendingSourceCounts } from "../db/pg/counters";
 import { inScope } from "./scope";
 import { isUniqueViolation } from "../db/errors";
-import { and, desc, eq, like, or } from "drizzle-orm";
+import { and, desc, eq } from "drizzle-orm";
 import { events, sources } from "../db/schema";
 import { environments } from "../db/schema/tenancy";
 import { AppError, notFound, parseOrThrow } from "../contracts/errors";
 import { newId, normalizeId } from "../contracts/ids";
-import type { CreateSourceInput, DedupStrategy, ListSourcesQuery, SourceDto, UpdateSourceInput, VerificationType } from "../contracts/sources";
+import type { CreateSourceInput, DedupStrategy, ListSourcesQuery, UpdateSourceInput } from "../contracts/sources";
 import { createSourceInput, updateSourceInput } from "../contracts/sources";
-import { invalidIpEntries } from "../rules/ipFilter";
-import { compileSchema, InvalidSchemaError } from "../rules/schemaCheck";
 import { findTemplate, templateDedupsByDefault, templates } from "../rules/templates";
-import { verificationProblems } from "../rules/verify";
 import { iso } from "../core/clock";
 import type { Deps, Scope } from "./deps";
+import { freeSourceSlug, slugify } from "./slugs";
+import { maskSecret, openSecret, serializeSource } from "./sourceSerializer";
+import { ipListText, jsonObjectText, settingsIssues, throwIfIssues, type Issue } from "./sourceSettings";
+
+/** Sources: CRUD and templates; their settings are checked in sourceSettings.ts, shown by sourceSerializer.ts. */
 
 type SourceRow = typeof sources.$inferSelect;
-type Issue = { field: string; message: string };
 
 /** Ephemeral sources without expires_at or request_limit live this long. */
 export const DEFAULT_EPHEMERAL_TTL_MS = 24 * 3600 * 1000;
-
-// ---------------------------------------------------------------- serializing
-
-const MASK = "********";
-
-/** What responses show of a verification secret: enough to recognise it, never enough to use it. */
-export function maskSecret(plain: string): string {
-  return plain.length >= 16 ? MASK + plain.slice(-4) : MASK;
-}
-
-function openSecret(deps: Deps, sealed: string | null): string | null {
-  if (sealed === null) return null;
-  try {
-    return deps.secrets.open(sealed);
-  } catch {
-    return null;
-  }
-}
-
-export function ingestUrl(deps: Deps, id: string) {
-  return `${deps.settings.baseUrl}/v1/ingest/${id}`;
-}
-
-/** The one place a source row becomes the API shape (flags 0/1, JSON columns as strings, secret masked). */
-export function serializeSource(deps: Deps, row: SourceRow): SourceDto {
-  const secret = row.verificationSecret === null ? null : openSecret(deps, row.verificationSecret);
-  const pending = pendingSourceCounts(row.id);
-  return {
-    id: row.id,
-    org_id: row.orgId,
-    env_id: row.envId,
-    slug: row.slug,
-    name: row.name,
-    description: row.description,
-    template: row.template,
-    verification_enabled: row.verificationEnabled,
-    verification_type: row.verificationType,
-    verification_secret: row.verificationSecret === null ? null : secret === null ? MASK : maskSecret(secret),
-    verification_header: row.verificationHeader,
-    verification_config: row.verificationConfig,
-    dedup_enabled: row.dedupEnabled,
-    dedup_strategy: row.dedupStrategy,
-    dedup_field: row.dedupField,
-    dedup_window_seconds: row.dedupWindowSeconds,
-    ip_allowlist: row.ipAllowlist,
-    ip_denylist: row.ipDenylist,
-    status: row.status,
-    // On PostgreSQL this node's counts not yet flushed are added (src/db/pg/counters.ts); none on SQLite.
-    event_count: row.eventCount + pending.events,
-    request_count: row.requestCount + pending.requests,
-    last_event_at: pending.last > (row.lastEventAt ?? "") ? pending.last : row.lastEventAt,
-    created_at: row.createdAt,
-    updated_at: row.updatedAt,
-    is_ephemeral: row.isEphemeral,
-    expires_at: row.expiresAt,
-    request_limit: row.requestLimit,
-    type: row.type,
-    source_config: row.sourceConfig,
-    schema_validation_enabled: row.schemaValidationEnabled,
-    json_schema: row.jsonSchema,
-    schema_action: row.schemaAction,
-    ingest_url: ingestUrl(deps, row.id),
-  };
-}
 
 // ---------------------------------------------------------------- templates
 
@@ -101,96 +37,6 @@ export function listTemplates() {
     })),
   };
 }
-
-// ---------------------------------------------------------------- input normalisation
-
-/** A JSON object given as an object or as its JSON text → its canonical JSON text. */
-function jsonObjectText(field: string, value: unknown, issues: Issue[]): string | null {
-  if (value === null || value === undefined) return null;
-  let v = value;
-  if (typeof v === "string") {
-    try {
-      v = JSON.parse(v);
-    } catch {
-      issues.push({ field: `body.${field}`, message: "must be a JSON object (or its JSON text)" });
-      return null;
-    }
-  }
-  if (!v || typeof v !== "object" || Array.isArray(v)) {
-    issues.push({ field: `body.${field}`, message: "must be a JSON object" });
-    return null;
-  }
-  return JSON.stringify(v);
-}
-
-/** A CIDR list → JSON array text; every entry checked. */
-function ipListText(field: string, value: string[] | null | undefined, issues: Issue[]): string | null {
-  if (value === null || value === undefined) return null;
-  const entries = value.map((e) => e.trim()).filter((e) => e !== "");
-  for (const i of invalidIpEntries(entries)) issues.push({ field: `body.${field}.${i}`, message: `"${entries[i]}" is not an IPv4/IPv6 address or CIDR` });
-  return JSON.stringify(entries);
-}
-
-function slugify(name: string) {
-  const s = name
-    .normalize("NFKD")
-    .toLowerCase()
-    .replace(/[^a-z0-9]+/g, "-")
-    .replace(/^-+|-+$/g, "")
-    .slice(0, 80);
-  return s || "source";
-}
-
-/** The settings that must make sense together, as they will be after the write. */
-interface Settings {
-  verificationEnabled: number;
-  verificationType: string | null;
-  /** Only when a new secret is given: existing ones were checked when saved. */
-  newSecret: string | null;
-  hasSecret: boolean;
-  verificationHeader: string | null;
-  verificationConfig: string | null;
-  dedupEnabled: number;
-  dedupStrategy: string | null;
-  dedupField: string | null;
-  schemaValidationEnabled: number;
-  jsonSchema: string | null;
-}
-
-function settingsIssues(s: Settings): Issue[] {
-  const issues: Issue[] = [];
-  if (s.verificationType) {
-    const config = s.verificationConfig ? JSON.parse(s.verificationConfig) : {};
-    for (const p of verificationProblems(s.verificationType as VerificationType, s.newSecret, s.verificationHeader, config)) {
-      issues.push({ field: `body.${p.field}`, message: p.message });
-    }
-  }
-  if (s.verificationEnabled) {
-    if (!s.verificationType) issues.push({ field: "body.verification_type", message: "is required when verification is enabled (or pick a template)" });
-    if (!s.hasSecret) issues.push({ field: "body.verification_secret", message: "is required when verification is enabled" });
-  }
-  if ((s.dedupStrategy === "header" || s.dedupStrategy === "field") && !s.dedupField) {
-    issues.push({ field: "body.dedup_field", message: `is required with dedup_strategy ${s.dedupStrategy}` });
-  }
-  if (s.dedupStrategy === "field" && s.dedupField && s.dedupField.split(".").some((seg) => seg === "")) {
-    issues.push({ field: "body.dedup_field", message: "must be a dot path such as data.id" });
-  }
-  if (s.schemaValidationEnabled && !s.jsonSchema) issues.push({ field: "body.json_schema", message: "is required when schema validation is enabled" });
-  if (s.jsonSchema) {
-    try {
-      compileSchema(s.jsonSchema);
-    } catch (err) {
-      if (!(err instanceof InvalidSchemaError)) throw err;
-      issues.push({ field: "body.json_schema", message: `is not a valid JSON Schema: ${err.message}` });
-    }
-  }
-  return issues;
-}
-
-function throwIfIssues(issues: Issue[]) {
-  if (issues.length > 0) throw new AppError("validation_error", "Invalid source settings", issues);
-}
-
 
 // ---------------------------------------------------------------- scope
 
@@ -212,19 +58,6 @@ async function findRow({ db }: Deps, scope: Scope, rawId: string): Promise<Sourc
     .limit(1);
   if (!row) throw notFound("Source");
   return row;
-}
-
-async function freeSlug({ db }: Deps, orgId: string, envId: string, base: string): Promise<string> {
-  const taken = new Set(
-    (
-      await db
-        .select({ slug: sources.slug })
-        .from(sources)
-        .where(and(eq(sources.orgId, orgId), eq(sources.envId, envId), or(eq(sources.slug, base), like(sources.slug, `${base}-%`))))
-    ).map((r) => r.slug),
-  );
-  if (!taken.has(base)) return base;
-  for (let n = 2; ; n++) if (!taken.has(`${base}-${n}`)) return `${base}-${n}`;
 }
 
 // ---------------------------------------------------------------- use-cases
@@ -282,7 +115,7 @@ export async function createSource(deps: Deps, scope: Scope, raw: CreateSourceIn
   if (isEphemeral && !expiresAt && !input.request_limit) expiresAt = iso(new Date(now.getTime() + DEFAULT_EPHEMERAL_TTL_MS));
 
   const explicitSlug = input.slug !== undefined;
-  const slug = explicitSlug ? input.slug! : await freeSlug(deps, target.orgId, target.envId, slugify(input.name));
+  const slug = explicitSlug ? input.slug! : await freeSourceSlug(deps.db, target.orgId, target.envId, slugify(input.name, "source"));
   const row: SourceRow = {
     id: newId("source"),
     orgId: target.orgId,

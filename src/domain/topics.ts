@@ -1,4 +1,4 @@
-import { and, desc, eq, like, or, type SQL } from "drizzle-orm";
+import { and, desc, eq, or } from "drizzle-orm";
 import { sources, topics } from "../db/schema";
 import { writeEvent, type EventWrite } from "../db/ingestStore";
 import { transaction } from "../db/transaction";
@@ -8,8 +8,10 @@ import type { CreateTopicInput, ListTopicsQuery, PublishInput, TopicDto, UpdateT
 import { createTopicInput, publishInput, updateTopicInput } from "../contracts/topics";
 import { iso } from "../core/clock";
 import type { Deps, Scope } from "./deps";
-import { isUniqueViolation, payloadErrors, schemaText, validatePayloadForEventType } from "./eventTypes";
+import { payloadErrors, schemaText, validatePayloadForEventType } from "./eventTypes";
+import { isUniqueViolation } from "../db/errors";
 import { createScope, inScope } from "./scope";
+import { freeSourceSlug, slugify } from "./slugs";
 
 type TopicRow = typeof topics.$inferSelect;
 
@@ -33,16 +35,6 @@ export function serializeTopic(row: TopicRow): TopicDto {
 }
 
 
-function slugify(name: string) {
-  const s = name
-    .normalize("NFKD")
-    .toLowerCase()
-    .replace(/[^a-z0-9]+/g, "-")
-    .replace(/^-+|-+$/g, "")
-    .slice(0, 80);
-  return s || "topic";
-}
-
 /** `{id}` is the id or the slug. */
 async function findRow({ db }: Deps, scope: Scope, idOrSlug: string): Promise<TopicRow> {
   const id = /^[0-9a-f]{32}$/.test(idOrSlug) ? idOrSlug : null;
@@ -56,21 +48,6 @@ async function findRow({ db }: Deps, scope: Scope, idOrSlug: string): Promise<To
   return row;
 }
 
-/** The topic's source slug: `topic-<slug>`, numbered when a source already has it. */
-async function freeSourceSlug({ db }: Deps, orgId: string, envId: string, topicSlug: string): Promise<string> {
-  const base = `topic-${topicSlug}`.slice(0, 100);
-  const taken = new Set(
-    (
-      await db
-        .select({ slug: sources.slug })
-        .from(sources)
-        .where(and(eq(sources.orgId, orgId), eq(sources.envId, envId), or(eq(sources.slug, base), like(sources.slug, `${base}-%`))))
-    ).map((r) => r.slug),
-  );
-  if (!taken.has(base)) return base;
-  for (let n = 2; ; n++) if (!taken.has(`${base}-${n}`)) return `${base}-${n}`;
-}
-
 function slugConflict(slug: string) {
   return new AppError("conflict", `A topic with slug "${slug}" already exists`, [{ field: "body.slug", message: "must be unique in the environment (it defaults to the name)" }]);
 }
@@ -82,8 +59,9 @@ export async function createTopic(deps: Deps, scope: Scope, raw: CreateTopicInpu
   const input = parseOrThrow(createTopicInput, raw, "Invalid topic");
   const { orgId, envId } = createScope(scope, input);
   const schema = schemaText("schema", input.schema);
-  const slug = input.slug ?? slugify(input.name);
-  const sourceSlug = await freeSourceSlug(deps, orgId, envId, slug);
+  const slug = input.slug ?? slugify(input.name, "topic");
+  // The topic's source slug: `topic-<slug>`, numbered when a source already has it.
+  const sourceSlug = await freeSourceSlug(deps.db, orgId, envId, `topic-${slug}`.slice(0, 100));
   const now = iso(deps.clock.now());
   const row: TopicRow = {
     id: hex32(),

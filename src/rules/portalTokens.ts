@@ -6,7 +6,7 @@ import { PORTAL_TOKEN_PREFIX } from "../contracts/portal";
  * HMAC-SHA256 over `hrp_<claims>` with a key derived from the data dir's
  * secret key (SecretBox.deriveKey). The MAC is checked without the
  * database; the generation (`gen`) is then compared with the application's
- * (checkPortalLink in src/domain/applications.ts), which revoking moves
+ * (checkPortalLink in src/outbound/portalLinks.ts), which revoking moves
  * on. A pure leaf (it imports
  * only contracts): the domain signs tokens, the API's auth middleware checks them.
  */

@@ -2,7 +2,7 @@ import { eq } from "drizzle-orm";
 import { Webhook } from "standardwebhooks";
 import { describe, expect, it } from "vitest";
 import { destinations } from "../../src/db/schema";
-import { loadDestinationForDelivery } from "../../src/domain/destinations";
+import { loadDestinationForDelivery } from "../../src/domain/destinationDelivery";
 import { applyDestinationAuth } from "../../src/outgoing/destinationAuth";
 import { otherOrgKey } from "../helpers/rows";
 import { call, type TestServer } from "../helpers/server";

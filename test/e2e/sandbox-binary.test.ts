@@ -3,7 +3,7 @@ import { startTestServer, type TestServer } from "../helpers/server";
 import { cli, cliEnv, ensureBinary } from "../cli/helpers";
 
 /**
- * The sandbox's worker (src/delivery/sandbox.ts) is a second entrypoint of
+ * The sandbox's worker (src/rules/sandbox.ts) is a second entrypoint of
  * the compiled binary (scripts/build.ts): without it a transform inside
  * dist/hookrelay cannot run at all. The CLI in local mode runs the preview
  * in its own process, so this is the binary's worker at work.

@@ -1,7 +1,7 @@
 import type { RouteConfig } from "@hono/zod-openapi";
 import { AppError } from "../../contracts/errors";
 import { PORTAL_TOKEN_PREFIX } from "../../contracts/portal";
-import { checkPortalLink, PORTAL_KEY_PURPOSE } from "../../domain/applications";
+import { checkPortalLink, PORTAL_KEY_PURPOSE } from "../../outbound/portalLinks";
 import type { Deps, Scope } from "../../domain/deps";
 import { verifyPortalToken } from "../../rules/portalTokens";
 import { operation, type Api, type ApiContext, type Validated } from "../openapi";

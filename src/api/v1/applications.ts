@@ -2,16 +2,8 @@ import { applicationBody, applicationList, appParam, createApplicationInput, lis
 import { successBody } from "../../contracts/common";
 import { eventTypeList } from "../../contracts/eventTypes";
 import { createPortalLinkInput, portalLink } from "../../contracts/portal";
-import {
-  createApplication,
-  createPortalLink,
-  deleteApplication,
-  getApplication,
-  listApplicationEventTypes,
-  listApplications,
-  revokePortalLinks,
-  updateApplication,
-} from "../../domain/applications";
+import { createApplication, deleteApplication, getApplication, listApplicationEventTypes, listApplications, updateApplication } from "../../outbound/applications";
+import { createPortalLink, revokePortalLinks } from "../../outbound/portalLinks";
 import { portalOperation } from "../middleware/portal";
 import { jsonBody, operation, responses, type Api } from "../openapi";
 

@@ -12,7 +12,8 @@ import {
   recordParams,
   updateCollectionInput,
 } from "../../contracts/collections";
-import { createCollection, deleteCollection, getCollection, getRecord, getRecordChangelog, listCollections, listRecords, updateCollection } from "../../domain/collections";
+import { createCollection, deleteCollection, getCollection, listCollections, updateCollection } from "../../domain/collections";
+import { getRecord, getRecordChangelog, listRecords } from "../../domain/collectionRecords";
 import { idParam, jsonBody, operation, responses, type Api } from "../openapi";
 
 /** Collections CRUD, records and changelog (spec: Collections; docs/decisions.md D11). */

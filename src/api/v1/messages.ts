@@ -1,6 +1,8 @@
 import { appParam } from "../../contracts/applications";
 import { createMessageInput, listMessageAttemptsQuery, listMessagesQuery, messageAttempts, messageBody, messageList, messageParams, resendInput, resendResult } from "../../contracts/messages";
-import { createMessage, getMessage, listMessageAttempts, listMessages, resendMessage } from "../../domain/messages";
+import { getMessage, listMessageAttempts, listMessages } from "../../outbound/messages";
+import { resendMessage } from "../../outbound/resend";
+import { createMessage } from "../../outbound/fanout";
 import { AppError } from "../../contracts/errors";
 import { portalOperation } from "../middleware/portal";
 import { jsonBody, operation, responses, type Api } from "../openapi";

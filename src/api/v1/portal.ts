@@ -1,5 +1,5 @@
 import { portalSession } from "../../contracts/portal";
-import { getPortalSession } from "../../domain/applications";
+import { getPortalSession } from "../../outbound/portalLinks";
 import { portalOperation } from "../middleware/portal";
 import { responses, type Api } from "../openapi";
 

@@ -48,7 +48,7 @@ export class NotifyError extends Error {}
 /**
  * One channel type: its config (validated on save), how responses show it,
  * and how it sends. Types are data to the rest of the code, as verification
- * schemes are (src/ingest/verify/).
+ * schemes are (src/rules/verify/).
  */
 export interface ChannelKind<C> {
   type: ChannelType;

@@ -14,23 +14,17 @@ import { jsonText, toFlag } from "../contracts/common";
 import { AppError, notFound, parseOrThrow } from "../contracts/errors";
 import { hex32 } from "../contracts/ids";
 import { decodeCursor, encodeCursor } from "../contracts/pagination";
-import { createPortalLinkInput, type CreatePortalLinkInput } from "../contracts/portal";
 import { applicationEndpoints, applications, destinations, events, messages } from "../db/schema";
 import { transaction } from "../db/transaction";
-// A pure leaf shared with the API's auth middleware, which checks what this signs.
-import { signPortalToken } from "../rules/portalTokens";
 import { iso } from "../core/clock";
-import type { Deps, Scope } from "./deps";
-import { isUniqueViolation, listEventTypes } from "./eventTypes";
-import { createScope, inScope } from "./scope";
+import type { Deps, Scope } from "../domain/deps";
+import { listEventTypes } from "../domain/eventTypes";
+import { isUniqueViolation } from "../db/errors";
+import { createScope, inScope } from "../domain/scope";
 
-/** Applications (docs/decisions.md D10, docs/outbound.md): CRUD, the cursor list, and portal links. */
+/** Applications (docs/decisions.md D10, docs/outbound.md): CRUD and the cursor list; their portal links are in portalLinks.ts. */
 
 type ApplicationRow = typeof applications.$inferSelect;
-
-/** The HKDF purpose of the key that signs portal links (SecretBox.deriveKey). */
-export const PORTAL_KEY_PURPOSE = "portal links";
-const DEFAULT_PORTAL_TTL_MS = 3600_000;
 
 export function serializeApplication(row: ApplicationRow): ApplicationDto {
   return {
@@ -190,63 +184,6 @@ export async function deleteApplication(deps: Deps, scope: Scope, appId: string)
     await tx.delete(applications).where(eq(applications.id, row.id));
   });
   return { success: true as const };
-}
-
-/**
- * A consumer portal link (docs/outbound.md, "The portal"): `{base_url}/portal#token=…`,
- * the token signed with a key derived from the data dir's secret key. The
- * token travels in the fragment, which browsers send to no server, so it
- * stays out of access logs and Referer headers.
- */
-export async function createPortalLink(deps: Deps, scope: Scope, appId: string, raw: CreatePortalLinkInput = {}) {
-  const input = parseOrThrow(createPortalLinkInput, raw ?? {}, "Invalid portal link request");
-  const row = await findApplication(deps, scope, appId);
-  if (row.status !== "active") throw new AppError("conflict", `Application ${row.uid} is ${row.status}: its portal links do not work; enable it first`, { status: row.status });
-  const ttlMs = input.expires_in !== undefined ? input.expires_in * 1000 : (deps.settings.portalLinkTtlMs ?? DEFAULT_PORTAL_TTL_MS);
-  const exp = Math.floor((deps.clock.now().getTime() + ttlMs) / 1000);
-  const token = signPortalToken(deps.secrets.deriveKey(PORTAL_KEY_PURPOSE), { app: row.id, org: row.orgId, env: row.envId, exp, gen: row.portalGeneration });
-  return { url: `${deps.settings.baseUrl}/portal#token=${token}`, expires_at: new Date(exp * 1000).toISOString() };
-}
-
-/**
- * Revokes every portal link issued for the application so far, at once and
- * on every node: links carry the generation they were minted in, and this
- * moves the stored one on (docs/outbound.md, "Revoking links"). Links minted
- * afterwards work.
- */
-export async function revokePortalLinks(deps: Deps, scope: Scope, appId: string) {
-  const row = await findApplication(deps, scope, appId);
-  await deps.db
-    .update(applications)
-    .set({ portalGeneration: sql`${applications.portalGeneration} + 1`, updatedAt: iso(deps.clock.now()) })
-    .where(eq(applications.id, row.id));
-  return { success: true as const };
-}
-
-/**
- * A verified portal link's claims against its application as stored now:
- * refused (401) once the application is disabled or its links were revoked
- * after this one was minted. Read on every request, from the database every
- * node shares, so a revocation holds everywhere at once. A deleted
- * application is left to findApplication (404).
- */
-export async function checkPortalLink({ db }: Pick<Deps, "db">, claims: { app: string; gen?: number }): Promise<void> {
-  const [row] = await db
-    .select({ status: applications.status, generation: applications.portalGeneration })
-    .from(applications)
-    .where(eq(applications.id, claims.app))
-    .limit(1);
-  if (!row) return;
-  if (row.status !== "active" || (claims.gen ?? 0) !== row.generation) {
-    throw new AppError("unauthorized", "This portal link has been revoked: ask for a new one");
-  }
-}
-
-/** What the portal page loads first: its application, and when its link ends. Only for a portal link's scope. */
-export async function getPortalSession(deps: Deps, scope: Scope) {
-  if (!scope.portal) throw new AppError("forbidden", "This route answers a portal link's token only");
-  const row = await findApplication(deps, scope, scope.portal.applicationId);
-  return { application: serializeApplication(row), expires_at: scope.portal.expiresAt };
 }
 
 /** The environment's event types, as an application's endpoints may subscribe to them (the portal's choice of filter_types). */

@@ -1,4 +1,4 @@
-import { and, desc, eq, isNotNull, lt, lte, or, sql } from "drizzle-orm";
+import { and, desc, eq } from "drizzle-orm";
 import { DESTINATION_DEFAULTS } from "../contracts/destinations";
 import {
   createEndpointInput,
@@ -12,22 +12,15 @@ import {
 } from "../contracts/endpoints";
 import { AppError, notFound, parseOrThrow } from "../contracts/errors";
 import { hex32, idPrefix } from "../contracts/ids";
-import { decodeCursor, encodeCursor } from "../contracts/pagination";
-import { listEndpointAttemptsQuery, type ListEndpointAttemptsQuery } from "../contracts/messages";
-import type { Db } from "../db/db";
-import { preparedFor } from "../db/prepared";
-import { applicationEndpoints, applications, connections, deliveryAttempts, destinations, issues } from "../db/schema";
+import { applicationEndpoints, applications, deliveryAttempts, destinations } from "../db/schema";
 import { lockRow } from "../db/rowLock";
 import { transaction } from "../db/transaction";
-import { refusalReason } from "../outgoing/ssrf";
 import { findApplication } from "./applications";
 import { iso } from "../core/clock";
-import type { Deps, Scope } from "./deps";
-import { attemptSerializerFor } from "./deliveryAttempts";
-import { generateSigningSecret } from "./destinations";
-
-import type { OpenedIssue } from "./issues";
-import { settleMessages, type MessageSettlement } from "./messages";
+import type { Deps, Scope } from "../domain/deps";
+import { generateSigningSecret } from "../domain/destinationSecrets";
+import { settleMessages, type MessageSettlement } from "../domain/messageSettlement";
+import { checkPortalUrl } from "./endpointGuard";
 
 /**
  * Application endpoints (docs/decisions.md D10, docs/outbound.md). Each endpoint
@@ -76,7 +69,7 @@ function filterTypesText(types: string[] | null | undefined): string | null {
 
 const isoOrNull = (s: string | null | undefined) => (s ? new Date(s).toISOString() : null);
 
-async function findEndpoint(deps: Deps, scope: Scope, appId: string, endpointId: string): Promise<Joined & { app: typeof applications.$inferSelect }> {
+export async function findEndpoint(deps: Deps, scope: Scope, appId: string, endpointId: string): Promise<Joined & { app: typeof applications.$inferSelect }> {
   const app = await findApplication(deps, scope, appId);
   if (!/^[0-9a-f]{32}$/.test(endpointId)) throw notFound("Endpoint");
   const [row] = await deps.db
@@ -91,36 +84,6 @@ async function findEndpoint(deps: Deps, scope: Scope, appId: string, endpointId:
 
 /** How many endpoints an application may have unless HOOKRELAY_MAX_ENDPOINTS_PER_APP says otherwise. */
 export const DEFAULT_MAX_ENDPOINTS_PER_APP = 20;
-
-/**
- * What marks an endpoint as portal-held (docs/outbound.md, "What a portal
- * link can reach"): its URL was set through a portal link. Such an endpoint,
- * and every delivery to it, is held to the private-address block unless its
- * application is opted in (allow_private_endpoints), whatever the server's
- * default. An operator (API key, session, CLI) setting the URL releases it.
- */
-export function portalHeldBlocksPrivate(held: number, appOptedIn: number, serverBlocksPrivate: boolean): boolean {
-  return held === 1 && appOptedIn !== 1 ? true : serverBlocksPrivate;
-}
-
-/**
- * A portal link may not point an endpoint at an address the block refuses.
- * Checked here on what the URL itself names (an IP literal in any spelling,
- * `localhost`); names are resolved and checked at each delivery instead, so
- * that no answer here tells a portal user what the operator's DNS knows.
- */
-function checkPortalUrl(deps: Deps, app: { allowPrivateEndpoints: number }, url: string) {
-  const blockPrivate = portalHeldBlocksPrivate(1, app.allowPrivateEndpoints, deps.settings.blockPrivateDestinations);
-  // A trailing dot names the same host ("localhost." is localhost).
-  const host = new URL(url).hostname.replace(/^\[(.*)\]$/, "$1").replace(/\.$/, "").toLowerCase();
-  const literal = /^[\d.]+$/.test(host) || host.includes(":");
-  const reason = literal ? refusalReason(host, blockPrivate) : host === "localhost" || host.endsWith(".localhost") ? (blockPrivate ? "a loopback name" : null) : null;
-  if (reason) {
-    throw new AppError("validation_error", `A portal link may not point an endpoint at ${host}: it is ${reason}`, [
-      { field: "body.url", message: "must point at a public address: a portal link cannot reach loopback, private, link-local or other non-global addresses" },
-    ]);
-  }
-}
 
 export async function createEndpoint(deps: Deps, scope: Scope, appId: string, raw: CreateEndpointInput) {
   const input = parseOrThrow(createEndpointInput, raw, "Invalid endpoint");
@@ -290,186 +253,4 @@ export async function rotateEndpointSecret(deps: Deps, scope: Scope, appId: stri
   });
   deps.bus.publish({ type: "destination.updated", destinationId: destination.id });
   return { secret };
-}
-
-/** The endpoint's attempts (every message, retries included), newest first, in cursor pages. */
-export async function listEndpointAttempts(deps: Deps, scope: Scope, appId: string, endpointId: string, raw: ListEndpointAttemptsQuery = {}) {
-  const query = parseOrThrow(listEndpointAttemptsQuery, raw ?? {}, "Invalid query", ["query"]);
-  const { destination } = await findEndpoint(deps, scope, appId, endpointId);
-  const a = deliveryAttempts;
-  const conds = [eq(a.destinationId, destination.id), query.status ? eq(a.status, query.status) : undefined];
-  if (query.cursor) {
-    const c = decodeCursor(query.cursor, "next");
-    conds.push(lte(a.createdAt, c.t), or(lt(a.createdAt, c.t), lt(a.id, c.id)));
-  }
-  const rows = await deps.db
-    .select({ attempt: a, connectionName: connections.name, destinationName: destinations.name })
-    .from(a)
-    .leftJoin(connections, eq(connections.id, a.connectionId))
-    .leftJoin(destinations, eq(destinations.id, a.destinationId))
-    .where(and(...conds))
-    .orderBy(desc(a.createdAt), desc(a.id))
-    .limit(query.limit + 1);
-  const page = rows.slice(0, query.limit);
-  const last = page[page.length - 1];
-  return { attempts: page.map(attemptSerializerFor(scope)), cursor: rows.length > query.limit && last ? encodeCursor({ t: last.attempt.createdAt, id: last.attempt.id }, "next") : null };
-}
-
-// ---------------------------------------------------------------- for the delivery worker
-
-/** What sending to an endpoint needs beyond its destination row. */
-export interface EndpointDelivery {
-  applicationId: string;
-  /** The secrets that sign a request at `now`: the current one, and a rotated-out one during its overlap. */
-  signingSecrets(now: Date): string[];
-  expiresAt: string | null;
-  /** The application's rate_limit (deliveries per second across its endpoints); null: none. */
-  applicationRateLimit: number | null;
-  /** Whether the private-address block holds for deliveries to it (portalHeldBlocksPrivate). */
-  blockPrivate: boolean;
-}
-
-/** The columns an endpoint's delivery settings are made from (the worker reads them with its destination, src/db/deliverySql.ts). */
-export interface EndpointDeliveryColumns {
-  applicationId: string;
-  expiresAt: string | null;
-  /** Sealed. */
-  previousSecret: string | null;
-  previousUntil: string | null;
-  /** The destination's signing secret, sealed. */
-  current: string;
-  rateLimit: number | null;
-  portalHeld: number | null;
-  allowPrivateEndpoints: number | null;
-}
-
-export function endpointDeliveryFrom(row: EndpointDeliveryColumns, secrets: Pick<Deps["secrets"], "open">, serverBlocksPrivate: boolean): EndpointDelivery {
-  const current = secrets.open(row.current);
-  const previous = row.previousSecret && row.previousUntil ? { secret: secrets.open(row.previousSecret), until: Date.parse(row.previousUntil) } : null;
-  return {
-    applicationId: row.applicationId,
-    expiresAt: row.expiresAt,
-    applicationRateLimit: row.rateLimit,
-    blockPrivate: portalHeldBlocksPrivate(row.portalHeld ?? 0, row.allowPrivateEndpoints ?? 0, serverBlocksPrivate),
-    signingSecrets: (now) => (previous && now.getTime() < previous.until && previous.secret !== current ? [current, previous.secret] : [current]),
-  };
-}
-
-// ---------------------------------------------------------------- bookkeeping, inside the recording transaction
-
-/** What endpoint health needs of one recorded outcome (the queue's outcomes are passed as they are). */
-export interface EndpointOutcome {
-  attempt: { id: string; eventId: string; orgId: string; envId: string; destinationId: string; connectionId: string | null };
-  status: "success" | "failed";
-  error: string | null;
-}
-
-/** Failures that say something about the receiver (not: its endpoint was disabled or deleted meanwhile). */
-const RECEIVER_FAILURE = /^(http_\d{3}|timeout|connection_error|ssrf_blocked)$/;
-
-const ph = (name: string) => sql`${sql.placeholder(name)}`;
-
-const healthStatements = preparedFor((db: Db) => ({
-  healthy: db
-    .update(applicationEndpoints)
-    .set({ failingSince: null })
-    .where(and(eq(applicationEndpoints.destinationId, ph("destinationId")), isNotNull(applicationEndpoints.failingSince)))
-    .prepare(),
-  /** Starts the failure clock (or keeps it); answers when it started, for endpoints only. */
-  failing: db
-    .update(applicationEndpoints)
-    .set({ failingSince: sql`coalesce(${applicationEndpoints.failingSince}, ${ph("now")})` })
-    .where(eq(applicationEndpoints.destinationId, ph("destinationId")))
-    .returning({ id: applicationEndpoints.id, failingSince: applicationEndpoints.failingSince })
-    .prepare(),
-  disable: db
-    .update(destinations)
-    .set({ status: "disabled", updatedAt: ph("now") })
-    .where(and(eq(destinations.id, ph("destinationId")), eq(destinations.status, "active")))
-    .returning({ id: destinations.id })
-    .prepare(),
-  touch: db.update(applicationEndpoints).set({ updatedAt: ph("now") }).where(eq(applicationEndpoints.id, ph("id"))).prepare(),
-  openIssue: db
-    .insert(issues)
-    .values({
-      id: ph("id"),
-      orgId: ph("orgId"),
-      envId: ph("envId"),
-      destinationId: ph("destinationId"),
-      fingerprint: ph("fingerprint"),
-      title: "Endpoint disabled",
-      status: "open",
-      occurrenceCount: 1,
-      firstSeenAt: ph("now"),
-      lastSeenAt: ph("now"),
-      lastAttemptId: ph("attemptId"),
-      lastEventId: ph("eventId"),
-      lastError: ph("error"),
-      lastStatusCode: null,
-      createdAt: ph("now"),
-      updatedAt: ph("now"),
-    })
-    .onConflictDoUpdate({
-      target: issues.fingerprint,
-      set: {
-        status: "open",
-        resolvedAt: null,
-        occurrenceCount: sql`${issues.occurrenceCount} + 1`,
-        lastSeenAt: sql`excluded.last_seen_at`,
-        lastAttemptId: sql`excluded.last_attempt_id`,
-        lastEventId: sql`excluded.last_event_id`,
-        lastError: sql`excluded.last_error`,
-        updatedAt: sql`excluded.updated_at`,
-      },
-    })
-    .returning({ id: issues.id })
-    .prepare(),
-}));
-
-/**
- * Keeps each endpoint's failure clock for a batch of recorded outcomes: a
- * success stops it, a failure starts it (if it is not running). An endpoint
- * whose clock has run `disableAfterMs` is disabled, and an issue
- * `<dst id>:endpoint_disabled` opens (or reopens) for it, which fires
- * issue_opened alert rules like any other issue. Only message deliveries
- * (no connection) concern endpoints; the rest are skipped without a query.
- * Inside the caller's write transaction.
- */
-export async function recordEndpointHealth(db: Db, outcomes: readonly EndpointOutcome[], now: Date, disableAfterMs: number | undefined): Promise<{ opened: OpenedIssue[]; disabled: string[] }> {
-  const last = new Map<string, EndpointOutcome & { anySuccess: boolean }>();
-  for (const o of outcomes) {
-    if (o.attempt.connectionId !== null) continue;
-    if (o.status === "failed" && !(o.error && RECEIVER_FAILURE.test(o.error))) continue;
-    const seen = last.get(o.attempt.destinationId);
-    last.set(o.attempt.destinationId, { ...o, anySuccess: (seen?.anySuccess ?? false) || o.status === "success" });
-  }
-  const opened: OpenedIssue[] = [];
-  const disabled: string[] = [];
-  if (last.size === 0) return { opened, disabled };
-  const s = healthStatements(db);
-  const at = iso(now);
-  for (const [destinationId, o] of last) {
-    if (o.anySuccess) await s.healthy.execute({ destinationId });
-    if (o.status === "success") continue;
-    const [clock] = await s.failing.execute({ destinationId, now: at });
-    if (!clock?.failingSince || disableAfterMs === undefined) continue;
-    if (now.getTime() - Date.parse(clock.failingSince) < disableAfterMs) continue;
-    if ((await s.disable.execute({ destinationId, now: at })).length === 0) continue;
-    disabled.push(destinationId);
-    await s.touch.execute({ id: clock.id, now: at });
-    const days = Math.round((disableAfterMs / 86_400_000) * 10) / 10;
-    const [issue] = await s.openIssue.execute({
-      id: hex32(),
-      orgId: o.attempt.orgId,
-      envId: o.attempt.envId,
-      destinationId,
-      fingerprint: `${destinationId}:endpoint_disabled`,
-      now: at,
-      attemptId: o.attempt.id,
-      eventId: o.attempt.eventId,
-      error: `disabled after failing without a success since ${clock.failingSince} (${days} days or more); enable it again with PATCH status active`,
-    });
-    if (issue) opened.push({ id: issue.id, orgId: o.attempt.orgId, envId: o.attempt.envId });
-  }
-  return { opened, disabled };
 }
