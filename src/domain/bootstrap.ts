@@ -33,7 +33,7 @@ export async function bootstrap(db: Db, clock: Clock, admin: { email: string; pa
     const orgId = hex32();
     const envId = hex32();
     await tx.insert(organizations).values({ id: orgId, name: "default", slug: "default", createdAt: now });
-    await tx.insert(environments).values({ id: envId, orgId, name: "production", createdAt: now });
+    await tx.insert(environments).values({ id: envId, orgId, name: "production", slug: "production", createdAt: now, updatedAt: now });
     await tx.insert(users).values({ id: hex32(), email: admin.email.toLowerCase(), passwordHash, orgId, envId, createdAt: now });
     return { created: true, email: admin.email.toLowerCase(), generatedPassword };
   });

@@ -32,7 +32,7 @@ async function otherOrganization() {
   const envId = hex32();
   const userId = hex32();
   await db.insert(organizations).values({ id: orgId, name: "Other", slug: `other-${orgId}`, createdAt: later });
-  await db.insert(environments).values({ id: envId, orgId, name: "production", createdAt: later });
+  await db.insert(environments).values({ id: envId, orgId, name: "production", slug: "production", createdAt: later, updatedAt: later });
   await db.insert(users).values({ id: userId, email: other.email, passwordHash: await Bun.password.hash(other.password), orgId, envId, createdAt: later });
   return { orgId, envId, userId };
 }

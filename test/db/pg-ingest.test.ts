@@ -38,7 +38,7 @@ beforeAll(async () => {
   store = await openStore({ dataDir, databaseUrl: cluster.url });
   other = await openStore({ dataDir, databaseUrl: cluster.url });
   await store.db.insert(organizations).values({ id: ORG, name: "o", slug: "o", createdAt: AT });
-  await store.db.insert(environments).values({ id: ENV, orgId: ORG, name: "production", createdAt: AT });
+  await store.db.insert(environments).values({ id: ENV, orgId: ORG, name: "production", slug: "production", createdAt: AT, updatedAt: AT });
 }, 60_000);
 
 afterAll(async () => {

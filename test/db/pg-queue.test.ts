@@ -41,7 +41,7 @@ beforeAll(async () => {
   observer = new SQL({ url: cluster.url, max: 1 });
   const now = new Date().toISOString();
   await db().insert(organizations).values({ id: scope.orgId, name: "o", slug: `o-${scope.orgId}`, createdAt: now });
-  await db().insert(environments).values({ id: scope.envId, orgId: scope.orgId, name: "production", createdAt: now });
+  await db().insert(environments).values({ id: scope.envId, orgId: scope.orgId, name: "production", slug: "production", createdAt: now, updatedAt: now });
   sourceId = newId("source");
   await db().insert(sources).values({ id: sourceId, ...scope, slug: "s", name: "s", createdAt: now, updatedAt: now } as typeof sources.$inferInsert);
   for (let i = 0; i < 4; i++) {

@@ -63,7 +63,7 @@ export async function otherOrgKey(server: TestServer): Promise<string> {
   const orgId = hex32();
   const envId = hex32();
   await server.deps.db.insert(organizations).values({ id: orgId, name: "Other", slug: `other-${orgId}`, createdAt: now });
-  await server.deps.db.insert(environments).values({ id: envId, orgId, name: "production", createdAt: now });
+  await server.deps.db.insert(environments).values({ id: envId, orgId, name: "production", slug: "production", createdAt: now, updatedAt: now });
   const created = await createApiKey(server.deps, { orgId, envId, userId: null, via: "local", scopes: "*" }, { name: "other" });
   return created.key;
 }

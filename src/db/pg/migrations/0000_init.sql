@@ -209,7 +209,9 @@ CREATE TABLE "environments" (
 	"id" text PRIMARY KEY NOT NULL,
 	"org_id" text NOT NULL,
 	"name" text NOT NULL,
-	"created_at" text NOT NULL
+	"slug" text NOT NULL,
+	"created_at" text NOT NULL,
+	"updated_at" text NOT NULL
 );
 --> statement-breakpoint
 CREATE TABLE "event_types" (
@@ -474,6 +476,7 @@ CREATE INDEX "destinations_scope" ON "destinations" USING btree ("org_id","env_i
 CREATE INDEX "destinations_application" ON "destinations" USING btree ("application_id");--> statement-breakpoint
 CREATE INDEX "destinations_paused" ON "destinations" USING btree ("id") WHERE status = 'paused';--> statement-breakpoint
 CREATE UNIQUE INDEX "environments_org_name" ON "environments" USING btree ("org_id","name");--> statement-breakpoint
+CREATE UNIQUE INDEX "environments_org_slug" ON "environments" USING btree ("org_id","slug");--> statement-breakpoint
 CREATE UNIQUE INDEX "event_types_name" ON "event_types" USING btree ("org_id","env_id","name");--> statement-breakpoint
 CREATE INDEX "event_types_scope" ON "event_types" USING btree ("org_id","env_id","created_at");--> statement-breakpoint
 CREATE INDEX "events_scope_received" ON "events" USING btree ("org_id","env_id","received_at","id");--> statement-breakpoint

@@ -15,9 +15,12 @@ export const environments = pgTable(
     id: text("id").primaryKey(),
     orgId: text("org_id").notNull().references(() => organizations.id, { onDelete: "cascade" }),
     name: text("name").notNull(),
+    /** Unique in the organization; `X-Hookrelay-Env` and the CLI's `--env` may name an environment by it. */
+    slug: text("slug").notNull(),
     createdAt: text("created_at").notNull(),
+    updatedAt: text("updated_at").notNull(),
   },
-  (t) => [uniqueIndex("environments_org_name").on(t.orgId, t.name)],
+  (t) => [uniqueIndex("environments_org_name").on(t.orgId, t.name), uniqueIndex("environments_org_slug").on(t.orgId, t.slug)],
 );
 
 export const users = pgTable("users", {
