@@ -66,9 +66,12 @@ export const errorSchema = z.object({
 });
 
 /** Response docs: the success shape plus the error statuses the operation can give. */
-export function responses(ok: { status: number; schema: z.ZodType; description?: string }, errors: number[] = []) {
+/** `ok.schema` absent: a response without a body (204). */
+export function responses(ok: { status: number; schema?: z.ZodType; description?: string }, errors: number[] = []) {
   const out: RouteConfig["responses"] = {
-    [ok.status]: { description: ok.description ?? "Success", content: { "application/json": { schema: ok.schema } } },
+    [ok.status]: ok.schema
+      ? { description: ok.description ?? "Success", content: { "application/json": { schema: ok.schema } } }
+      : { description: ok.description ?? "Success" },
   };
   for (const status of errors) out[status] = errorResponse(status);
   return out;

@@ -40,5 +40,7 @@ export const meBody = z.object({
   env_id: z.string(),
   org_name: z.string(),
   env_name: z.string(),
+  /** The environment the caller acts in: a session's chosen one, or a key's own. */
+  environment: z.object({ id: z.string(), name: z.string(), slug: z.string() }),
 });
 export type MeBody = z.infer<typeof meBody>;

@@ -61,14 +61,14 @@ export const sessionScope = (u: SessionUser): Scope => ({ orgId: u.orgId, envId:
 export async function whoAmI({ db }: Deps, scope: Scope): Promise<MeBody> {
   const [user] = scope.userId ? await db.select({ id: users.id, email: users.email }).from(users).where(eq(users.id, scope.userId)).limit(1) : [];
   const [where] = await db
-    .select({ orgName: organizations.name, envName: environments.name })
+    .select({ orgName: organizations.name, envName: environments.name, envSlug: environments.slug })
     .from(environments)
     .innerJoin(organizations, eq(organizations.id, environments.orgId))
     .where(and(eq(environments.id, scope.envId), eq(environments.orgId, scope.orgId)))
     .limit(1);
   // Keys and users are deleted with their environment, so a scope always names one that exists.
   if (!where) throw notFound("Environment");
-  return { user: user ?? null, org_id: scope.orgId, env_id: scope.envId, org_name: where.orgName, env_name: where.envName };
+  return { user: user ?? null, org_id: scope.orgId, env_id: scope.envId, org_name: where.orgName, env_name: where.envName, environment: { id: scope.envId, name: where.envName, slug: where.envSlug } };
 }
 
 /**

@@ -2,12 +2,14 @@ import type { MiddlewareHandler } from "hono";
 import { getCookie } from "hono/cookie";
 import { AppError } from "../../contracts/errors";
 import { authenticateApiKey } from "../../domain/apiKeys";
+import { chooseSessionEnvironment, findEnvironment } from "../../domain/environments";
 import { isInstanceOwner } from "../../domain/instanceOwner";
 import { sessionScope, userForSession } from "../../domain/sessions";
 import type { ApiEnv } from "../openapi";
 import { isPortalToken, portalMayCall, portalScope } from "./portal";
 
 export const SESSION_COOKIE = "hookrelay_session";
+export const ENV_HEADER = "x-hookrelay-env";
 
 function presentedKey(header: (name: string) => string | undefined) {
   const direct = header("x-api-key");
@@ -34,6 +36,11 @@ export const authenticate: MiddlewareHandler<ApiEnv> = async (c, next) => {
     if (scope.scopes === "read" && !["GET", "HEAD", "OPTIONS"].includes(c.req.method)) {
       throw new AppError("forbidden", "This API key has the read scope: only GET requests are allowed");
     }
+    const named = c.req.header(ENV_HEADER)?.trim();
+    // A key's environment is fixed: naming another is refused rather than silently ignored.
+    if (named && (await findEnvironment(deps, scope.orgId, named)).id !== scope.envId) {
+      throw new AppError("forbidden", "This API key belongs to another environment: a key acts only in its own (log in to switch environments)");
+    }
     c.set("scope", scope);
     return next();
   }
@@ -41,6 +48,9 @@ export const authenticate: MiddlewareHandler<ApiEnv> = async (c, next) => {
   if (token) {
     const user = await userForSession(deps, token);
     if (user) {
+      // The environment a session acts in: env_id in the query, else X-Hookrelay-Env, else the user's last used (docs/decisions.md D19).
+      const named = c.req.query("env_id")?.trim() || c.req.header(ENV_HEADER)?.trim();
+      if (named) user.envId = await chooseSessionEnvironment(deps, user, named);
       c.set("scope", sessionScope(user));
       c.set("sessionToken", token);
       return next();

@@ -19,6 +19,7 @@ import { registerDestinationRoutes } from "./destinations";
 import { registerEventRetryRoutes } from "./eventRetry";
 import { registerEventRoutes } from "./events";
 import { registerEventTypeRoutes } from "./eventTypes";
+import { registerEnvironmentRoutes } from "./environments";
 import { registerIngestRoutes } from "./ingest";
 import { registerIssueRoutes } from "./issues";
 import { registerJobRoutes } from "./jobs";
@@ -57,6 +58,7 @@ export function createV1(deps: Deps, opts: { streamsPerCredential?: number } = {
 
   v1.use("*", authenticate, csrfGuard(() => [new URL(deps.settings.baseUrl).origin]));
   registerAuthRoutes(v1);
+  registerEnvironmentRoutes(v1);
   registerSourceRoutes(v1);
   registerEventRoutes(v1, streams);
   registerEventRetryRoutes(v1);

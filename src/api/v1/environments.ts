@@ -1,0 +1,54 @@
+import { deleteEnvironmentQuery, environmentBody, environmentList, environmentParam, createEnvironmentInput, updateEnvironmentInput } from "../../contracts/environments";
+import { createEnvironment, deleteEnvironment, listEnvironments, updateEnvironment } from "../../domain/environments";
+import { jsonBody, operation, responses, type Api } from "../openapi";
+
+/** The caller's organization's environments (docs/api.md, Environments; docs/decisions.md D19, D20). */
+export function registerEnvironmentRoutes(api: Api) {
+  const tags = ["environments"];
+  operation(
+    api,
+    { tags, method: "get", path: "/environments", summary: "List the organization's environments, oldest first", responses: responses({ status: 200, schema: environmentList }, [401]) },
+    async (c) => c.json(await listEnvironments(c.get("deps"), c.get("scope")), 200),
+  );
+  operation(
+    api,
+    {
+      tags,
+      method: "post",
+      path: "/environments",
+      summary: "Create an environment (slug from the name when absent)",
+      request: jsonBody(createEnvironmentInput),
+      responses: responses({ status: 201, schema: environmentBody }, [400, 401, 403, 409]),
+    },
+    async (c, { body }) => c.json(await createEnvironment(c.get("deps"), c.get("scope"), body), 201),
+  );
+  operation(
+    api,
+    {
+      tags,
+      method: "patch",
+      path: "/environments/{id}",
+      summary: "Rename an environment or change its slug",
+      request: { params: environmentParam, ...jsonBody(updateEnvironmentInput) },
+      responses: responses({ status: 200, schema: environmentBody }, [400, 401, 403, 404, 409]),
+    },
+    async (c, { params, body }) => c.json(await updateEnvironment(c.get("deps"), c.get("scope"), params.id, body), 200),
+  );
+  operation(
+    api,
+    {
+      tags,
+      method: "delete",
+      path: "/environments/{id}",
+      summary: "Delete an environment",
+      description:
+        "Refused (409 conflict) for the environment the caller acts in, for the organization's last, and for one still holding resources (the message names them) unless force=true, which deletes them with it.",
+      request: { params: environmentParam, query: deleteEnvironmentQuery },
+      responses: responses({ status: 204 }, [401, 403, 404, 409]),
+    },
+    async (c, { params, query }) => {
+      await deleteEnvironment(c.get("deps"), c.get("scope"), params.id, { force: query.force === "true" });
+      return c.body(null, 204);
+    },
+  );
+}
