@@ -11,6 +11,8 @@ export interface Profile {
   email: string;
   user_id: string;
   saved_at: string;
+  /** `hookrelay login --env`: the environment this profile's commands act in unless --env names another. */
+  env?: string;
 }
 
 interface ProfileFile {

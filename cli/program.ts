@@ -23,6 +23,7 @@ import { registerEndpoints } from "./commands/endpoints";
 import { registerMessages } from "./commands/messages";
 import { registerHelp } from "./commands/help";
 import { registerKeys } from "./commands/keys";
+import { registerEnvs } from "./commands/envs";
 import { registerListen } from "./commands/listen";
 import { registerLogin } from "./commands/login";
 import { registerServe } from "./commands/serve";
@@ -41,6 +42,7 @@ export function buildProgram() {
     .option("--profile <name>", "saved login profile to use [HOOKRELAY_PROFILE]")
     .option("--data-dir <dir>", "work directly on a local data dir (local mode) [HOOKRELAY_DATA_DIR]")
     .option("--database-url <url>", "work directly on a PostgreSQL database (local mode) [HOOKRELAY_DATABASE_URL]")
+    .option("--env <slug>", "environment to act in, by slug or id: a session's or local mode's (an API key has its own) [HOOKRELAY_ENV]")
     .option("--json", "print the API's JSON response and nothing else")
     .exitOverride()
     .showHelpAfterError("(add --help for usage)")
@@ -54,6 +56,7 @@ export function buildProgram() {
   program.commandsGroup("Client:");
   registerLogin(program);
   registerKeys(program);
+  registerEnvs(program);
   registerSources(program);
   registerDestinations(program);
   registerConnections(program);

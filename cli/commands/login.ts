@@ -53,7 +53,12 @@ export function registerLogin(program: Command) {
         .map((c) => c.split(";")[0]!)
         .find((c) => c.startsWith("hookrelay_session="));
       if (!cookie || !body?.user) throw client.notHookrelay("POST", "/auth/login", res, "no session cookie");
-      saveProfile(name, { url, cookie, email: body.user.email, user_id: body.user.id, saved_at: new Date().toISOString() });
+      if (g.env !== undefined) {
+        // Checked now, so a mistyped slug fails at login rather than at every later command.
+        const check = await new RemoteClient(url, { kind: "session", cookie, profile: name }, g.env).fetch("GET", "/auth/me");
+        if (!check.ok) throw client.failure("GET", "/auth/me", check, await check.json().catch(() => null));
+      }
+      saveProfile(name, { url, cookie, email: body.user.email, user_id: body.user.id, saved_at: new Date().toISOString(), ...(g.env !== undefined ? { env: g.env } : {}) });
       out.result(body, { text: (r, c) => `${c.green("✓")} Logged in to ${url} as ${c.bold(r.user.email)} (profile ${name}, saved in ${profilesPath()})` });
     });
 

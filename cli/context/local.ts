@@ -25,7 +25,7 @@ export interface LocalStore {
 const quietBus: Bus = { publish() {}, subscribe: () => () => {} };
 
 /** The same deps `serve` builds (createDeps), on the data dir's SQLite file or the database URL's PostgreSQL. */
-export async function openLocal(target: { dataDir?: string; databaseUrl?: string }, out: Output): Promise<LocalStore & { close(): Promise<void> }> {
+export async function openLocal(target: { dataDir?: string; databaseUrl?: string; envRef?: string }, out: Output): Promise<LocalStore & { close(): Promise<void> }> {
   const config = loadConfig({ dataDir: target.dataDir, databaseUrl: target.databaseUrl });
   const [{ createDeps }, { DatabaseUnavailable }, { databasePath }, { bootstrap, defaultScope }, { systemClock }, { readServerInfo }] = await Promise.all([
     import("../../src/boot/deps"),
@@ -59,9 +59,11 @@ export async function openLocal(target: { dataDir?: string; databaseUrl?: string
       scope = await defaultScope(store.db);
     }
     if (!scope) throw new CliError(`no organization in ${store.location}`, EXIT.error);
+    // --env: another environment of the default organization.
+    const envId = target.envRef === undefined ? scope.envId : await localEnvironment(deps, scope.orgId, target.envRef);
     return {
       deps,
-      scope: { orgId: scope.orgId, envId: scope.envId, userId: null, via: "local", scopes: "*" },
+      scope: { orgId: scope.orgId, envId, userId: null, via: "local", scopes: "*" },
       dataDir: config.dataDir,
       location: config.databaseUrl ? store.location : config.dataDir,
       databaseFile: store.sqlite?.path ?? null,
@@ -80,4 +82,11 @@ export async function openLocal(target: { dataDir?: string; databaseUrl?: string
 function localBaseUrl(configured: string, recorded: string | undefined) {
   if (process.env.HOOKRELAY_BASE_URL) return configured;
   return recorded ?? configured;
+}
+
+async function localEnvironment(deps: Deps, orgId: string, ref: string): Promise<string> {
+  const { findEnvironment } = await import("../../src/domain/environments");
+  const env = await findEnvironment(deps, orgId, ref).catch(() => null);
+  if (!env) throw new CliError(`no environment "${ref}" in the organization: \`hookrelay envs list\` shows them`, EXIT.error, "not_found");
+  return env.id;
 }

@@ -14,6 +14,8 @@ export interface GlobalFlags {
   profile?: string;
   dataDir?: string;
   databaseUrl?: string;
+  /** The environment to act in, by slug or id (docs/cli.md, Environments). */
+  env?: string;
   json?: boolean;
 }
 
@@ -26,8 +28,8 @@ export type Env = Record<string, string | undefined>;
  * saved profile (--profile / HOOKRELAY_PROFILE / the last login).
  */
 export function resolveTarget(flags: GlobalFlags, env: Env = process.env):
-  | { mode: "local"; dataDir?: string; databaseUrl?: string }
-  | { mode: "remote"; url: string; auth: Auth }
+  | { mode: "local"; dataDir?: string; databaseUrl?: string; envRef?: string }
+  | { mode: "remote"; url: string; auth: Auth; envRef?: string }
   | { mode: "none" } {
   const remoteFlag = flags.url ?? flags.apiKey ?? flags.profile;
   const localFlag = flags.dataDir ?? flags.databaseUrl;
@@ -46,7 +48,10 @@ export function resolveTarget(flags: GlobalFlags, env: Env = process.env):
   }
   if (dataDir === "") throw usageError("--data-dir needs a directory");
   if (databaseUrl === "") throw usageError("--database-url needs a postgres:// URL");
-  if (dataDir !== undefined || databaseUrl !== undefined) return { mode: "local", ...(dataDir !== undefined ? { dataDir } : {}), ...(databaseUrl !== undefined ? { databaseUrl } : {}) };
+  const named = flags.env ?? (env.HOOKRELAY_ENV || undefined);
+  if (named === "") throw usageError("--env needs an environment's slug or id");
+  const envRef = named !== undefined ? { envRef: named } : {};
+  if (dataDir !== undefined || databaseUrl !== undefined) return { mode: "local", ...(dataDir !== undefined ? { dataDir } : {}), ...(databaseUrl !== undefined ? { databaseUrl } : {}), ...envRef };
 
   const rawUrl = flags.url ?? (env.HOOKRELAY_URL || undefined);
   const apiKey = flags.apiKey ?? (env.HOOKRELAY_API_KEY || undefined);
@@ -56,9 +61,10 @@ export function resolveTarget(flags: GlobalFlags, env: Env = process.env):
   const url = rawUrl ? normalizeUrl(rawUrl) : profile?.url;
   if (!url && apiKey) throw usageError("--api-key needs a server: pass --url (or HOOKRELAY_URL)");
   if (!url) return { mode: "none" };
-  if (apiKey) return { mode: "remote", url, auth: { kind: "api_key", key: apiKey } };
-  if (profile && profile.url === url) return { mode: "remote", url, auth: { kind: "session", cookie: profile.cookie, profile: name } };
-  return { mode: "remote", url, auth: { kind: "none" } };
+  // A key's environment is its own: --env is sent anyway, so the server refuses one naming another rather than the CLI acting elsewhere unawares.
+  if (apiKey) return { mode: "remote", url, auth: { kind: "api_key", key: apiKey }, ...envRef };
+  if (profile && profile.url === url) return { mode: "remote", url, auth: { kind: "session", cookie: profile.cookie, profile: name }, ...(named ?? profile.env ? { envRef: named ?? profile.env } : {}) };
+  return { mode: "remote", url, auth: { kind: "none" }, ...envRef };
 }
 
 /** Accepts `http://host:8080`, with or without a trailing slash or `/v1`. */
