@@ -6,6 +6,7 @@ import { Toasts } from "./components/toasts";
 import { shortId } from "./format";
 import { Icon } from "./icons";
 import { Link, match, navigate, useLocation } from "./router";
+import { EnvSwitcher } from "./components/envSwitcher";
 import { SessionContext, sessionHinted, setSessionHint, type Me } from "./session";
 import { ApiKeysPage } from "./pages/ApiKeys";
 import { ApplicationPage } from "./pages/applications/detail";
@@ -250,6 +251,7 @@ function Shell({ me, onLogout }: { me: Me; onLogout: () => void }) {
         <div className="env-badge" title={`Organization ${me.org_name} (${me.org_id}), environment ${me.env_name} (${me.env_id})`} data-testid="environment">
           Environment: <strong>{envLabel}</strong>
         </div>
+        <EnvSwitcher me={me} />
         {nav}
         <div className="sidebar-foot">
           <div className="user-email" title={me.user?.email}>

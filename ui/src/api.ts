@@ -52,6 +52,16 @@ export function setBearerToken(token: string | null) {
   bearerToken = token;
 }
 
+/**
+ * The environment the admin session acts in, sent as X-Hookrelay-Env
+ * (docs/api.md, "Environments"); null: the one the server remembers as the
+ * user's last used.
+ */
+let environmentRef: string | null = null;
+export function setEnvironment(ref: string | null) {
+  environmentRef = ref;
+}
+
 type Query = Record<string, string | number | boolean | undefined | null>;
 
 export function withQuery(path: string, query?: Query) {
@@ -68,6 +78,7 @@ async function request<T>(method: string, path: string, body?: unknown, opts: { 
   try {
     const headers: Record<string, string> = body === undefined ? { accept: "application/json" } : { accept: "application/json", "content-type": "application/json" };
     if (bearerToken) headers.authorization = `Bearer ${bearerToken}`;
+    else if (environmentRef) headers["x-hookrelay-env"] = environmentRef;
     res = await fetch(url, {
       method,
       credentials: bearerToken ? "omit" : "same-origin",
