@@ -70,6 +70,13 @@ describeOnly("sqlite", "upgrading a database made by an earlier release", "the f
       expect(me.status).toBe(200);
     });
 
+    it("gives its environments a slug from their name (src/db/migrations/0005_environment_slugs.sql)", async () => {
+      const me = await call("GET", "/auth/me");
+      expect(me.body.environment).toEqual({ id: me.body.env_id, name: me.body.env_name, slug: me.body.env_name.toLowerCase().replace(/ /g, "-") });
+      const list = await call("GET", "/environments");
+      expect(list.body.environments.every((e: { slug: string; updated_at: string; created_at: string }) => e.slug !== "" && e.updated_at === e.created_at)).toBe(true);
+    });
+
     it("keeps its event, body and all", async () => {
       const event = await call("GET", `/events/${expected.event_id}`);
       expect(event.status).toBe(200);
