@@ -7,6 +7,7 @@ import { shortId } from "./format";
 import { Icon } from "./icons";
 import { Link, match, navigate, useLocation } from "./router";
 import { EnvSwitcher } from "./components/envSwitcher";
+import { EnvironmentsPage } from "./pages/Environments";
 import { SessionContext, sessionHinted, setSessionHint, type Me } from "./session";
 import { ApiKeysPage } from "./pages/ApiKeys";
 import { ApplicationPage } from "./pages/applications/detail";
@@ -62,6 +63,7 @@ export const areas: Area[] = [
   { path: "/alert-rules", label: "Alert rules", icon: "alerts" },
   { path: "/notification-channels", label: "Channels", icon: "channels" },
   { path: "/api-keys", label: "API keys", icon: "keys" },
+  { path: "/environments", label: "Environments", icon: "environments" },
 ];
 
 interface Route {
@@ -113,6 +115,7 @@ const routes: Route[] = [
   { pattern: "/notification-channels/new", title: "New notification channel", render: () => <NewChannelPage /> },
   { pattern: "/notification-channels/:id", title: "Notification channel", render: (p) => <ChannelDetailPage key={p.id} id={p.id!} /> },
   { pattern: "/api-keys", title: "API keys", render: () => <ApiKeysPage /> },
+  { pattern: "/environments", title: "Environments", render: () => <EnvironmentsPage /> },
 ];
 
 function resolve(path: string): { route: Route | null; params: Record<string, string> } {
