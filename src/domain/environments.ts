@@ -154,9 +154,14 @@ export async function deleteEnvironment(deps: Deps, scope: Scope, id: string, op
     const what = held.map((h) => `${h.count} ${h.kind}`).join(", ");
     throw new AppError("conflict", `Environment "${row.slug}" still holds ${what}: delete them first, or pass force=true to delete them with it`, held.map((h) => ({ field: h.kind, message: String(h.count) })));
   }
-  const keys = await deps.db.select({ id: apiKeys.id }).from(apiKeys).where(and(eq(apiKeys.orgId, row.orgId), eq(apiKeys.envId, row.id)));
+  const where = { orgId: row.orgId, envId: row.id };
+  const keys = await deps.db.select({ id: apiKeys.id }).from(apiKeys).where(inScope(apiKeys, where));
+  const gone = {
+    sources: await deps.db.select({ id: sources.id }).from(sources).where(inScope(sources, where)),
+    destinations: await deps.db.select({ id: destinations.id }).from(destinations).where(inScope(destinations, where)),
+    connections: await deps.db.select({ id: connections.id }).from(connections).where(inScope(connections, where)),
+  };
   await transaction(deps.db, async (tx) => {
-    const where = { orgId: row.orgId, envId: row.id };
     // Rows whose env_id carries no foreign key go first; the rest (sources and what hangs on them, topics, event types, collections, applications, API keys) follow the environment by cascade.
     await tx.delete(alertRules).where(inScope(alertRules, where));
     await tx.delete(notificationChannels).where(inScope(notificationChannels, where));
@@ -171,6 +176,10 @@ export async function deleteEnvironment(deps: Deps, scope: Scope, id: string, op
   });
   // Committed: live streams held open with the environment's keys end now, on every node.
   for (const k of keys) deps.bus.publish({ type: "credential.revoked", credential: apiKeyCredential(k.id) });
+  // As deleting each one alone does: every node forgets what it cached of them.
+  for (const r of gone.sources) deps.bus.publish({ type: "source.updated", sourceId: r.id });
+  for (const r of gone.destinations) deps.bus.publish({ type: "destination.updated", destinationId: r.id });
+  for (const r of gone.connections) deps.bus.publish({ type: "connection.updated", connectionId: r.id });
   return { success: true as const };
 }
 

@@ -74,6 +74,8 @@ describe("deleting an environment, called on the domain directly", () => {
     expect(await h.deps.db.select().from(environments).where(eq(environments.id, env.id))).toEqual([]);
     // The key is gone on every node: live streams held with it end.
     expect(h.published.some((m) => m.type === "credential.revoked")).toBe(true);
+    // Every node forgets the cached source and destination, as deleting each alone makes it.
+    expect(h.published.map((m) => m.type)).toEqual(expect.arrayContaining(["source.updated", "destination.updated", "connection.updated"]));
   });
 
   it("keeps a user whose last used environment it was, moving them to the caller's", async () => {
