@@ -189,8 +189,8 @@ export async function deleteEnvironment(deps: Deps, scope: Scope, id: string, op
  * user's last used, which the next request without one acts in
  * (docs/decisions.md D19).
  */
-export async function chooseSessionEnvironment(deps: Deps, user: { id: string; orgId: string; envId: string }, ref: string): Promise<string> {
+export async function chooseSessionEnvironment(deps: Deps, user: { id: string; orgId: string; envId: string }, ref: string, opts: { remember: boolean }): Promise<string> {
   const env = await findEnvironment(deps, user.orgId, ref);
-  if (env.id !== user.envId) await deps.db.update(users).set({ envId: env.id }).where(eq(users.id, user.id));
+  if (opts.remember && env.id !== user.envId) await deps.db.update(users).set({ envId: env.id }).where(eq(users.id, user.id));
   return env.id;
 }

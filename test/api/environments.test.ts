@@ -212,13 +212,17 @@ describe("isolation between environments", () => {
     }
   });
 
-  it("a session without a header acts in the environment it last named; the env_id query names one too", async () => {
+  it("a session without a header acts in the environment its header last named; the env_id query names one for that request only", async () => {
     const c = await createEnv({ name: "Last used" });
     await call(server, "GET", "/v1/sources", { headers: inEnv(c.slug) });
     const me = await call(server, "GET", "/v1/auth/me", { headers: session });
     expect(me.body.environment).toEqual({ id: c.id, name: "Last used", slug: "last-used" });
-    const back = await call(server, "GET", `/v1/auth/me?env_id=${scope.envId}`, { headers: session });
-    expect(back.body.env_id).toBe(scope.envId);
+    // A query (what a link on another site can carry) acts once and is not remembered.
+    const once = await call(server, "GET", `/v1/auth/me?env_id=${scope.envId}`, { headers: session });
+    expect(once.body.env_id).toBe(scope.envId);
+    const still = await call(server, "GET", "/v1/auth/me", { headers: session });
+    expect(still.body.environment.slug).toBe("last-used");
+    await call(server, "GET", "/v1/auth/me", { headers: inEnv(scope.envId) });
     const after = await call(server, "GET", "/v1/auth/me", { headers: session });
     expect(after.body.environment.slug).toBe("production");
   });

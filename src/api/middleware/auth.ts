@@ -49,8 +49,11 @@ export const authenticate: MiddlewareHandler<ApiEnv> = async (c, next) => {
     const user = await userForSession(deps, token);
     if (user) {
       // The environment a session acts in: env_id in the query, else X-Hookrelay-Env, else the user's last used (docs/decisions.md D19).
-      const named = c.req.query("env_id")?.trim() || c.req.header(ENV_HEADER)?.trim();
-      if (named) user.envId = await chooseSessionEnvironment(deps, user, named);
+      // Only the header is remembered: a cross-site link can carry a query, never a header, so it cannot move the user elsewhere.
+      const inQuery = c.req.query("env_id")?.trim();
+      const inHeader = c.req.header(ENV_HEADER)?.trim();
+      if (inQuery) user.envId = await chooseSessionEnvironment(deps, user, inQuery, { remember: false });
+      else if (inHeader) user.envId = await chooseSessionEnvironment(deps, user, inHeader, { remember: true });
       c.set("scope", sessionScope(user));
       c.set("sessionToken", token);
       return next();
