@@ -99,7 +99,15 @@ export async function updateEnvironment(deps: Deps, scope: Scope, id: string, ra
   return { environment: serializeEnvironment(next) };
 }
 
+/**
+ * The environment `id` as the caller may change it. An API key belongs to one
+ * environment and acts only there (docs/decisions.md D19): any other is
+ * answered as unknown, so a leaked key of a test environment cannot rename
+ * or force-delete production. Sessions reach every environment of their
+ * organization.
+ */
 async function findById({ db }: Deps, scope: Scope, id: string): Promise<EnvironmentRow> {
+  if (scope.via !== "session" && scope.via !== "local" && id !== scope.envId) throw notFound("Environment");
   const [row] = await db
     .select()
     .from(environments)

@@ -98,7 +98,7 @@ describe("POST /v1/environments", () => {
 describe("PATCH /v1/environments/{id}", () => {
   it("renames and changes the slug, moving updated_at", async () => {
     const e = await createEnv({ name: "Rename me" });
-    const res = await call(server, "PATCH", `/v1/environments/${e.id}`, { key, body: { name: "Renamed", slug: "renamed" } });
+    const res = await call(server, "PATCH", `/v1/environments/${e.id}`, { headers: inEnv(scope.envId), body: { name: "Renamed", slug: "renamed" } });
     expect(res.status).toBe(200);
     expect(res.body.environment).toMatchObject({ id: e.id, name: "Renamed", slug: "renamed" });
     const [row] = await server.deps.db.select().from(environments).where(eq(environments.id, e.id));
@@ -107,16 +107,16 @@ describe("PATCH /v1/environments/{id}", () => {
 
   it("refuses a slug another environment has: 409", async () => {
     const e = await createEnv({ name: "Patch conflict" });
-    const res = await call(server, "PATCH", `/v1/environments/${e.id}`, { key, body: { slug: "production" } });
+    const res = await call(server, "PATCH", `/v1/environments/${e.id}`, { headers: inEnv(scope.envId), body: { slug: "production" } });
     expect(res.status).toBe(409);
     expect(res.body.error.code).toBe("conflict");
   });
 
   it("answers 404 for an unknown id and another organization's", async () => {
-    expect((await call(server, "PATCH", "/v1/environments/0123456789abcdef0123456789abcdef", { key, body: { name: "x" } })).status).toBe(404);
+    expect((await call(server, "PATCH", "/v1/environments/0123456789abcdef0123456789abcdef", { headers: session, body: { name: "x" } })).status).toBe(404);
     const other = await otherOrgKey(server);
     const theirs = (await call(server, "GET", "/v1/environments", { key: other })).body.environments[0].id;
-    const res = await call(server, "PATCH", `/v1/environments/${theirs}`, { key, body: { name: "x" } });
+    const res = await call(server, "PATCH", `/v1/environments/${theirs}`, { headers: session, body: { name: "x" } });
     expect(res.status).toBe(404);
     expect(res.body.error.code).toBe("not_found");
   });
@@ -125,7 +125,7 @@ describe("PATCH /v1/environments/{id}", () => {
 describe("DELETE /v1/environments/{id}", () => {
   it("deletes an empty environment: 204, gone from the list", async () => {
     const e = await createEnv({ name: "Empty" });
-    const res = await call(server, "DELETE", `/v1/environments/${e.id}`, { key });
+    const res = await call(server, "DELETE", `/v1/environments/${e.id}`, { headers: inEnv(scope.envId) });
     expect(res.status).toBe(204);
     const list = await call(server, "GET", "/v1/environments", { key });
     expect(list.body.environments.map((x: { id: string }) => x.id)).not.toContain(e.id);
@@ -135,7 +135,7 @@ describe("DELETE /v1/environments/{id}", () => {
     const e = await createEnv({ name: "Holding" });
     const k = await keyOf(e.slug);
     await createSource(server, k, "held source");
-    const res = await call(server, "DELETE", `/v1/environments/${e.id}`, { key });
+    const res = await call(server, "DELETE", `/v1/environments/${e.id}`, { headers: inEnv(scope.envId) });
     expect(res.status).toBe(409);
     expect(res.body.error.code).toBe("conflict");
     expect(res.body.error.message).toContain("1 sources");
@@ -149,7 +149,7 @@ describe("DELETE /v1/environments/{id}", () => {
     const src = await createSource(server, k, "doomed source");
     const dest = await call(server, "POST", "/v1/destinations", { key: k, body: { name: "doomed", url: "https://example.com/hook" } });
     expect(dest.status).toBe(201);
-    const res = await call(server, "DELETE", `/v1/environments/${e.id}?force=true`, { key });
+    const res = await call(server, "DELETE", `/v1/environments/${e.id}?force=true`, { headers: inEnv(scope.envId) });
     expect(res.status).toBe(204);
     expect(await server.deps.db.select().from(sources).where(eq(sources.id, src.id))).toEqual([]);
     expect((await call(server, "GET", "/v1/sources", { key: k })).status).toBe(401);
@@ -172,11 +172,16 @@ describe("DELETE /v1/environments/{id}", () => {
     expect(res.body.error.code).toBe("conflict");
   });
 
-  it("answers 404 for an unknown id and another organization's", async () => {
-    expect((await call(server, "DELETE", "/v1/environments/0123456789abcdef0123456789abcdef", { key })).status).toBe(404);
+  it("answers 404 for an unknown id, another organization's, and, to an API key, any environment but its own", async () => {
+    expect((await call(server, "DELETE", "/v1/environments/0123456789abcdef0123456789abcdef", { headers: session })).status).toBe(404);
+    // A key of one environment cannot rename or force-delete another (docs/decisions.md D19).
+    const e = await createEnv({ name: "Out of a key's reach" });
+    expect((await call(server, "DELETE", `/v1/environments/${e.id}?force=true`, { key })).status).toBe(404);
+    expect((await call(server, "PATCH", `/v1/environments/${e.id}`, { key, body: { name: "taken over" } })).status).toBe(404);
+    expect((await call(server, "GET", "/v1/environments", { headers: session })).body.environments.map((x: { id: string; name: string }) => x.name)).toContain("Out of a key's reach");
     const other = await otherOrgKey(server);
     const theirs = (await call(server, "GET", "/v1/environments", { key: other })).body.environments[0].id;
-    expect((await call(server, "DELETE", `/v1/environments/${theirs}`, { key })).status).toBe(404);
+    expect((await call(server, "DELETE", `/v1/environments/${theirs}`, { headers: session })).status).toBe(404);
   });
 });
 

@@ -15,7 +15,7 @@ beforeAll(async () => {
 });
 
 describe("hookrelay envs", () => {
-  it("creates, lists, renames and deletes in both modes, naming an environment by its slug", async () => {
+  it("creates and lists in both modes, renames and deletes in local mode, naming an environment by its slug; a key reaches no other environment", async () => {
     const made = ok(await cli(["envs", "create", "--name", "Remote Staging", "--json"], { env: remoteEnv }));
     expect(made.environment).toMatchObject({ name: "Remote Staging", slug: "remote-staging" });
     const madeLocal = ok(await cli(["envs", "create", "--name", "Local QA", "--slug", "lqa", "--json"], { env: localEnv }));
@@ -25,26 +25,27 @@ describe("hookrelay envs", () => {
       const slugs = ok(await cli(["envs", "list", "--json"], { env })).environments.map((e: { slug: string }) => e.slug);
       expect(slugs).toEqual(expect.arrayContaining(["production", "remote-staging", "lqa"]));
     }
-    expect(ok(await cli(["envs", "update", "lqa", "--name", "Local QA 2", "--json"], { env: remoteEnv })).environment.name).toBe("Local QA 2");
+    expect(ok(await cli(["envs", "update", "lqa", "--name", "Local QA 2", "--json"], { env: localEnv })).environment.name).toBe("Local QA 2");
     expect(ok(await cli(["envs", "update", "remote-staging", "--slug", "rs", "--json"], { env: localEnv })).environment.slug).toBe("rs");
+    // An API key acts in its own environment only: another is unknown to it (docs/decisions.md D19).
+    for (const args of [["envs", "update", "rs", "--name", "taken over", "--json"], ["envs", "delete", "rs", "--force", "--yes", "--json"]]) {
+      const refused = await cli(args, { env: remoteEnv });
+      expect(refused.code, refused.stderr).toBe(1);
+      expect(refused.errorJson().error.code).toBe("not_found");
+    }
 
-    expect(ok(await cli(["envs", "delete", "rs", "--yes", "--json"], { env: remoteEnv }))).toEqual({ success: true });
+    expect(ok(await cli(["envs", "delete", "rs", "--yes", "--json"], { env: localEnv }))).toEqual({ success: true });
     expect(ok(await cli(["envs", "delete", "lqa", "--yes", "--json"], { env: localEnv }))).toEqual({ success: true });
   });
 
-  it("refuses to delete one holding resources unless --force, in both modes", async () => {
-    for (const [env, name] of [
-      [remoteEnv, "held-remote"],
-      [localEnv, "held-local"],
-    ] as const) {
-      ok(await cli(["envs", "create", "--name", name, "--json"], { env }));
-      ok(await cli(["--env", name, "sources", "create", "--name", "kept", "--json"], { env: localEnv }));
-      const refused = await cli(["envs", "delete", name, "--yes", "--json"], { env });
-      expect(refused.code, refused.stderr).toBe(1);
-      expect(refused.errorJson().error.code).toBe("conflict");
-      expect(refused.errorJson().error.message).toContain("1 sources");
-      expect(ok(await cli(["envs", "delete", name, "--force", "--yes", "--json"], { env }))).toEqual({ success: true });
-    }
+  it("refuses to delete one holding resources unless --force", async () => {
+    ok(await cli(["envs", "create", "--name", "held-local", "--json"], { env: localEnv }));
+    ok(await cli(["--env", "held-local", "sources", "create", "--name", "kept", "--json"], { env: localEnv }));
+    const refused = await cli(["envs", "delete", "held-local", "--yes", "--json"], { env: localEnv });
+    expect(refused.code, refused.stderr).toBe(1);
+    expect(refused.errorJson().error.code).toBe("conflict");
+    expect(refused.errorJson().error.message).toContain("1 sources");
+    expect(ok(await cli(["envs", "delete", "held-local", "--force", "--yes", "--json"], { env: localEnv }))).toEqual({ success: true });
   });
 });
 
