@@ -2,6 +2,7 @@ import { and, eq, inArray } from "drizzle-orm";
 import { afterAll, beforeAll, expect, it } from "vitest";
 import { liveNodes } from "../../src/cluster/nodes";
 import { NODE_TIMEOUT_MS } from "../../src/core/node";
+import { HELD_PER_SLOT } from "../../src/delivery/worker";
 import { flushCounters } from "../../src/db/pg/counters";
 import { connections, deliveryAttempts, events, nodes, sources } from "../../src/db/schema";
 import { iso } from "../../src/core/clock";
@@ -22,11 +23,13 @@ describeOnly("postgres", "two nodes on one database", "several serve nodes need 
   let b: TestServer;
   let key: string;
   let sink: Sink;
+  /** Each survivor's delivery concurrency. */
+  const CONCURRENCY = 4;
 
   beforeAll(async () => {
-    a = await startTestServer({ HOOKRELAY_DELIVERY_CONCURRENCY: "4" });
+    a = await startTestServer({ HOOKRELAY_DELIVERY_CONCURRENCY: String(CONCURRENCY) });
     b = await startTestServer(
-      { HOOKRELAY_DELIVERY_CONCURRENCY: "4", HOOKRELAY_DATABASE_URL: a.storeEnv.HOOKRELAY_DATABASE_URL!, HOOKRELAY_SECRET_KEY: TEST_SECRET_KEY },
+      { HOOKRELAY_DELIVERY_CONCURRENCY: String(CONCURRENCY), HOOKRELAY_DATABASE_URL: a.storeEnv.HOOKRELAY_DATABASE_URL!, HOOKRELAY_SECRET_KEY: TEST_SECRET_KEY },
       tempDir(),
     );
     key = await a.apiKey();
@@ -110,49 +113,44 @@ describeOnly("postgres", "two nodes on one database", "several serve nodes need 
   }, 60_000);
 
   it("a node killed mid-delivery (kill -9) has its claims delivered by a survivor once its heartbeat is late", async () => {
-    // A third node in a process of its own, so it can die for real.
-    const x = await spawnServe(tempDir(), { env: { HOOKRELAY_DATABASE_URL: a.storeEnv.HOOKRELAY_DATABASE_URL!, HOOKRELAY_SECRET_KEY: TEST_SECRET_KEY } });
     const hanging = startSink();
     let hang = true;
-    /** Attempts given up on (a survivor claimed every row): their requests are answered. */
-    const released = new Set<string>();
-    hanging.respond = async (req) => {
-      while (hang && !released.has(req.path)) await Bun.sleep(20);
+    hanging.respond = async () => {
+      while (hang) await Bun.sleep(20);
       return new Response("ok");
     };
+    let x: Awaited<ReturnType<typeof spawnServe>> | undefined;
     try {
+      // The survivors are filled first, so only the doomed node can claim what comes next: each holds at most
+      // HELD_PER_SLOT × its concurrency rows, here 16, and claims no more while its four requests hang.
+      const full = CONCURRENCY * HELD_PER_SLOT;
+      const blocker = await pipeline(a, key, { url: `${hanging.url}/block`, destination: { status: "paused" } });
+      await Promise.all(Array.from({ length: 2 * full }, (_, i) => sendEvent(i % 2 === 0 ? a : b, blocker.sourceId, { i })));
+      await call(a, "PATCH", `/v1/destinations/${blocker.destinationId}`, { key, body: { status: "active" } });
+      await waitFor(
+        async () => {
+          const rows = await db().select({ by: deliveryAttempts.claimedBy }).from(deliveryAttempts).where(and(eq(deliveryAttempts.destinationId, blocker.destinationId), eq(deliveryAttempts.status, "delivering")));
+          return nodeIds().every((id) => rows.filter((r) => r.by === id).length === full);
+        },
+        { timeoutMs: 20_000, what: "both survivors holding all the rows they may" },
+      );
+
+      // A third node in a process of its own, so it can die for real.
+      x = await spawnServe(tempDir(), { env: { HOOKRELAY_DATABASE_URL: a.storeEnv.HOOKRELAY_DATABASE_URL!, HOOKRELAY_SECRET_KEY: TEST_SECRET_KEY } });
       const xId = (await liveNodes(db(), new Date())).map((n) => n.id).find((id) => !nodeIds().includes(id))!;
       expect(xId).toBeTruthy();
-      // Queued while the destination is paused, then resumed through the doomed node: its worker wakes on its own
-      // edit at once, the others a notification later, so it usually claims first. A survivor that wins every row
-      // leaves nothing to test: that attempt is answered and another made.
-      let attempt: { p: Awaited<ReturnType<typeof pipeline>>; sent: string[]; claims: { eventId: string; by: string | null }[] } | null = null;
-      for (let n = 0; n < 6 && !attempt; n++) {
-        const path = `/hang-${n}`;
-        const p = await pipeline(a, key, { url: `${hanging.url}${path}`, destination: { status: "paused" } });
-        const sent = await Promise.all(
-          Array.from({ length: 6 }, async (_, i) => {
-            const res = await fetch(`${x.url}/v1/ingest/${p.sourceId}`, { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify({ i }) });
-            return ((await res.json()) as { event_id: string }).event_id;
-          }),
-        );
-        const resumed = await fetch(`${x.url}/v1/destinations/${p.destinationId}`, { method: "PATCH", headers: { "x-api-key": key, "content-type": "application/json" }, body: JSON.stringify({ status: "active" }) });
-        expect(resumed.status).toBe(200);
-        // Every row claimed; the doomed node's each at the receiver (a survivor's are its own to send).
-        const claims = await waitFor(
-          async () => {
-            const rows = await db().select({ eventId: deliveryAttempts.eventId, status: deliveryAttempts.status, by: deliveryAttempts.claimedBy }).from(deliveryAttempts).where(eq(deliveryAttempts.destinationId, p.destinationId));
-            const arrived = new Set(hanging.requests.map((r) => r.headers["x-hookrelay-event-id"]));
-            return rows.length === 6 && rows.every((r) => r.status === "delivering") && rows.filter((r) => r.by === xId).every((r) => arrived.has(r.eventId)) && rows;
-          },
-          { timeoutMs: 20_000, what: "the deliveries in flight" },
-        );
-        if (claims.some((c) => c.by === xId)) attempt = { p, sent, claims };
-        else released.add(path);
-      }
-      expect(attempt, "the doomed node claimed some rows in one of the attempts").not.toBeNull();
-      const { p, sent } = attempt!;
-      const doomed = new Set(attempt!.claims.filter((c) => c.by === xId).map((c) => c.eventId));
+      const p = await pipeline(a, key, { url: `${hanging.url}/doomed`, destination: { status: "paused" } });
+      const sent = await Promise.all(Array.from({ length: 6 }, (_, i) => sendEvent(a, p.sourceId, { i })));
+      await call(a, "PATCH", `/v1/destinations/${p.destinationId}`, { key, body: { status: "active" } });
+      // The doomed node claims every row and has each at the receiver when it dies.
+      await waitFor(
+        async () => {
+          const rows = await db().select({ eventId: deliveryAttempts.eventId, status: deliveryAttempts.status, by: deliveryAttempts.claimedBy }).from(deliveryAttempts).where(eq(deliveryAttempts.destinationId, p.destinationId));
+          const arrived = new Set(hanging.requests.map((r) => r.headers["x-hookrelay-event-id"]));
+          return rows.length === 6 && rows.every((r) => r.status === "delivering" && r.by === xId && arrived.has(r.eventId));
+        },
+        { timeoutMs: 20_000, what: "the doomed node's deliveries in flight" },
+      );
 
       process.kill(x.pid, "SIGKILL");
       await x.exited;
@@ -167,12 +165,12 @@ describeOnly("postgres", "two nodes on one database", "several serve nodes need 
       );
       expect(settled.every((r) => nodeIds().includes(r.by!))).toBe(true);
       const byEvent = new Map<string, number>();
-      for (const r of hanging.requests.filter((r) => !released.has(r.path))) byEvent.set(r.headers["x-hookrelay-event-id"]!, (byEvent.get(r.headers["x-hookrelay-event-id"]!) ?? 0) + 1);
-      // The doomed node's were in flight when it died: sent once by it, once more by a survivor; the survivors' own, once.
-      expect(sent.map((id) => byEvent.get(id))).toEqual(sent.map((id) => (doomed.has(id) ? 2 : 1)));
+      for (const r of hanging.requests.filter((r) => r.path === "/doomed")) byEvent.set(r.headers["x-hookrelay-event-id"]!, (byEvent.get(r.headers["x-hookrelay-event-id"]!) ?? 0) + 1);
+      // In flight when it died: sent once by it, once more by a survivor.
+      expect(sent.map((id) => byEvent.get(id))).toEqual(sent.map(() => 2));
     } finally {
       hang = false;
-      if (x.pid && (await Promise.race([x.exited.then(() => true), Bun.sleep(0).then(() => false)])) === false) process.kill(x.pid, "SIGKILL");
+      if (x?.pid && (await Promise.race([x.exited.then(() => true), Bun.sleep(0).then(() => false)])) === false) process.kill(x.pid, "SIGKILL");
       hanging.close();
     }
   }, 60_000);
