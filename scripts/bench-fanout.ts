@@ -80,7 +80,7 @@ async function scenario(label: string, endpointCount: number, messageCount: numb
   };
   await bootstrap(store.db, systemClock, ADMIN);
   const env = (await defaultScope(store.db))!;
-  const scope: Scope = { orgId: env.orgId, envId: env.envId, userId: null, via: "local", scopes: "*" };
+  const scope: Scope = { orgId: env.orgId, envId: env.envId, userId: null, via: "local", scopes: "*", role: "owner" };
   const { application } = await createApplication(deps, scope, { name: "bench", uid: "bench" });
   let started = performance.now();
   for (let i = 0; i < endpointCount; i++) await createEndpoint(deps, scope, application.id, { url: `${sink.url}/e/${i}` });

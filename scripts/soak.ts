@@ -91,7 +91,7 @@ const deps: Deps = {
   settings: { baseUrl: url, retentionDays: 1, maxBodyBytes: config.maxBodyBytes, blockPrivateDestinations: false, trustProxy: "" },
   node: newThisNode(url),
 };
-const { key } = await createApiKey(deps, { ...scope, userId: null, via: "local", scopes: "*" }, { name: "soak" });
+const { key } = await createApiKey(deps, { ...scope, userId: null, via: "local", scopes: "*", role: "owner" }, { name: "soak" });
 const post = async (path: string, payload: unknown) => {
   const res = await fetch(url + path, { method: "POST", headers: { "x-api-key": key, "content-type": "application/json" }, body: JSON.stringify(payload) });
   if (res.status !== 201) throw new Error(`${path}: ${res.status} ${await res.text()}`);

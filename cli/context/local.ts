@@ -63,7 +63,7 @@ export async function openLocal(target: { dataDir?: string; databaseUrl?: string
     const envId = target.envRef === undefined ? scope.envId : await localEnvironment(deps, scope.orgId, target.envRef);
     return {
       deps,
-      scope: { orgId: scope.orgId, envId, userId: null, via: "local", scopes: "*" },
+      scope: { orgId: scope.orgId, envId, userId: null, via: "local", scopes: "*", role: "owner" },
       dataDir: config.dataDir,
       location: config.databaseUrl ? store.location : config.dataDir,
       databaseFile: store.sqlite?.path ?? null,

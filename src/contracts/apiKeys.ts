@@ -1,4 +1,5 @@
 import { z } from "zod";
+import { role } from "./roles";
 
 export const createApiKeyInput = z.object({
   name: z.string().trim().min(1).max(200),
@@ -35,7 +36,12 @@ export const apiKeyList = z.object({ api_keys: z.array(apiKey) });
 export const loginInput = z.object({ email: z.string().min(1).max(320), password: z.string().min(1).max(1000) });
 export const userBody = z.object({ user: z.object({ id: z.string(), email: z.string() }) });
 export const meBody = z.object({
-  user: z.object({ id: z.string(), email: z.string() }).nullable(),
+  user: z.object({ id: z.string(), email: z.string(), name: z.string().nullable() }).nullable(),
+  /** What the caller may do here (src/contracts/roles.ts): a session's member role, a key's effective one. */
+  role,
+  /** Whether the caller acts for the instance's owner (organizations, backups, cluster). */
+  instance_owner: z.boolean(),
+  organization: z.object({ id: z.string(), name: z.string(), slug: z.string() }),
   org_id: z.string(),
   env_id: z.string(),
   org_name: z.string(),

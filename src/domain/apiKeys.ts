@@ -1,5 +1,7 @@
 import { and, desc, eq, sql } from "drizzle-orm";
-import { apiKeys, environments } from "../db/schema";
+import { apiKeys, environments, memberships } from "../db/schema";
+import type { Db } from "../db/db";
+import { weaker, type Role } from "../contracts/roles";
 import { AppError, notFound } from "../contracts/errors";
 import { newId, normalizeId } from "../contracts/ids";
 import type { CreateApiKeyInput } from "../contracts/apiKeys";
@@ -86,5 +88,22 @@ export async function authenticateApiKey({ db, clock }: Deps, key: string): Prom
     .where(and(eq(apiKeys.keyHash, sha256Hex(key)), eq(apiKeys.revoked, 0)))
     .returning();
   if (!row) throw new AppError("unauthorized", "Invalid or revoked API key");
-  return { orgId: row.orgId, envId: row.envId, userId: row.userId, via: "api_key", scopes: row.scopes ?? "*", apiKeyId: row.id };
+  const scopes = row.scopes ?? "*";
+  return { orgId: row.orgId, envId: row.envId, userId: row.userId, via: "api_key", scopes, apiKeyId: row.id, role: weaker(await keyHolderRole(db, row), scopes === "read" ? "viewer" : "owner") };
+}
+
+/**
+ * The role of the member a key belongs to, now: a key acts with at most it,
+ * and not at all once the member is disabled or gone (docs/teams.md). A key
+ * with no member (made before teams, its creator since deleted) acts as an admin.
+ */
+async function keyHolderRole(db: Db, row: Pick<ApiKeyRow, "orgId" | "userId">): Promise<Role> {
+  if (row.userId === null) return "admin";
+  const [member] = await db
+    .select({ role: memberships.role, status: memberships.status })
+    .from(memberships)
+    .where(and(eq(memberships.orgId, row.orgId), eq(memberships.userId, row.userId)))
+    .limit(1);
+  if (!member || member.status !== "active") throw new AppError("unauthorized", "This API key's member is no longer active in its organization");
+  return member.role as Role;
 }

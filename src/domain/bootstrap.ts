@@ -1,6 +1,6 @@
 import { eq } from "drizzle-orm";
 import { randomBytes } from "node:crypto";
-import { environments, organizations, users } from "../db/schema";
+import { environments, memberships, organizations, users } from "../db/schema";
 import { hex32 } from "../contracts/ids";
 import type { Db } from "../db/db";
 import { exclusive } from "../db/exclusive";
@@ -15,7 +15,7 @@ export interface BootstrapResult {
 
 /**
  * First start on an empty database: org `default`, env `production`, one
- * admin user. Nodes starting at once on one empty database take turns
+ * admin user, the instance's owner and the organization's owner. Nodes starting at once on one empty database take turns
  * (exclusive), and the check is made again in that turn: one of them creates,
  * the others find what it created.
  */
@@ -32,9 +32,11 @@ export async function bootstrap(db: Db, clock: Clock, admin: { email: string; pa
     const now = iso(clock.now());
     const orgId = hex32();
     const envId = hex32();
-    await tx.insert(organizations).values({ id: orgId, name: "default", slug: "default", createdAt: now });
+    const userId = hex32();
+    await tx.insert(organizations).values({ id: orgId, name: "default", slug: "default", createdAt: now, updatedAt: now });
     await tx.insert(environments).values({ id: envId, orgId, name: "production", slug: "production", createdAt: now, updatedAt: now });
-    await tx.insert(users).values({ id: hex32(), email: admin.email.toLowerCase(), passwordHash, orgId, envId, createdAt: now });
+    await tx.insert(users).values({ id: userId, email: admin.email.toLowerCase(), passwordHash, orgId, envId, instanceOwner: 1, createdAt: now });
+    await tx.insert(memberships).values({ id: hex32(), orgId, userId, role: "owner", status: "active", envId, createdAt: now, updatedAt: now });
     return { created: true, email: admin.email.toLowerCase(), generatedPassword };
   });
 }

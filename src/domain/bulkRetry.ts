@@ -31,7 +31,7 @@ interface BulkParams {
   filters: EventFilters;
 }
 
-const jobScope = (job: Pick<JobRow, "orgId" | "envId">): Scope => ({ orgId: job.orgId, envId: job.envId, userId: null, via: "local", scopes: "*" });
+const jobScope = (job: Pick<JobRow, "orgId" | "envId">): Scope => ({ orgId: job.orgId, envId: job.envId, userId: null, via: "local", scopes: "*", role: "owner" });
 
 export async function startBulkRetry(deps: Deps, scope: Scope, filters: EventFilters): Promise<{ job_id: string | null; total: number; skipped: number }> {
   const now = deps.clock.now();

@@ -4,6 +4,7 @@ import type { Store } from "../db/store";
 import type { Bus } from "../core/bus";
 import type { ThisNode } from "../core/node";
 import type { Clock } from "../core/clock";
+import type { Role } from "../contracts/roles";
 import type { SecretBox } from "./secrets";
 
 /** Settings the domain reads; a subset of the server config so local CLI mode can fill it too. */
@@ -57,6 +58,12 @@ export interface Scope {
   via: "session" | "api_key" | "local" | "portal";
   /** `*` or `read`. */
   scopes: string;
+  /**
+   * What the caller may do here (src/contracts/roles.ts): a session's member
+   * role; a key's is at most its member's current role, and `viewer` for a
+   * `read` key; local CLI mode is the operator on the machine (`owner`).
+   */
+  role: Role;
   apiKeyId?: string;
   /** A portal link's scope: only this application exists for it (any other answers 404). */
   portal?: { applicationId: string; expiresAt: string };

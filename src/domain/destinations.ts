@@ -1,3 +1,4 @@
+import { can } from "../contracts/roles";
 import { and, desc, eq, isNull } from "drizzle-orm";
 import { destinations } from "../db/schema";
 import {
@@ -23,9 +24,9 @@ type AuthConfig = Record<string, unknown>;
 /**
  * The API shape: signing_secret never appears, auth_config without its
  * secret fields, and the custom headers' values (they carry Authorization
- * and API keys) masked unless the caller has scope `*`.
+ * and API keys) masked unless the caller may read secrets (scope `*`, and a role above viewer).
  */
-export function serializeDestination(row: DestinationRow, secrets: SecretBox, scope: Pick<Scope, "scopes">): Destination {
+export function serializeDestination(row: DestinationRow, secrets: SecretBox, scope: Pick<Scope, "role">): Destination {
   return {
     id: row.id,
     org_id: row.orgId,
@@ -33,7 +34,7 @@ export function serializeDestination(row: DestinationRow, secrets: SecretBox, sc
     name: row.name,
     url: row.url,
     http_method: row.httpMethod,
-    headers: shownHeaders(row, secrets, scope.scopes !== "*"),
+    headers: shownHeaders(row, secrets, !can(scope.role, "readSecrets")),
     auth_type: row.authType,
     auth_config: maskedAuthConfig(row, secrets),
     timeout_ms: row.timeoutMs,

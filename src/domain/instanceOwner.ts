@@ -1,17 +1,17 @@
-import { asc } from "drizzle-orm";
+import { asc, eq } from "drizzle-orm";
 import { users } from "../db/schema";
 import type { Db } from "../db/db";
 import type { Deps, Scope } from "./deps";
 
 /**
- * The instance's owner: the admin user created on the first start (the
- * first user; organizations and users added later never are). Whole-instance
+ * The instance's owner: the admin user created on the first start, marked
+ * `users.instance_owner` (organizations and users added later never are). Whole-instance
  * operations (backups, restore, the cluster's hosts, instance settings) are
  * theirs alone, whatever organization another caller acts in (docs/api.md,
  * "Who may do what").
  */
 export async function instanceOwnerId(db: Db): Promise<string | null> {
-  const [owner] = await db.select({ id: users.id }).from(users).orderBy(asc(users.createdAt), asc(users.id)).limit(1);
+  const [owner] = await db.select({ id: users.id }).from(users).where(eq(users.instanceOwner, 1)).orderBy(asc(users.createdAt), asc(users.id)).limit(1);
   return owner?.id ?? null;
 }
 

@@ -1,5 +1,7 @@
 import { and, eq, gt, lt } from "drizzle-orm";
-import { environments, organizations, sessions, users } from "../db/schema";
+import { environments, memberships, organizations, sessions, users } from "../db/schema";
+import type { Role } from "../contracts/roles";
+import { isInstanceOwner } from "./instanceOwner";
 import type { MeBody } from "../contracts/apiKeys";
 import { AppError, notFound } from "../contracts/errors";
 import { iso } from "../core/clock";
@@ -14,35 +16,57 @@ export interface SessionUser {
   email: string;
   orgId: string;
   envId: string;
+  /** The user's role in `orgId`, where their membership is active. */
+  role: Role;
+}
+
+/** Where a sign-in came from: kept on the session, so its owner can tell their sessions apart (GET /v1/auth/sessions). */
+export interface SignIn {
+  method: "password" | "oidc";
+  ip: string | null;
+  userAgent: string | null;
 }
 
 /** Checks the password; returns the cookie token (only its hash is stored). */
-export async function login({ db, clock }: Deps, email: string, password: string) {
-  const [user] = await db.select().from(users).where(eq(users.email, email.trim().toLowerCase())).limit(1);
-  // Verify against a dummy hash when the user is unknown so timing does not reveal which emails exist.
-  const ok = await Bun.password.verify(password, user?.passwordHash ?? DUMMY_HASH).catch(() => false);
-  if (!user || !ok) throw new AppError("unauthorized", "Invalid email or password");
+export async function login(deps: Deps, email: string, password: string, from: Omit<SignIn, "method"> = { ip: null, userAgent: null }) {
+  const [user] = await deps.db.select().from(users).where(eq(users.email, email.trim().toLowerCase())).limit(1);
+  // Verify against a dummy hash when the user is unknown (or has no password) so timing does not reveal which emails exist.
+  const ok = await Bun.password.verify(password, user?.passwordHash || DUMMY_HASH).catch(() => false);
+  if (!user || !user.passwordHash || !ok) throw new AppError("unauthorized", "Invalid email or password");
+  const token = await openSession(deps, user.id, { method: "password", ...from });
+  return { token, user: { id: user.id, email: user.email, orgId: user.orgId, envId: user.envId } };
+}
+
+/** A new session for a user whose identity is proven (password, one-time link, single sign-on); returns the cookie token. */
+export async function openSession({ db, clock }: Pick<Deps, "db" | "clock">, userId: string, from: SignIn): Promise<string> {
   const token = randomToken();
   const now = clock.now();
   await db.insert(sessions).values({
     id: sha256Hex(token),
-    userId: user.id,
+    userId,
     createdAt: iso(now),
     expiresAt: iso(new Date(now.getTime() + SESSION_TTL_MS)),
+    method: from.method,
+    ip: from.ip,
+    userAgent: from.userAgent?.slice(0, 500) ?? null,
+    lastUsedAt: iso(now),
   });
-  return { token, user: { id: user.id, email: user.email, orgId: user.orgId, envId: user.envId } satisfies SessionUser };
+  await db.update(users).set({ lastLoginAt: iso(now) }).where(eq(users.id, userId));
+  return token;
 }
 
 const DUMMY_HASH = await Bun.password.hash("not-a-real-password", { algorithm: "argon2id" });
 
 export async function userForSession({ db, clock }: Deps, token: string): Promise<SessionUser | null> {
   const [row] = await db
-    .select({ id: users.id, email: users.email, orgId: users.orgId, envId: users.envId })
+    .select({ id: users.id, email: users.email, orgId: users.orgId, envId: users.envId, role: memberships.role })
     .from(sessions)
     .innerJoin(users, eq(users.id, sessions.userId))
+    // A session acts in the user's current organization, and only while their membership there is active.
+    .innerJoin(memberships, and(eq(memberships.userId, users.id), eq(memberships.orgId, users.orgId), eq(memberships.status, "active")))
     .where(and(eq(sessions.id, sha256Hex(token)), gt(sessions.expiresAt, iso(clock.now()))))
     .limit(1);
-  return row ?? null;
+  return row ? { ...row, role: row.role as Role } : null;
 }
 
 export async function logout({ db, bus }: Deps, token: string) {
@@ -55,20 +79,31 @@ export async function pruneExpiredSessions({ db, clock }: Deps) {
   await db.delete(sessions).where(lt(sessions.expiresAt, iso(clock.now())));
 }
 
-export const sessionScope = (u: SessionUser): Scope => ({ orgId: u.orgId, envId: u.envId, userId: u.id, via: "session", scopes: "*" });
+export const sessionScope = (u: SessionUser): Scope => ({ orgId: u.orgId, envId: u.envId, userId: u.id, via: "session", scopes: "*", role: u.role });
 
 /** The caller's user (none for an API key without one) and the organization and environment it acts in. */
-export async function whoAmI({ db }: Deps, scope: Scope): Promise<MeBody> {
-  const [user] = scope.userId ? await db.select({ id: users.id, email: users.email }).from(users).where(eq(users.id, scope.userId)).limit(1) : [];
+export async function whoAmI(deps: Deps, scope: Scope): Promise<MeBody> {
+  const { db } = deps;
+  const [user] = scope.userId ? await db.select({ id: users.id, email: users.email, name: users.name }).from(users).where(eq(users.id, scope.userId)).limit(1) : [];
   const [where] = await db
-    .select({ orgName: organizations.name, envName: environments.name, envSlug: environments.slug })
+    .select({ orgName: organizations.name, orgSlug: organizations.slug, envName: environments.name, envSlug: environments.slug })
     .from(environments)
     .innerJoin(organizations, eq(organizations.id, environments.orgId))
     .where(and(eq(environments.id, scope.envId), eq(environments.orgId, scope.orgId)))
     .limit(1);
   // Keys and users are deleted with their environment, so a scope always names one that exists.
   if (!where) throw notFound("Environment");
-  return { user: user ?? null, org_id: scope.orgId, env_id: scope.envId, org_name: where.orgName, env_name: where.envName, environment: { id: scope.envId, name: where.envName, slug: where.envSlug } };
+  return {
+    user: user ?? null,
+    role: scope.role,
+    instance_owner: await isInstanceOwner(deps, scope),
+    organization: { id: scope.orgId, name: where.orgName, slug: where.orgSlug },
+    org_id: scope.orgId,
+    env_id: scope.envId,
+    org_name: where.orgName,
+    env_name: where.envName,
+    environment: { id: scope.envId, name: where.envName, slug: where.envSlug },
+  };
 }
 
 /**

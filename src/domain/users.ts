@@ -5,7 +5,8 @@ import { transaction } from "../db/transaction";
 import type { Deps } from "./deps";
 
 /** Shorter than this is refused: the admin password guards every secret the relay holds. */
-export const MIN_PASSWORD_LENGTH = 12;
+export { MIN_PASSWORD_LENGTH } from "../contracts/account";
+import { MIN_PASSWORD_LENGTH } from "../contracts/account";
 
 /**
  * Sets a user's password (local mode: whoever can open the database may),

@@ -55,7 +55,8 @@ describe("GET /v1/auth/me and POST /v1/auth/logout", () => {
     expect(me.body.env_id).toMatch(/^[0-9a-f]{32}$/);
     // The first start creates org "default" with env "production"; the ids stay as they were.
     expect(me.body).toMatchObject({ org_name: "default", env_name: "production" });
-    expect(Object.keys(me.body).sort()).toEqual(["env_id", "env_name", "environment", "org_id", "org_name", "user"]);
+    expect(Object.keys(me.body).sort()).toEqual(["env_id", "env_name", "environment", "instance_owner", "org_id", "org_name", "organization", "role", "user"]);
+    expect(me.body).toMatchObject({ role: "owner", instance_owner: true, organization: { id: me.body.org_id, name: "default", slug: "default" } });
 
     // An API key acts in the same environment and gets the same names.
     const key = await server.apiKey("read");

@@ -7,7 +7,7 @@
  */
 import { beforeAll, describe, expect, it } from "vitest";
 import { hostname } from "node:os";
-import { apiKeys, environments, organizations, users } from "../../src/db/schema";
+import { apiKeys, environments, memberships, organizations, users } from "../../src/db/schema";
 import { hex32, newId } from "../../src/contracts/ids";
 import { createApiKey } from "../../src/domain/apiKeys";
 import { defaultScope } from "../../src/domain/bootstrap";
@@ -34,6 +34,7 @@ async function otherOrganization() {
   await db.insert(organizations).values({ id: orgId, name: "Other", slug: `other-${orgId}`, createdAt: later });
   await db.insert(environments).values({ id: envId, orgId, name: "production", slug: "production", createdAt: later, updatedAt: later });
   await db.insert(users).values({ id: userId, email: other.email, passwordHash: await Bun.password.hash(other.password), orgId, envId, createdAt: later });
+  await db.insert(memberships).values({ id: hex32(), orgId, userId, role: "owner", status: "active", envId, createdAt: later, updatedAt: later });
   return { orgId, envId, userId };
 }
 
@@ -125,7 +126,7 @@ describe("GET /v1/cluster is the instance owner's", () => {
 
   it("a key made in local CLI mode is the owner's", async () => {
     const scope = await defaultScope(server.deps.db);
-    const { key } = await createApiKey(server.deps, { ...scope!, userId: null, via: "local", scopes: "*" }, { name: "local" });
+    const { key } = await createApiKey(server.deps, { ...scope!, userId: null, via: "local", scopes: "*", role: "owner" }, { name: "local" });
     expect((await call(server, "GET", "/v1/cluster", { key })).status).toBe(200);
     const made = await cli(["keys", "create", "--name", "ops", "--json", ...server.storeArgs], { env: cliEnv() });
     expect(made.code, made.stderr).toBe(0);

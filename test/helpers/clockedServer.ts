@@ -12,6 +12,6 @@ export async function startClockedServer(clock: Clock, env: Record<string, strin
   const server = await startTestServer(env, tempDir(), clock);
   const scope = await defaultScope(server.deps.db);
   if (!scope) throw new Error("no default scope");
-  const { key } = await createApiKey(server.deps, { ...scope, userId: null, via: "local", scopes: "*" }, { name: "test" });
+  const { key } = await createApiKey(server.deps, { ...scope, userId: null, via: "local", scopes: "*", role: "owner" }, { name: "test" });
   return { server: { ...server, apiKey: async () => key }, key };
 }

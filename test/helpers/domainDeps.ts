@@ -40,7 +40,7 @@ export async function openDomain(settings: Partial<DomainSettings> = {}): Promis
   await bootstrap(store.db, systemClock, ADMIN);
   const env = await defaultScope(store.db);
   if (!env) throw new Error("bootstrap made no environment");
-  const scope: Scope = { orgId: env.orgId, envId: env.envId, userId: null, via: "local", scopes: "*" };
+  const scope: Scope = { orgId: env.orgId, envId: env.envId, userId: null, via: "local", scopes: "*", role: "owner" };
   return {
     deps,
     scope,

@@ -1,4 +1,5 @@
-import { environments, events, organizations } from "../../src/db/schema";
+import { environments, events, memberships, organizations } from "../../src/db/schema";
+import { instanceOwnerId } from "../../src/domain/instanceOwner";
 import { createApiKey } from "../../src/domain/apiKeys";
 import { hex32, newId } from "../../src/contracts/ids";
 import { call, type TestServer } from "./server";
@@ -64,6 +65,9 @@ export async function otherOrgKey(server: TestServer): Promise<string> {
   const envId = hex32();
   await server.deps.db.insert(organizations).values({ id: orgId, name: "Other", slug: `other-${orgId}`, createdAt: now });
   await server.deps.db.insert(environments).values({ id: envId, orgId, name: "production", slug: "production", createdAt: now, updatedAt: now });
-  const created = await createApiKey(server.deps, { orgId, envId, userId: null, via: "local", scopes: "*" }, { name: "other" });
+  // Its key is the instance owner's (local mode makes keys theirs), so the owner is a member there too.
+  const owner = (await instanceOwnerId(server.deps.db))!;
+  await server.deps.db.insert(memberships).values({ id: hex32(), orgId, userId: owner, role: "owner", status: "active", envId, createdAt: now, updatedAt: now });
+  const created = await createApiKey(server.deps, { orgId, envId, userId: null, via: "local", scopes: "*", role: "owner" }, { name: "other" });
   return created.key;
 }

@@ -77,6 +77,12 @@ describeOnly("sqlite", "upgrading a database made by an earlier release", "the f
       expect(list.body.environments.every((e: { slug: string; updated_at: string; created_at: string }) => e.slug !== "" && e.updated_at === e.created_at)).toBe(true);
     });
 
+    it("keeps its key's rights: a key made before keys had a member acts as an admin of its organization (src/db/migrations/0006_teams.sql)", async () => {
+      const me = await call("GET", "/auth/me");
+      expect(me.body).toMatchObject({ user: null, role: "admin", instance_owner: false });
+      expect((await call("POST", "/environments", { name: "upgraded" })).status).toBe(201);
+    });
+
     it("keeps its event, body and all", async () => {
       const event = await call("GET", `/events/${expected.event_id}`);
       expect(event.status).toBe(200);

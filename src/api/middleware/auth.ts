@@ -6,6 +6,8 @@ import { chooseSessionEnvironment, findEnvironment } from "../../domain/environm
 import { isInstanceOwner } from "../../domain/instanceOwner";
 import { sessionScope, userForSession } from "../../domain/sessions";
 import type { ApiEnv } from "../openapi";
+import type { Scope } from "../../domain/deps";
+import { can, needs, type Permission } from "../../contracts/roles";
 import { isPortalToken, portalMayCall, portalScope } from "./portal";
 
 export const SESSION_COOKIE = "hookrelay_session";
@@ -33,9 +35,10 @@ export const authenticate: MiddlewareHandler<ApiEnv> = async (c, next) => {
   }
   if (key) {
     const scope = await authenticateApiKey(deps, key);
-    if (scope.scopes === "read" && !["GET", "HEAD", "OPTIONS"].includes(c.req.method)) {
+    if (scope.scopes === "read" && !READS.includes(c.req.method)) {
       throw new AppError("forbidden", "This API key has the read scope: only GET requests are allowed");
     }
+    mayWrite(scope, c.req.method, c.req.path);
     const named = c.req.header(ENV_HEADER)?.trim();
     // A key's environment is fixed: naming another is refused rather than silently ignored.
     if (named && (await findEnvironment(deps, scope.orgId, named)).id !== scope.envId) {
@@ -54,13 +57,39 @@ export const authenticate: MiddlewareHandler<ApiEnv> = async (c, next) => {
       const inHeader = c.req.header(ENV_HEADER)?.trim();
       if (inQuery) user.envId = await chooseSessionEnvironment(deps, user, inQuery, { remember: false });
       else if (inHeader) user.envId = await chooseSessionEnvironment(deps, user, inHeader, { remember: true });
-      c.set("scope", sessionScope(user));
+      const scope = sessionScope(user);
+      mayWrite(scope, c.req.method, c.req.path);
+      c.set("scope", scope);
       c.set("sessionToken", token);
       return next();
     }
   }
   throw new AppError("unauthorized", "Authentication required: send an API key (X-API-Key) or log in");
 };
+
+const READS = ["GET", "HEAD", "OPTIONS"];
+
+/** What anyone signed in may do to their own account, whatever their role: sign out, change their password, end their sessions. */
+const OWN_ACCOUNT = /^\/v1\/auth\/(logout|password|sessions(\/[^/]+)?)$/;
+
+/** A viewer reads and changes nothing but their own account (docs/teams.md): the same 403 as a `read` key. */
+function mayWrite(scope: Scope, method: string, path: string) {
+  if (READS.includes(method) || can(scope.role, "write") || OWN_ACCOUNT.test(path)) return;
+  throw new AppError("forbidden", `Your role (${scope.role}) may only read: ask an admin of the organization for the developer role`);
+}
+
+/**
+ * A route that needs more than a developer's rights declares it: managing
+ * members, every API key and environments needs `administer` (admin), owners
+ * and deleting the organization `own` (owner). src/contracts/roles.ts.
+ */
+export const requires =
+  (permission: Permission): MiddlewareHandler<ApiEnv> =>
+  async (c, next) => {
+    const { role } = c.get("scope");
+    if (!can(role, permission)) throw new AppError("forbidden", `This needs the ${needs[permission]} role or higher; yours here is ${role}`);
+    return next();
+  };
 
 /** Key management needs a logged-in session: a key cannot create or revoke keys. */
 export const requireSession: MiddlewareHandler<ApiEnv> = async (c, next) => {
@@ -76,9 +105,11 @@ export const requireSession: MiddlewareHandler<ApiEnv> = async (c, next) => {
  * so only scope `*` (and sessions) may read one.
  */
 export const revealsSecret: MiddlewareHandler<ApiEnv> = async (c, next) => {
-  if (c.get("scope").scopes !== "*") {
+  const scope = c.get("scope");
+  if (scope.scopes !== "*") {
     throw new AppError("forbidden", "This route reveals a secret: it needs an API key with scope *, and this key has scope read");
   }
+  if (!can(scope.role, "readSecrets")) throw new AppError("forbidden", `This route reveals a secret: your role (${scope.role}) sees secrets masked`);
   return next();
 };
 

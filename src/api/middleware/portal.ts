@@ -56,6 +56,8 @@ export async function portalScope(deps: Pick<Deps, "secrets" | "clock" | "db">, 
     userId: null,
     via: "portal",
     scopes: "*",
+    // Within its one application a portal link writes endpoints and resends: what a developer may.
+    role: "developer",
     portal: { applicationId: claims.app, expiresAt: new Date(claims.exp * 1000).toISOString() },
   };
 }

@@ -1,8 +1,11 @@
-import { setCookie, deleteCookie } from "hono/cookie";
+import { deleteCookie } from "hono/cookie";
+import { acceptInviteInput } from "../../contracts/account";
+import { spendLink } from "../../domain/accountLinks";
+import { setSessionCookie } from "../sessionCookie";
 import { apiKeyList, createApiKeyInput, createdApiKey, loginInput, meBody, userBody } from "../../contracts/apiKeys";
 import { successBody } from "../../contracts/common";
 import { createApiKey, listApiKeys, revokeApiKey } from "../../domain/apiKeys";
-import { login, loginUnlockedAt, logout, SESSION_TTL_MS, whoAmI } from "../../domain/sessions";
+import { login, loginUnlockedAt, logout, openSession, whoAmI } from "../../domain/sessions";
 import { AppError } from "../../contracts/errors";
 import { clientAddress } from "../clientAddress";
 import { requireSession, SESSION_COOKIE } from "../middleware/auth";
@@ -26,7 +29,7 @@ export function registerLoginRoutes(api: Api, throttle: LoginThrottle) {
       }
       let session;
       try {
-        session = await login(c.get("deps"), body.email, body.password);
+        session = await login(c.get("deps"), body.email, body.password, { ip: address, userAgent: c.req.header("user-agent") ?? null });
       } catch (err) {
         if (err instanceof AppError && err.code === "unauthorized") turn.attempt.failed();
         else turn.attempt.abandoned();
@@ -34,14 +37,28 @@ export function registerLoginRoutes(api: Api, throttle: LoginThrottle) {
       }
       turn.attempt.succeeded();
       const { token, user } = session;
-      setCookie(c, SESSION_COOKIE, token, {
-        httpOnly: true,
-        sameSite: "Lax",
-        path: "/",
-        secure: new URL(c.req.url).protocol === "https:" || c.req.header("x-forwarded-proto") === "https",
-        maxAge: Math.floor(SESSION_TTL_MS / 1000),
-      });
+      setSessionCookie(c, token);
       return c.json({ user: { id: user.id, email: user.email } }, 200);
+    },
+  );
+
+  operation(
+    api,
+    {
+      method: "post",
+      path: "/auth/invites/accept",
+      tags: ["auth"],
+      summary: "Spend a one-time link (an invite, or a password reset): set a password and sign in",
+      request: jsonBody(acceptInviteInput),
+      responses: responses({ status: 200, schema: userBody }, [400]),
+    },
+    async (c, { body }) => {
+      const deps = c.get("deps");
+      // The token is 32 random bytes, found by its hash: guessing one is hopeless, so no throttle here.
+      const spent = await spendLink(deps, body.token, { password: body.password, name: body.name });
+      const token = await openSession(deps, spent.user.id, { method: "password", ip: clientAddress(c), userAgent: c.req.header("user-agent") ?? null });
+      setSessionCookie(c, token);
+      return c.json({ user: spent.user }, 200);
     },
   );
 }

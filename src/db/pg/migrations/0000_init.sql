@@ -1,3 +1,16 @@
+CREATE TABLE "account_links" (
+	"id" text PRIMARY KEY NOT NULL,
+	"kind" text NOT NULL,
+	"user_id" text NOT NULL,
+	"org_id" text,
+	"token_hash" text NOT NULL,
+	"created_by" text,
+	"created_at" text NOT NULL,
+	"expires_at" text NOT NULL,
+	"used_at" text,
+	CONSTRAINT "account_links_token_hash_unique" UNIQUE("token_hash")
+);
+--> statement-breakpoint
 CREATE TABLE "alert_history" (
 	"id" text PRIMARY KEY NOT NULL,
 	"org_id" text NOT NULL,
@@ -83,6 +96,21 @@ CREATE TABLE "applications" (
 	"portal_resend_count" bigint DEFAULT 0 NOT NULL,
 	"created_at" text NOT NULL,
 	"updated_at" text NOT NULL
+);
+--> statement-breakpoint
+CREATE TABLE "audit_log" (
+	"id" text PRIMARY KEY NOT NULL,
+	"org_id" text NOT NULL,
+	"env_id" text,
+	"actor_type" text NOT NULL,
+	"actor_id" text,
+	"actor_name" text,
+	"action" text NOT NULL,
+	"resource_type" text NOT NULL,
+	"resource_id" text,
+	"changes" text,
+	"ip" text,
+	"created_at" text NOT NULL
 );
 --> statement-breakpoint
 CREATE TABLE "collection_records" (
@@ -290,6 +318,17 @@ CREATE TABLE "jobs" (
 	"expires_at" text NOT NULL
 );
 --> statement-breakpoint
+CREATE TABLE "memberships" (
+	"id" text PRIMARY KEY NOT NULL,
+	"org_id" text NOT NULL,
+	"user_id" text NOT NULL,
+	"role" text NOT NULL,
+	"status" text NOT NULL,
+	"env_id" text,
+	"created_at" text NOT NULL,
+	"updated_at" text NOT NULL
+);
+--> statement-breakpoint
 CREATE TABLE "messages" (
 	"id" text PRIMARY KEY NOT NULL,
 	"org_id" text NOT NULL,
@@ -332,6 +371,7 @@ CREATE TABLE "organizations" (
 	"name" text NOT NULL,
 	"slug" text NOT NULL,
 	"created_at" text NOT NULL,
+	"updated_at" text DEFAULT '' NOT NULL,
 	CONSTRAINT "organizations_slug_unique" UNIQUE("slug")
 );
 --> statement-breakpoint
@@ -352,7 +392,11 @@ CREATE TABLE "sessions" (
 	"id" text PRIMARY KEY NOT NULL,
 	"user_id" text NOT NULL,
 	"created_at" text NOT NULL,
-	"expires_at" text NOT NULL
+	"expires_at" text NOT NULL,
+	"method" text DEFAULT 'password' NOT NULL,
+	"ip" text,
+	"user_agent" text,
+	"last_used_at" text
 );
 --> statement-breakpoint
 CREATE TABLE "sources" (
@@ -408,13 +452,18 @@ CREATE TABLE "users" (
 	"id" text PRIMARY KEY NOT NULL,
 	"email" text NOT NULL,
 	"password_hash" text NOT NULL,
+	"name" text,
 	"org_id" text NOT NULL,
 	"env_id" text NOT NULL,
+	"instance_owner" bigint DEFAULT 0 NOT NULL,
+	"last_login_at" text,
 	"created_at" text NOT NULL,
 	"login_unlocked_at" text,
 	CONSTRAINT "users_email_unique" UNIQUE("email")
 );
 --> statement-breakpoint
+ALTER TABLE "account_links" ADD CONSTRAINT "account_links_user_id_users_id_fk" FOREIGN KEY ("user_id") REFERENCES "public"."users"("id") ON DELETE cascade ON UPDATE no action;--> statement-breakpoint
+ALTER TABLE "account_links" ADD CONSTRAINT "account_links_org_id_organizations_id_fk" FOREIGN KEY ("org_id") REFERENCES "public"."organizations"("id") ON DELETE cascade ON UPDATE no action;--> statement-breakpoint
 ALTER TABLE "alert_history" ADD CONSTRAINT "alert_history_alert_rule_id_alert_rules_id_fk" FOREIGN KEY ("alert_rule_id") REFERENCES "public"."alert_rules"("id") ON DELETE cascade ON UPDATE no action;--> statement-breakpoint
 ALTER TABLE "alert_rules" ADD CONSTRAINT "alert_rules_source_id_sources_id_fk" FOREIGN KEY ("source_id") REFERENCES "public"."sources"("id") ON DELETE cascade ON UPDATE no action;--> statement-breakpoint
 ALTER TABLE "alert_rules" ADD CONSTRAINT "alert_rules_destination_id_destinations_id_fk" FOREIGN KEY ("destination_id") REFERENCES "public"."destinations"("id") ON DELETE cascade ON UPDATE no action;--> statement-breakpoint
@@ -425,6 +474,7 @@ ALTER TABLE "application_endpoints" ADD CONSTRAINT "application_endpoints_applic
 ALTER TABLE "application_endpoints" ADD CONSTRAINT "application_endpoints_destination_id_destinations_id_fk" FOREIGN KEY ("destination_id") REFERENCES "public"."destinations"("id") ON DELETE cascade ON UPDATE no action;--> statement-breakpoint
 ALTER TABLE "applications" ADD CONSTRAINT "applications_org_id_organizations_id_fk" FOREIGN KEY ("org_id") REFERENCES "public"."organizations"("id") ON DELETE cascade ON UPDATE no action;--> statement-breakpoint
 ALTER TABLE "applications" ADD CONSTRAINT "applications_env_id_environments_id_fk" FOREIGN KEY ("env_id") REFERENCES "public"."environments"("id") ON DELETE cascade ON UPDATE no action;--> statement-breakpoint
+ALTER TABLE "audit_log" ADD CONSTRAINT "audit_log_org_id_organizations_id_fk" FOREIGN KEY ("org_id") REFERENCES "public"."organizations"("id") ON DELETE cascade ON UPDATE no action;--> statement-breakpoint
 ALTER TABLE "collection_records" ADD CONSTRAINT "collection_records_collection_id_collections_id_fk" FOREIGN KEY ("collection_id") REFERENCES "public"."collections"("id") ON DELETE cascade ON UPDATE no action;--> statement-breakpoint
 ALTER TABLE "collections" ADD CONSTRAINT "collections_org_id_organizations_id_fk" FOREIGN KEY ("org_id") REFERENCES "public"."organizations"("id") ON DELETE cascade ON UPDATE no action;--> statement-breakpoint
 ALTER TABLE "collections" ADD CONSTRAINT "collections_env_id_environments_id_fk" FOREIGN KEY ("env_id") REFERENCES "public"."environments"("id") ON DELETE cascade ON UPDATE no action;--> statement-breakpoint
@@ -437,6 +487,9 @@ ALTER TABLE "event_types" ADD CONSTRAINT "event_types_org_id_organizations_id_fk
 ALTER TABLE "event_types" ADD CONSTRAINT "event_types_env_id_environments_id_fk" FOREIGN KEY ("env_id") REFERENCES "public"."environments"("id") ON DELETE cascade ON UPDATE no action;--> statement-breakpoint
 ALTER TABLE "events" ADD CONSTRAINT "events_source_id_sources_id_fk" FOREIGN KEY ("source_id") REFERENCES "public"."sources"("id") ON DELETE cascade ON UPDATE no action;--> statement-breakpoint
 ALTER TABLE "issues" ADD CONSTRAINT "issues_destination_id_destinations_id_fk" FOREIGN KEY ("destination_id") REFERENCES "public"."destinations"("id") ON DELETE cascade ON UPDATE no action;--> statement-breakpoint
+ALTER TABLE "memberships" ADD CONSTRAINT "memberships_org_id_organizations_id_fk" FOREIGN KEY ("org_id") REFERENCES "public"."organizations"("id") ON DELETE cascade ON UPDATE no action;--> statement-breakpoint
+ALTER TABLE "memberships" ADD CONSTRAINT "memberships_user_id_users_id_fk" FOREIGN KEY ("user_id") REFERENCES "public"."users"("id") ON DELETE cascade ON UPDATE no action;--> statement-breakpoint
+ALTER TABLE "memberships" ADD CONSTRAINT "memberships_env_id_environments_id_fk" FOREIGN KEY ("env_id") REFERENCES "public"."environments"("id") ON DELETE set null ON UPDATE no action;--> statement-breakpoint
 ALTER TABLE "messages" ADD CONSTRAINT "messages_application_id_applications_id_fk" FOREIGN KEY ("application_id") REFERENCES "public"."applications"("id") ON DELETE cascade ON UPDATE no action;--> statement-breakpoint
 ALTER TABLE "messages" ADD CONSTRAINT "messages_event_id_events_id_fk" FOREIGN KEY ("event_id") REFERENCES "public"."events"("id") ON DELETE cascade ON UPDATE no action;--> statement-breakpoint
 ALTER TABLE "record_changelog" ADD CONSTRAINT "record_changelog_collection_id_collections_id_fk" FOREIGN KEY ("collection_id") REFERENCES "public"."collections"("id") ON DELETE cascade ON UPDATE no action;--> statement-breakpoint
@@ -448,6 +501,7 @@ ALTER TABLE "topics" ADD CONSTRAINT "topics_env_id_environments_id_fk" FOREIGN K
 ALTER TABLE "topics" ADD CONSTRAINT "topics_source_id_sources_id_fk" FOREIGN KEY ("source_id") REFERENCES "public"."sources"("id") ON DELETE cascade ON UPDATE no action;--> statement-breakpoint
 ALTER TABLE "users" ADD CONSTRAINT "users_org_id_organizations_id_fk" FOREIGN KEY ("org_id") REFERENCES "public"."organizations"("id") ON DELETE cascade ON UPDATE no action;--> statement-breakpoint
 ALTER TABLE "users" ADD CONSTRAINT "users_env_id_environments_id_fk" FOREIGN KEY ("env_id") REFERENCES "public"."environments"("id") ON DELETE cascade ON UPDATE no action;--> statement-breakpoint
+CREATE INDEX "account_links_user" ON "account_links" USING btree ("user_id");--> statement-breakpoint
 CREATE INDEX "alert_history_rule_created" ON "alert_history" USING btree ("alert_rule_id","created_at","id");--> statement-breakpoint
 CREATE INDEX "alert_history_created" ON "alert_history" USING btree ("created_at");--> statement-breakpoint
 CREATE INDEX "alert_rules_scope" ON "alert_rules" USING btree ("org_id","env_id","created_at","id");--> statement-breakpoint
@@ -457,6 +511,8 @@ CREATE UNIQUE INDEX "application_endpoints_destination" ON "application_endpoint
 CREATE INDEX "application_endpoints_application" ON "application_endpoints" USING btree ("application_id","created_at","id");--> statement-breakpoint
 CREATE UNIQUE INDEX "applications_uid" ON "applications" USING btree ("org_id","env_id","uid");--> statement-breakpoint
 CREATE INDEX "applications_scope" ON "applications" USING btree ("org_id","env_id","created_at","id");--> statement-breakpoint
+CREATE INDEX "audit_log_org_time" ON "audit_log" USING btree ("org_id","created_at","id");--> statement-breakpoint
+CREATE INDEX "audit_log_created" ON "audit_log" USING btree ("created_at");--> statement-breakpoint
 CREATE UNIQUE INDEX "collection_records_key" ON "collection_records" USING btree ("collection_id","record_key");--> statement-breakpoint
 CREATE INDEX "collection_records_created" ON "collection_records" USING btree ("collection_id","created_at","id");--> statement-breakpoint
 CREATE INDEX "collections_scope" ON "collections" USING btree ("org_id","env_id","created_at");--> statement-breakpoint
@@ -489,6 +545,8 @@ CREATE INDEX "issues_destination_status" ON "issues" USING btree ("destination_i
 CREATE INDEX "issues_scope_created" ON "issues" USING btree ("org_id","env_id","created_at","id");--> statement-breakpoint
 CREATE INDEX "issues_scope_status" ON "issues" USING btree ("org_id","env_id","status");--> statement-breakpoint
 CREATE INDEX "jobs_status" ON "jobs" USING btree ("status");--> statement-breakpoint
+CREATE UNIQUE INDEX "memberships_org_user" ON "memberships" USING btree ("org_id","user_id");--> statement-breakpoint
+CREATE INDEX "memberships_user" ON "memberships" USING btree ("user_id");--> statement-breakpoint
 CREATE UNIQUE INDEX "messages_event" ON "messages" USING btree ("event_id");--> statement-breakpoint
 CREATE UNIQUE INDEX "messages_idempotency" ON "messages" USING btree ("application_id","idempotency_key");--> statement-breakpoint
 CREATE INDEX "messages_application_created" ON "messages" USING btree ("application_id","created_at","id");--> statement-breakpoint

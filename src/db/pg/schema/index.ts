@@ -8,3 +8,4 @@ export * from "./catalog";
 export * from "./alerts";
 export * from "./outbound";
 export * from "./cluster";
+export * from "./audit";
