@@ -89,7 +89,7 @@ export async function authenticateApiKey({ db, clock }: Deps, key: string): Prom
     .returning();
   if (!row) throw new AppError("unauthorized", "Invalid or revoked API key");
   const scopes = row.scopes ?? "*";
-  return { orgId: row.orgId, envId: row.envId, userId: row.userId, via: "api_key", scopes, apiKeyId: row.id, role: weaker(await keyHolderRole(db, row), scopes === "read" ? "viewer" : "owner") };
+  return { orgId: row.orgId, envId: row.envId, userId: row.userId, via: "api_key", scopes, apiKeyId: row.id, actorName: row.name, role: weaker(await keyHolderRole(db, row), scopes === "read" ? "viewer" : "owner") };
 }
 
 /**

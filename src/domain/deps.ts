@@ -65,6 +65,10 @@ export interface Scope {
    */
   role: Role;
   apiKeyId?: string;
+  /** Who the audit trail names (docs/audit.md): a user's email, a key's name; local mode: "local CLI". */
+  actorName?: string | null;
+  /** The caller's address, as the audit trail records it (src/api/clientAddress.ts). */
+  ip?: string | null;
   /** A portal link's scope: only this application exists for it (any other answers 404). */
   portal?: { applicationId: string; expiresAt: string };
 }

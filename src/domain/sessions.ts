@@ -79,7 +79,7 @@ export async function pruneExpiredSessions({ db, clock }: Deps) {
   await db.delete(sessions).where(lt(sessions.expiresAt, iso(clock.now())));
 }
 
-export const sessionScope = (u: SessionUser): Scope => ({ orgId: u.orgId, envId: u.envId, userId: u.id, via: "session", scopes: "*", role: u.role });
+export const sessionScope = (u: SessionUser): Scope => ({ orgId: u.orgId, envId: u.envId, userId: u.id, via: "session", scopes: "*", role: u.role, actorName: u.email });
 
 /** The caller's user (none for an API key without one) and the organization and environment it acts in. */
 export async function whoAmI(deps: Deps, scope: Scope): Promise<MeBody> {

@@ -6,6 +6,7 @@ import { chooseSessionEnvironment, findEnvironment } from "../../domain/environm
 import { isInstanceOwner } from "../../domain/instanceOwner";
 import { sessionScope, userForSession } from "../../domain/sessions";
 import type { ApiEnv } from "../openapi";
+import { clientAddress } from "../clientAddress";
 import type { Scope } from "../../domain/deps";
 import { can, needs, type Permission } from "../../contracts/roles";
 import { isPortalToken, portalMayCall, portalScope } from "./portal";
@@ -30,7 +31,7 @@ export const authenticate: MiddlewareHandler<ApiEnv> = async (c, next) => {
     if (!portalMayCall(c.req.method, c.req.path)) {
       throw new AppError("forbidden", "A portal link grants only its application's endpoints, messages and attempts");
     }
-    c.set("scope", scope);
+    c.set("scope", { ...scope, ip: clientAddress(c) });
     return next();
   }
   if (key) {
@@ -44,7 +45,7 @@ export const authenticate: MiddlewareHandler<ApiEnv> = async (c, next) => {
     if (named && (await findEnvironment(deps, scope.orgId, named)).id !== scope.envId) {
       throw new AppError("forbidden", "This API key belongs to another environment: a key acts only in its own (log in to switch environments)");
     }
-    c.set("scope", scope);
+    c.set("scope", { ...scope, ip: clientAddress(c) });
     return next();
   }
   const token = getCookie(c, SESSION_COOKIE);
@@ -59,7 +60,7 @@ export const authenticate: MiddlewareHandler<ApiEnv> = async (c, next) => {
       else if (inHeader) user.envId = await chooseSessionEnvironment(deps, user, inHeader, { remember: true });
       const scope = sessionScope(user);
       mayWrite(scope, c.req.method, c.req.path);
-      c.set("scope", scope);
+      c.set("scope", { ...scope, ip: clientAddress(c) });
       c.set("sessionToken", token);
       return next();
     }
