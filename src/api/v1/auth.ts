@@ -48,6 +48,8 @@ export function registerLoginRoutes(api: Api, throttle: LoginThrottle) {
       method: "post",
       path: "/auth/invites/accept",
       tags: ["auth"],
+      // Public: the one-time token in the body is the credential.
+      security: [],
       summary: "Spend a one-time link (an invite, or a password reset): set a password and sign in",
       request: jsonBody(acceptInviteInput),
       responses: responses({ status: 200, schema: userBody }, [400]),
