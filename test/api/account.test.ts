@@ -1,10 +1,11 @@
 import { and, eq } from "drizzle-orm";
 import { describe, expect, it } from "vitest";
 import { hex32 } from "../../src/contracts/ids";
+import { manualClock } from "../../src/core/clock";
 import { auditLog, memberships, sessions, users } from "../../src/db/schema";
 import { defaultScope } from "../../src/domain/bootstrap";
 import { useServer } from "../helpers/fixture";
-import { call, type TestServer } from "../helpers/server";
+import { ADMIN, call, type TestServer } from "../helpers/server";
 
 /** A signed-in user's own account: password and sessions (docs/teams.md, "Accounts"). */
 let server: TestServer;
@@ -173,5 +174,41 @@ describe("POST /v1/auth/password, guessed", () => {
     expect(blocked.status).toBe(429);
     expect(blocked.body.error.code).toBe("rate_limited");
     expect(Number(blocked.headers.get("retry-after"))).toBeGreaterThan(0);
+  });
+});
+
+describe("POST /v1/auth/password, guessed from many addresses", () => {
+  // Behind a trusted proxy each guess comes from its own address: the account's limit is what stops them.
+  useServer({ env: { HOOKRELAY_TRUST_PROXY: "127.0.0.1" } }, (s) => ({ server } = s));
+
+  it("counts the guesses against the account: its login then waits too", async () => {
+    const u = await addUser("developer", "password that is long");
+    const h = await signIn(u.email, u.password);
+    for (let i = 0; i < 30; i++) {
+      const r = await call(server, "POST", "/v1/auth/password", { headers: { ...h, "x-forwarded-for": `10.2.${i}.1` }, body: { current_password: `guess number ${i}`, new_password: "a brand new password" } });
+      expect(r.status).toBe(400);
+    }
+    const login = await server.request("/v1/auth/login", { method: "POST", headers: { "content-type": "application/json", "x-forwarded-for": "10.3.0.1" }, body: JSON.stringify({ email: u.email, password: u.password }) });
+    expect(login.status).toBe(429);
+  });
+});
+
+describe("sessions.last_used_at", () => {
+  const clock = manualClock(new Date());
+  useServer({ clock }, (s) => ({ server } = s));
+
+  it("follows use, written at most once a minute", async () => {
+    const h = await signIn(ADMIN.email, ADMIN.password);
+    const lastUsed = async () => (await call(server, "GET", "/v1/auth/sessions", { headers: h })).body.sessions.find((s: { current: boolean }) => s.current).last_used_at;
+    const signedIn = await lastUsed();
+    expect(signedIn).toBe(clock.now().toISOString());
+
+    clock.advance(59_000);
+    expect(await lastUsed()).toBe(signedIn);
+    clock.advance(1_000);
+    const minuteLater = clock.now().toISOString();
+    expect(await lastUsed()).toBe(minuteLater);
+    clock.advance(30_000);
+    expect(await lastUsed()).toBe(minuteLater);
   });
 });

@@ -1,4 +1,6 @@
+import { eq } from "drizzle-orm";
 import { describe, expect, it } from "vitest";
+import { memberships, users } from "../../src/db/schema";
 import { useServer } from "../helpers/fixture";
 import { ADMIN, call, type TestServer } from "../helpers/server";
 import { cli, cliEnv, modeEnvs } from "./helpers";
@@ -47,6 +49,19 @@ describe("users reset-password (local mode)", () => {
     const again = await call(server, "POST", "/v1/auth/invites/accept", { body: { token: tokenOf(body.url), password: "spent a second time" } });
     expect(again.status).toBe(400);
     expect(again.body.error.code).toBe("validation_error");
+  });
+
+  it("brings back a disabled owner: the link's session works", async () => {
+    const [admin] = await server.deps.db.select({ id: users.id }).from(users).where(eq(users.email, ADMIN.email));
+    await server.deps.db.update(memberships).set({ status: "disabled" }).where(eq(memberships.userId, admin!.id));
+    const { localEnv } = modeEnvs(server, key);
+    const text = await reset(localEnv);
+    expect(text.code, text.stderr).toBe(0);
+    expect(text.stdout).toMatch(/owner membership was disabled: it is active again/);
+    const url = /http\S+\/accept#token=\S+/.exec(text.stdout)![0];
+    const spent = await call(server, "POST", "/v1/auth/invites/accept", { body: { token: tokenOf(url), password: "back from disabled" } });
+    expect(spent.status).toBe(200);
+    expect(await me({ cookie: spent.headers.getSetCookie()[0]!.split(";")[0]!, origin: server.url })).toBe(200);
   });
 
   it("answers an unknown email with a clear error", async () => {
