@@ -82,5 +82,10 @@ describe("the profile page", () => {
     await table.getByText("this session").waitFor();
     for (const cookie of elsewhere) expect(await meWith(cookie)).toBe(401);
     expect(await page.getByRole("button", { name: "Sign out everywhere else" }).count()).toBe(0);
+
+    // At phone width the table stacks and the form takes one column.
+    await page.setViewportSize({ width: 390, height: 844 });
+    await screenshot(page, "profile-phone");
+    await page.setViewportSize({ width: 1280, height: 800 });
   });
 });
