@@ -29,3 +29,6 @@ export const loginMethods = z.object({
   /** Single sign-on, when configured: the button's label and where it starts. */
   oidc: z.object({ name: z.string(), login_url: z.string() }).nullable(),
 });
+
+/** POST /v1/auth/password: the other sessions it ended (the one that asked stays signed in). */
+export const passwordChanged = z.object({ success: z.literal(true), sessions_ended: z.number().int() });

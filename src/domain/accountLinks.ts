@@ -77,7 +77,11 @@ export async function spendLink(deps: Deps, token: string, input: { password: st
       const envId = member.envId ?? (await firstEnvironment(tx, link.orgId));
       if (envId) await tx.update(users).set({ orgId: link.orgId, envId }).where(eq(users.id, link.userId));
     }
-    if (link.kind === "password_reset") await tx.delete(sessions).where(eq(sessions.userId, link.userId));
+    if (link.kind === "password_reset") {
+      const ended = await tx.delete(sessions).where(eq(sessions.userId, link.userId)).returning({ id: sessions.id });
+      // Sent at the commit (src/db/committedBus.ts): live streams of the ended sessions close on every node.
+      for (const s of ended) deps.bus.publish({ type: "credential.revoked", credential: `session:${s.id}` });
+    }
     return { user: user!, kind: link.kind as AccountLinkKind, orgId: link.orgId };
   });
 }

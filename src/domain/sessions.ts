@@ -57,16 +57,25 @@ export async function openSession({ db, clock }: Pick<Deps, "db" | "clock">, use
 
 const DUMMY_HASH = await Bun.password.hash("not-a-real-password", { algorithm: "argon2id" });
 
+/** How stale `sessions.last_used_at` may get: refreshed at most this often, so a busy UI costs one write a minute, not one per request. */
+const LAST_USED_EVERY_MS = 60_000;
+
 export async function userForSession({ db, clock }: Deps, token: string): Promise<SessionUser | null> {
-  const [row] = await db
-    .select({ id: users.id, email: users.email, orgId: users.orgId, envId: users.envId, role: memberships.role })
+  const [found] = await db
+    .select({ id: users.id, email: users.email, orgId: users.orgId, envId: users.envId, role: memberships.role, sessionId: sessions.id, lastUsedAt: sessions.lastUsedAt })
     .from(sessions)
     .innerJoin(users, eq(users.id, sessions.userId))
     // A session acts in the user's current organization, and only while their membership there is active.
     .innerJoin(memberships, and(eq(memberships.userId, users.id), eq(memberships.orgId, users.orgId), eq(memberships.status, "active")))
     .where(and(eq(sessions.id, sha256Hex(token)), gt(sessions.expiresAt, iso(clock.now()))))
     .limit(1);
-  return row ? { ...row, role: row.role as Role } : null;
+  if (!found) return null;
+  const { sessionId, lastUsedAt, ...row } = found;
+  const now = clock.now();
+  if (!lastUsedAt || Date.parse(lastUsedAt) <= now.getTime() - LAST_USED_EVERY_MS) {
+    await db.update(sessions).set({ lastUsedAt: iso(now) }).where(eq(sessions.id, sessionId));
+  }
+  return { ...row, role: row.role as Role };
 }
 
 export async function logout({ db, bus }: Deps, token: string) {

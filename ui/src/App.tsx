@@ -40,6 +40,7 @@ import { NewSourcePage } from "./pages/sources/new";
 import { SourcesPage } from "./pages/sources/list";
 import { LoginPage } from "./pages/Login";
 import { NotFoundPage } from "./pages/NotFound";
+import { ProfilePage } from "./pages/Profile";
 
 interface Area {
   path: string;
@@ -116,6 +117,7 @@ const routes: Route[] = [
   { pattern: "/notification-channels/:id", title: "Notification channel", render: (p) => <ChannelDetailPage key={p.id} id={p.id!} /> },
   { pattern: "/api-keys", title: "API keys", render: () => <ApiKeysPage /> },
   { pattern: "/environments", title: "Environments", render: () => <EnvironmentsPage /> },
+  { pattern: "/profile", title: "Profile", render: () => <ProfilePage /> },
 ];
 
 function resolve(path: string): { route: Route | null; params: Record<string, string> } {
@@ -257,9 +259,13 @@ function Shell({ me, onLogout }: { me: Me; onLogout: () => void }) {
         <EnvSwitcher me={me} />
         {nav}
         <div className="sidebar-foot">
-          <div className="user-email" title={me.user?.email}>
-            {me.user?.email ?? "API key"}
-          </div>
+          {me.user ? (
+            <Link to="/profile" className="user-email" title={`${me.user.email}: your profile (password, sessions)`} aria-current={path === "/profile" ? "page" : undefined}>
+              {me.user.email}
+            </Link>
+          ) : (
+            <div className="user-email">API key</div>
+          )}
           <button type="button" className="btn small" onClick={onLogout}>
             <Icon name="logout" size={16} />
             Log out

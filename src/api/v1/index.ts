@@ -9,6 +9,7 @@ import { registerApplicationRoutes } from "./applications";
 import { registerEndpointRoutes } from "./endpoints";
 import { registerMessageRoutes } from "./messages";
 import { registerPortalRoutes } from "./portal";
+import { registerAccountRoutes } from "./account";
 import { registerAuthRoutes, registerLoginRoutes } from "./auth";
 import { registerClusterRoutes } from "./cluster";
 import { registerCollectionRoutes } from "./collections";
@@ -38,7 +39,9 @@ export function createV1(deps: Deps, opts: { streamsPerCredential?: number } = {
   const v1 = newApi();
   const streams = createStreamGuard(deps, { perCredential: opts.streamsPerCredential ?? 10 });
 
-  registerLoginRoutes(v1, createLoginThrottle(deps.clock));
+  // One throttle for logins and password changes: a guess is a guess, whichever route it comes by.
+  const loginThrottle = createLoginThrottle(deps.clock);
+  registerLoginRoutes(v1, loginThrottle);
   registerIngestRoutes(v1);
   v1.openAPIRegistry.registerComponent("securitySchemes", "apiKey", { type: "apiKey", in: "header", name: "X-API-Key" });
   v1.openAPIRegistry.registerComponent("securitySchemes", "bearer", { type: "http", scheme: "bearer" });
@@ -58,6 +61,7 @@ export function createV1(deps: Deps, opts: { streamsPerCredential?: number } = {
 
   v1.use("*", authenticate, csrfGuard(() => [new URL(deps.settings.baseUrl).origin]));
   registerAuthRoutes(v1);
+  registerAccountRoutes(v1, loginThrottle);
   registerEnvironmentRoutes(v1);
   registerSourceRoutes(v1);
   registerEventRoutes(v1, streams);
