@@ -7,6 +7,7 @@ import { newApi, type Api } from "../openapi";
 import { registerAlertRuleRoutes } from "./alertRules";
 import { registerApplicationRoutes } from "./applications";
 import { registerEndpointRoutes } from "./endpoints";
+import { registerMemberRoutes } from "./members";
 import { registerMessageRoutes } from "./messages";
 import { registerPortalRoutes } from "./portal";
 import { registerAuthRoutes, registerLoginRoutes } from "./auth";
@@ -59,6 +60,7 @@ export function createV1(deps: Deps, opts: { streamsPerCredential?: number } = {
   v1.use("*", authenticate, csrfGuard(() => [new URL(deps.settings.baseUrl).origin]));
   registerAuthRoutes(v1);
   registerEnvironmentRoutes(v1);
+  registerMemberRoutes(v1);
   registerSourceRoutes(v1);
   registerEventRoutes(v1, streams);
   registerEventRetryRoutes(v1);
