@@ -124,9 +124,19 @@ export async function addMember(deps: Deps, scope: Scope, raw: AddMemberInput): 
       if (existing && existing.status !== "invited") throw new AppError("conflict", `${input.email} is already a member of this organization`, [{ field: "body.email", message: "already a member" }]);
       if (existing) {
         mayManage(scope, existing.role as Role);
-        await tx.update(memberships).set({ role: input.role, updatedAt: now }).where(eq(memberships.id, existing.id));
+        // Invited before they had an account, and they have one now (another organization's invite): they join at once, as an existing user would.
+        const invite = user!.passwordHash === "" && user!.lastLoginAt === null;
+        await tx.update(memberships).set({ role: input.role, status: invite ? "invited" : "active", updatedAt: now }).where(eq(memberships.id, existing.id));
         if (input.name && !user!.name) await tx.update(users).set({ name: input.name }).where(eq(users.id, user!.id));
-        return { userId: user!.id, invite: true };
+        if (!invite) {
+          await tx
+            .update(accountLinks)
+            .set({ usedAt: now })
+            .where(and(eq(accountLinks.userId, user!.id), eq(accountLinks.orgId, scope.orgId), eq(accountLinks.kind, "invite"), isNull(accountLinks.usedAt)));
+        }
+        const again = serializeMember(await findMember(deps, scope.orgId, user!.id));
+        await recordAudit(deps, scope, { action: invite ? "invite" : "update", resourceType: "member", resourceId: user!.id, before: { role: existing.role, status: existing.status }, after: audited(again), envId: null });
+        return { userId: user!.id, invite };
       }
       let userId = user?.id;
       if (!userId) {

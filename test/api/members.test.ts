@@ -5,6 +5,7 @@ import { hex32 } from "../../src/contracts/ids";
 import { manualClock } from "../../src/core/clock";
 import { sha256Hex } from "../../src/domain/hash";
 import { defaultScope } from "../../src/domain/bootstrap";
+import { issueLink } from "../../src/domain/accountLinks";
 import { updateMember } from "../../src/domain/members";
 import { startClockedServer } from "../helpers/clockedServer";
 import { joinAs, MEMBER_PASSWORD, sessionFrom, tokenOf, type Member } from "../helpers/members";
@@ -158,6 +159,33 @@ describe("POST /v1/auth/invites/accept", () => {
     const res = await call(server, "POST", "/v1/members", { headers: owner, body: { email: unique("disabled"), role: "viewer" } });
     await call(server, "PATCH", `/v1/members/${res.body.member.user_id}`, { headers: owner, body: { disabled: true } });
     expect((await accept(tokenOf(res.body.invite_url))).status).toBe(400);
+  });
+});
+
+describe("invites to two organizations", () => {
+  it("each keeps its own link; once one is accepted the other admits nobody, and adding the person again makes them active at once", async () => {
+    const email = unique("twice");
+    const here = await call(server, "POST", "/v1/members", { headers: owner, body: { email, role: "developer" } });
+    const userId = here.body.member.user_id;
+    // The second organization's invite, as rows and through the domain (creating organizations is not this file's).
+    const other = await userOfAnotherOrg();
+    const now = new Date().toISOString();
+    await server.deps.db.insert(memberships).values({ id: hex32(), orgId: other.orgId, userId, role: "viewer", status: "invited", envId: null, createdAt: now, updatedAt: now });
+    const there = await issueLink(server.deps, { kind: "invite", userId, orgId: other.orgId, createdBy: other.userId });
+
+    // Their link did not withdraw ours, nor ours theirs; the person accepts theirs first.
+    expect((await accept(tokenOf(there.url))).status).toBe(200);
+    // Ours would now set a second password for an account in use, and sign its holder in as them: refused.
+    const refused = await accept(tokenOf(here.body.invite_url), "the inviting admin's choice");
+    expect(refused.status).toBe(400);
+    const [user] = await server.deps.db.select().from(users).where(eq(users.id, userId));
+    expect(await Bun.password.verify(MEMBER_PASSWORD, user!.passwordHash)).toBe(true);
+
+    const again = await call(server, "POST", "/v1/members", { headers: owner, body: { email, role: "developer" } });
+    expect(again.status).toBe(201);
+    expect(again.body).toEqual({ member: expect.objectContaining({ user_id: userId, status: "active" }), invite_url: null });
+    const login = await call(server, "POST", "/v1/auth/login", { body: { email, password: MEMBER_PASSWORD } });
+    expect(login.status).toBe(200);
   });
 });
 
