@@ -24,6 +24,7 @@ import { registerMessages } from "./commands/messages";
 import { registerHelp } from "./commands/help";
 import { registerKeys } from "./commands/keys";
 import { registerEnvs } from "./commands/envs";
+import { registerMembers } from "./commands/members";
 import { registerListen } from "./commands/listen";
 import { registerLogin } from "./commands/login";
 import { registerServe } from "./commands/serve";
@@ -57,6 +58,7 @@ export function buildProgram() {
   registerLogin(program);
   registerKeys(program);
   registerEnvs(program);
+  registerMembers(program);
   registerSources(program);
   registerDestinations(program);
   registerConnections(program);

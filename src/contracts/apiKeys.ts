@@ -20,6 +20,9 @@ export const apiKey = z.object({
   last_used_at: z.string().nullable(),
   org_id: z.string(),
   env_id: z.string(),
+  /** The member the key belongs to (it acts with at most their role); null for a key made before keys had a member. */
+  user_id: z.string().nullable(),
+  user_email: z.string().nullable(),
 });
 
 export const createdApiKey = z.object({

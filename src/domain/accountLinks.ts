@@ -35,10 +35,12 @@ export async function issueLink(
   const now = clock.now();
   const expiresAt = iso(new Date(now.getTime() + LINK_TTL_MS[link.kind]));
   await transaction(db, async (tx) => {
+    // Only this organization's: another organization's pending invite to the same person is none of this one's business.
+    const sameOrg = link.orgId === null ? isNull(accountLinks.orgId) : eq(accountLinks.orgId, link.orgId);
     await tx
       .update(accountLinks)
       .set({ usedAt: iso(now) })
-      .where(and(eq(accountLinks.userId, link.userId), eq(accountLinks.kind, link.kind), isNull(accountLinks.usedAt)));
+      .where(and(eq(accountLinks.userId, link.userId), eq(accountLinks.kind, link.kind), sameOrg, isNull(accountLinks.usedAt)));
     await tx.insert(accountLinks).values({ id: hex32(), ...link, tokenHash: sha256Hex(token), createdAt: iso(now), expiresAt, usedAt: null });
   });
   return { token, url: linkUrl(settings.baseUrl, token), expiresAt };
@@ -60,7 +62,15 @@ export async function spendLink(deps: Deps, token: string, input: { password: st
       .set({ usedAt: now })
       .where(and(eq(accountLinks.tokenHash, sha256Hex(token)), isNull(accountLinks.usedAt), gt(accountLinks.expiresAt, now)))
       .returning();
-    if (!link) throw new AppError("validation_error", "This link is invalid, already used or expired: ask for a new one", [{ field: "token", message: "invalid, used or expired" }]);
+    if (!link) throw spent();
+    if (link.kind === "invite") {
+      // An invite sets the first password of an account nobody has used yet. Once the person has one
+      // (another organization's invite, single sign-on), whoever holds this link, the inviting admin
+      // included, must not set another and sign in as them: they sign in as themselves, and an
+      // admin adding them again makes them active at once (src/domain/members.ts).
+      const [holder] = await tx.select({ passwordHash: users.passwordHash, lastLoginAt: users.lastLoginAt }).from(users).where(eq(users.id, link.userId)).limit(1);
+      if (!holder || holder.passwordHash !== "" || holder.lastLoginAt !== null) throw spent();
+    }
     const [user] = await tx
       .update(users)
       .set({ passwordHash, ...(input.name ? { name: input.name } : {}) })
@@ -85,6 +95,8 @@ export async function spendLink(deps: Deps, token: string, input: { password: st
     return { user: user!, kind: link.kind as AccountLinkKind, orgId: link.orgId };
   });
 }
+
+const spent = () => new AppError("validation_error", "This link is invalid, already used or expired: ask for a new one", [{ field: "token", message: "invalid, used or expired" }]);
 
 async function firstEnvironment(db: Deps["db"], orgId: string): Promise<string | null> {
   const [env] = await db.select({ id: environments.id }).from(environments).where(eq(environments.orgId, orgId)).orderBy(asc(environments.createdAt), asc(environments.id)).limit(1);

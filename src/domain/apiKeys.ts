@@ -1,7 +1,7 @@
 import { and, desc, eq, sql } from "drizzle-orm";
-import { apiKeys, environments, memberships } from "../db/schema";
+import { apiKeys, environments, memberships, users } from "../db/schema";
 import type { Db } from "../db/db";
-import { weaker, type Role } from "../contracts/roles";
+import { can, weaker, type Role } from "../contracts/roles";
 import { AppError, notFound } from "../contracts/errors";
 import { newId, normalizeId } from "../contracts/ids";
 import type { CreateApiKeyInput } from "../contracts/apiKeys";
@@ -15,7 +15,7 @@ export const KEY_PREFIX_LENGTH = 12;
 
 type ApiKeyRow = typeof apiKeys.$inferSelect;
 
-export function serializeApiKey(row: ApiKeyRow) {
+export function serializeApiKey(row: ApiKeyRow, userEmail: string | null = null) {
   return {
     id: row.id,
     name: row.name,
@@ -27,6 +27,8 @@ export function serializeApiKey(row: ApiKeyRow) {
     last_used_at: row.lastUsedAt,
     org_id: row.orgId,
     env_id: row.envId,
+    user_id: row.userId,
+    user_email: userEmail,
   };
 }
 
@@ -61,20 +63,40 @@ export async function createApiKey({ db, clock }: Deps, scope: Scope, input: Cre
   return { id: row.id, name: row.name, key, key_prefix: row.keyPrefix, scopes: row.scopes, created_at: row.createdAt };
 }
 
-/** Keys of the caller's organization, newest first, never with the key itself. */
+/**
+ * Keys of the caller's organization, newest first, never with the key
+ * itself: an admin or owner sees every member's (docs/teams.md), anyone else
+ * only their own.
+ */
 export async function listApiKeys({ db }: Deps, scope: Scope) {
-  const rows = await db.select().from(apiKeys).where(eq(apiKeys.orgId, scope.orgId)).orderBy(desc(apiKeys.createdAt));
-  return { api_keys: rows.map(serializeApiKey) };
+  const rows = await db
+    .select({ key: apiKeys, email: users.email })
+    .from(apiKeys)
+    .leftJoin(users, eq(users.id, apiKeys.userId))
+    .where(and(eq(apiKeys.orgId, scope.orgId), can(scope.role, "administer") ? undefined : ownKeys(scope)))
+    .orderBy(desc(apiKeys.createdAt));
+  return { api_keys: rows.map((r) => serializeApiKey(r.key, r.email)) };
 }
 
+/** A caller below admin reaches only the keys it made (none, without a user). */
+const ownKeys = (scope: Scope) => (scope.userId ? eq(apiKeys.userId, scope.userId) : sql`1 = 0`);
+
+/** Revokes a key of the organization: any, for an admin or owner; another member's is a 403 to anyone else. */
 export async function revokeApiKey({ db, clock, bus }: Deps, scope: Scope, rawId: string) {
   const id = normalizeId(rawId, "apiKey", "API key");
-  const result = await db
+  const [found] = await db
+    .select({ userId: apiKeys.userId })
+    .from(apiKeys)
+    .where(and(eq(apiKeys.id, id), eq(apiKeys.orgId, scope.orgId)))
+    .limit(1);
+  if (!found) throw notFound("API key");
+  if (!can(scope.role, "administer") && (scope.userId === null || found.userId !== scope.userId)) {
+    throw new AppError("forbidden", `This API key is another member's: revoking it needs the admin role or higher; yours here is ${scope.role}`);
+  }
+  await db
     .update(apiKeys)
     .set({ revoked: 1, revokedAt: iso(clock.now()) })
-    .where(and(eq(apiKeys.id, id), eq(apiKeys.orgId, scope.orgId)))
-    .returning({ id: apiKeys.id });
-  if (result.length === 0) throw notFound("API key");
+    .where(and(eq(apiKeys.id, id), eq(apiKeys.orgId, scope.orgId)));
   // Committed (no transaction here): live streams held open with the key end now, on every node.
   bus.publish({ type: "credential.revoked", credential: apiKeyCredential(id) });
   return { success: true as const };

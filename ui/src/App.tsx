@@ -8,6 +8,8 @@ import { Icon } from "./icons";
 import { Link, match, navigate, useLocation } from "./router";
 import { EnvSwitcher } from "./components/envSwitcher";
 import { EnvironmentsPage } from "./pages/Environments";
+import { AcceptInvitePage } from "./pages/AcceptInvite";
+import { MembersPage } from "./pages/members/list";
 import { SessionContext, sessionHinted, setSessionHint, type Me } from "./session";
 import { ApiKeysPage } from "./pages/ApiKeys";
 import { ApplicationPage } from "./pages/applications/detail";
@@ -65,6 +67,7 @@ export const areas: Area[] = [
   { path: "/notification-channels", label: "Channels", icon: "channels" },
   { path: "/api-keys", label: "API keys", icon: "keys" },
   { path: "/environments", label: "Environments", icon: "environments" },
+  { path: "/members", label: "Members", icon: "members" },
 ];
 
 interface Route {
@@ -118,6 +121,7 @@ const routes: Route[] = [
   { pattern: "/api-keys", title: "API keys", render: () => <ApiKeysPage /> },
   { pattern: "/environments", title: "Environments", render: () => <EnvironmentsPage /> },
   { pattern: "/profile", title: "Profile", render: () => <ProfilePage /> },
+  { pattern: "/members", title: "Members", render: () => <MembersPage /> },
 ];
 
 function resolve(path: string): { route: Route | null; params: Record<string, string> } {
@@ -131,6 +135,7 @@ function resolve(path: string): { route: Route | null; params: Record<string, st
 type AuthState = { kind: "loading" } | { kind: "anonymous" } | { kind: "error"; message: string } | { kind: "in"; me: Me };
 
 export function App() {
+  const { path } = useLocation();
   // Without a hint of a session there is nothing to check: straight to the login form, no request.
   const [auth, setAuth] = useState<AuthState>(() => (sessionHinted() ? { kind: "loading" } : { kind: "anonymous" }));
 
@@ -166,6 +171,17 @@ export function App() {
     setAuth({ kind: "anonymous" });
   }, []);
 
+  // An invite (or password reset) link opens its page whoever is signed in, or nobody.
+  if (path === "/accept")
+    return (
+      <AcceptInvitePage
+        onAccepted={() => {
+          setSessionHint(true);
+          navigate("/", { replace: true });
+          void loadMe();
+        }}
+      />
+    );
   if (auth.kind === "loading") return <div className="spinner">Loading hookrelay…</div>;
   if (auth.kind === "error")
     return (

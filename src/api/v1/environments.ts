@@ -1,10 +1,13 @@
 import { deleteEnvironmentQuery, environmentBody, environmentList, environmentParam, createEnvironmentInput, updateEnvironmentInput } from "../../contracts/environments";
 import { createEnvironment, deleteEnvironment, listEnvironments, updateEnvironment } from "../../domain/environments";
+import { requires } from "../middleware/auth";
 import { jsonBody, operation, responses, type Api } from "../openapi";
 
 /** The caller's organization's environments (docs/api.md, Environments; docs/decisions.md D19, D20). */
 export function registerEnvironmentRoutes(api: Api) {
   const tags = ["environments"];
+  // Environments are the organization's: creating, renaming and deleting one is an admin's (docs/teams.md).
+  const manage = { tags, middleware: [requires("administer")] };
   operation(
     api,
     { tags, method: "get", path: "/environments", summary: "List the organization's environments, oldest first", responses: responses({ status: 200, schema: environmentList }, [401]) },
@@ -13,7 +16,7 @@ export function registerEnvironmentRoutes(api: Api) {
   operation(
     api,
     {
-      tags,
+      ...manage,
       method: "post",
       path: "/environments",
       summary: "Create an environment (slug from the name when absent)",
@@ -25,7 +28,7 @@ export function registerEnvironmentRoutes(api: Api) {
   operation(
     api,
     {
-      tags,
+      ...manage,
       method: "patch",
       path: "/environments/{id}",
       summary: "Rename an environment or change its slug",
@@ -37,7 +40,7 @@ export function registerEnvironmentRoutes(api: Api) {
   operation(
     api,
     {
-      tags,
+      ...manage,
       method: "delete",
       path: "/environments/{id}",
       summary: "Delete an environment",

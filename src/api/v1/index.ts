@@ -7,6 +7,7 @@ import { newApi, type Api } from "../openapi";
 import { registerAlertRuleRoutes } from "./alertRules";
 import { registerApplicationRoutes } from "./applications";
 import { registerEndpointRoutes } from "./endpoints";
+import { registerMemberRoutes } from "./members";
 import { registerMessageRoutes } from "./messages";
 import { registerPortalRoutes } from "./portal";
 import { registerAccountRoutes } from "./account";
@@ -63,6 +64,7 @@ export function createV1(deps: Deps, opts: { streamsPerCredential?: number } = {
   registerAuthRoutes(v1);
   registerAccountRoutes(v1, loginThrottle);
   registerEnvironmentRoutes(v1);
+  registerMemberRoutes(v1);
   registerSourceRoutes(v1);
   registerEventRoutes(v1, streams);
   registerEventRetryRoutes(v1);

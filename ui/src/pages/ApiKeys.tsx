@@ -12,11 +12,17 @@ import { toast } from "../components/toasts";
 import { num } from "../format";
 import { useAction, useLoad, useSubmit } from "../hooks";
 import { ListPanel } from "../resources";
+import { atLeast } from "../roles";
+import { useSession } from "../session";
 
 type ApiKey = z.infer<typeof apiKey>;
 type CreatedKey = z.infer<typeof createdApiKey>;
 
 export function ApiKeysPage() {
+  const { me } = useSession();
+  // A viewer makes no keys; an admin or owner sees and revokes every member's, anyone else their own (docs/teams.md).
+  const makesKeys = atLeast(me.role, "developer");
+  const mayRevoke = (k: ApiKey) => makesKeys && (atLeast(me.role, "admin") || k.user_id === me.user?.id);
   const keys = useLoad(() => api.get<{ api_keys: ApiKey[] }>("/auth/api-keys"), []);
   const [creating, setCreating] = useState(false);
   const [created, setCreated] = useState<CreatedKey | null>(null);
@@ -48,7 +54,7 @@ export function ApiKeysPage() {
         title="API keys"
         sub="Keys let scripts and the CLI call the API (X-API-Key or Authorization: Bearer). A key is shown once, when it is created."
         actions={
-          !creating && list.length > 0 ? (
+          makesKeys && !creating && list.length > 0 ? (
             <button type="button" className="btn primary" onClick={startCreate}>
               Create key
             </button>
@@ -79,7 +85,7 @@ export function ApiKeysPage() {
           <Empty
             title="No API keys yet"
             action={
-              !creating ? (
+              makesKeys && !creating ? (
                 <button type="button" className="btn primary" onClick={startCreate}>
                   Create your first key
                 </button>
@@ -97,6 +103,7 @@ export function ApiKeysPage() {
           columns={[
             { label: "Name", render: (k) => k.name },
             { label: "Key", className: "mono nowrap", render: (k) => `${k.key_prefix}…` },
+            { label: "Member", hideNarrow: true, render: (k) => (k.user_id === me.user?.id ? "you" : (k.user_email ?? <span className="muted">—</span>)) },
             { label: "Scopes", render: (k) => (k.scopes === "read" ? "read only" : "full access") },
             { label: "Requests", className: "num", render: (k) => num(k.request_count) },
             { label: "Last used", render: (k) => <Time iso={k.last_used_at} /> },
@@ -107,7 +114,7 @@ export function ApiKeysPage() {
               srOnly: true,
               className: "actions",
               render: (k) =>
-                k.revoked ? null : (
+                k.revoked || !mayRevoke(k) ? null : (
                   <button
                     type="button"
                     className="btn small danger"

@@ -8,6 +8,7 @@ import { fullTime, ms, num, pct, timeAgo } from "../format";
 import { useInterval, useLoad } from "../hooks";
 import { useDebounced, useEventStream } from "../live";
 import { Link } from "../router";
+import { useSession } from "../session";
 
 const HOUR = 3600 * 1000;
 
@@ -67,6 +68,7 @@ function waited(seconds: number) {
 }
 
 export function DashboardPage() {
+  const { me } = useSession();
   const stats = useLoad(loadStats, []);
   useInterval(() => void stats.reload(), 30_000);
   // Traffic redraws the dashboard, at most every few seconds.
@@ -133,7 +135,8 @@ export function DashboardPage() {
           />
         )}
       </section>
-      <ClusterPanel />
+      {/* The installation's hosts are the instance owner's to see (GET /v1/cluster is 403 to anyone else). */}
+      {me.instance_owner ? <ClusterPanel /> : null}
     </>
   );
 }
