@@ -20,6 +20,7 @@ import { registerEventRetryRoutes } from "./eventRetry";
 import { registerEventRoutes } from "./events";
 import { registerEventTypeRoutes } from "./eventTypes";
 import { registerEnvironmentRoutes } from "./environments";
+import { registerOrganizationRoutes } from "./organizations";
 import { registerIngestRoutes } from "./ingest";
 import { registerIssueRoutes } from "./issues";
 import { registerJobRoutes } from "./jobs";
@@ -58,6 +59,7 @@ export function createV1(deps: Deps, opts: { streamsPerCredential?: number } = {
 
   v1.use("*", authenticate, csrfGuard(() => [new URL(deps.settings.baseUrl).origin]));
   registerAuthRoutes(v1);
+  registerOrganizationRoutes(v1);
   registerEnvironmentRoutes(v1);
   registerSourceRoutes(v1);
   registerEventRoutes(v1, streams);
