@@ -1,4 +1,4 @@
-import { and, asc, count, eq, ne } from "drizzle-orm";
+import { and, asc, count, eq, ne, or } from "drizzle-orm";
 import { environments, memberships, organizations } from "../db/schema";
 import { isUniqueViolation } from "../db/errors";
 import { transaction } from "../db/transaction";
@@ -180,4 +180,14 @@ export async function organizationNamed({ db }: Pick<Deps, "db">, orgId: string,
   if (ref === orgId) return true;
   const [row] = await db.select({ slug: organizations.slug }).from(organizations).where(eq(organizations.id, orgId)).limit(1);
   return row?.slug === ref.toLowerCase();
+}
+
+/** An organization by id or slug, whoever asks: for local CLI mode, the operator on the machine (`--org`). */
+export async function organizationByRef({ db }: Pick<Deps, "db">, ref: string): Promise<OrganizationRow | null> {
+  const rows = await db
+    .select()
+    .from(organizations)
+    .where(or(eq(organizations.id, ref), eq(organizations.slug, ref.trim().toLowerCase())))
+    .limit(2);
+  return rows.find((r) => r.id === ref) ?? rows[0] ?? null;
 }
