@@ -11,6 +11,7 @@ import { addPerson, insertOrganization, keyFrom, PASSWORD, signIn } from "../hel
 import { scopeOf, type TestScope } from "../helpers/rows";
 import { ADMIN, call, type TestServer } from "../helpers/server";
 import { useServer } from "../helpers/fixture";
+import { ingest } from "../helpers/ingest";
 
 let server: TestServer, key: string;
 let home: TestScope;
@@ -207,12 +208,24 @@ describe("DELETE /v1/organizations/{id}", () => {
     // The header moved the developer's session into Holding: deleting it moves them out.
     const src = await call(server, "POST", "/v1/sources", { key: devKey, body: { name: "held" } });
     expect(src.status).toBe(201);
+    const dst = await call(server, "POST", "/v1/destinations", { key: devKey, body: { name: "held", url: "https://example.com/hook" } });
+    expect(dst.status).toBe(201);
+    // The ingest URL works, so this node has the source cached.
+    expect((await ingest(server, src.body.source.id, { body: "{}", headers: { "content-type": "application/json" } })).status).toBeLessThan(300);
     const refused = await call(server, "DELETE", `/v1/organizations/${o.id}`, { headers: admin });
     expect(refused.status).toBe(409);
     expect(refused.body.error.message).toContain('environment "production" holds 1 sources');
     expect(refused.body.error.message).toContain("1 API keys");
+    const seen: unknown[] = [];
+    const off = server.deps.bus.subscribe((m) => seen.push(m));
     const res = await call(server, "DELETE", `/v1/organizations/${o.id}?force=true`, { headers: admin });
+    off();
     expect(res.status).toBe(204);
+    // What deleting each alone publishes: every node forgets them, and live streams of the keys end.
+    expect(seen).toContainEqual({ type: "source.updated", sourceId: src.body.source.id });
+    expect(seen).toContainEqual({ type: "destination.updated", destinationId: dst.body.destination.id });
+    expect(seen).toContainEqual(expect.objectContaining({ type: "credential.revoked" }));
+    expect((await ingest(server, src.body.source.id, { body: "{}", headers: { "content-type": "application/json" } })).status).toBe(404);
     const { db } = server.deps;
     expect(await db.select().from(sources).where(eq(sources.id, src.body.source.id))).toEqual([]);
     expect(await db.select().from(apiKeys).where(eq(apiKeys.orgId, o.id))).toEqual([]);
