@@ -28,7 +28,10 @@ describe("hookrelay orgs", () => {
 
     // Local mode and the instance owner's session see every organization; a key only its own.
     expect(slugs(ok(await cli(["orgs", "list", "--json"], { env: localEnv })))).toEqual(["default", "remote-org", "lorg"]);
-    expect(slugs(ok(await cli(["orgs", "list", "--json"], { env: sessionEnv })))).toEqual(["default", "remote-org", "lorg"]);
+    const seen = ok(await cli(["orgs", "list", "--json"], { env: sessionEnv }));
+    expect(slugs(seen)).toEqual(["default", "remote-org", "lorg"]);
+    // Made in local mode, the organization is the instance owner's: they are its owner.
+    expect(seen.organizations.map((o: { role: string }) => o.role)).toEqual(["owner", "owner", "owner"]);
     expect(slugs(ok(await cli(["orgs", "list", "--json"], { env: remoteEnv })))).toEqual(["default"]);
     const table = await cli(["orgs", "list"], { env: sessionEnv });
     expect(table.code).toBe(0);
