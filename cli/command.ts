@@ -38,6 +38,7 @@ const GLOBAL_OPTIONS = [
   ["profile", "--profile <name>", "saved login profile [HOOKRELAY_PROFILE]"],
   ["dataDir", "--data-dir <dir>", "work directly on a local data dir (local mode) [HOOKRELAY_DATA_DIR]"],
   ["databaseUrl", "--database-url <url>", "work directly on a PostgreSQL database (local mode) [HOOKRELAY_DATABASE_URL]"],
+  ["org", "--org <slug>", "organization to act in, by slug or id: a session's or local mode's (an API key has its own) [HOOKRELAY_ORG]"],
   ["env", "--env <slug>", "environment to act in, by slug or id: a session's or local mode's (an API key has its own) [HOOKRELAY_ENV]"],
   ["json", "--json", "print the API's JSON response and nothing else"],
 ] as const;
@@ -74,7 +75,7 @@ export function finishGlobalOptions(program: Command) {
   visit(program);
 }
 
-const GLOBAL_KEYS = ["url", "apiKey", "profile", "dataDir", "databaseUrl", "env", "json"] as const;
+const GLOBAL_KEYS = ["url", "apiKey", "profile", "dataDir", "databaseUrl", "org", "env", "json"] as const;
 
 /** The global flags as given on the verb or any ancestor; the nearest wins. */
 export function globalFlags(cmd: Command): GlobalFlags {

@@ -75,7 +75,7 @@ export async function createContext(flags: GlobalFlags, opts: { out?: Output; en
   if (target.mode === "none") throw new CliError(NO_TARGET, EXIT.auth, "unauthorized");
 
   if (target.mode === "remote") {
-    const remote = new RemoteClient(target.url, target.auth, target.envRef);
+    const remote = new RemoteClient(target.url, target.auth, target.envRef, target.orgRef);
     return {
       mode: "remote",
       out,

@@ -13,6 +13,8 @@ export interface Profile {
   saved_at: string;
   /** `hookrelay login --env`: the environment this profile's commands act in unless --env names another. */
   env?: string;
+  /** `hookrelay login --org`: the organization this profile's commands act in unless --org names another. */
+  org?: string;
 }
 
 interface ProfileFile {

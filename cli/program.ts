@@ -25,6 +25,7 @@ import { registerHelp } from "./commands/help";
 import { registerKeys } from "./commands/keys";
 import { registerEnvs } from "./commands/envs";
 import { registerMembers } from "./commands/members";
+import { registerOrgs } from "./commands/orgs";
 import { registerListen } from "./commands/listen";
 import { registerLogin } from "./commands/login";
 import { registerServe } from "./commands/serve";
@@ -43,6 +44,7 @@ export function buildProgram() {
     .option("--profile <name>", "saved login profile to use [HOOKRELAY_PROFILE]")
     .option("--data-dir <dir>", "work directly on a local data dir (local mode) [HOOKRELAY_DATA_DIR]")
     .option("--database-url <url>", "work directly on a PostgreSQL database (local mode) [HOOKRELAY_DATABASE_URL]")
+    .option("--org <slug>", "organization to act in, by slug or id: a session's or local mode's (an API key has its own) [HOOKRELAY_ORG]")
     .option("--env <slug>", "environment to act in, by slug or id: a session's or local mode's (an API key has its own) [HOOKRELAY_ENV]")
     .option("--json", "print the API's JSON response and nothing else")
     .exitOverride()
@@ -57,6 +59,7 @@ export function buildProgram() {
   program.commandsGroup("Client:");
   registerLogin(program);
   registerKeys(program);
+  registerOrgs(program);
   registerEnvs(program);
   registerMembers(program);
   registerSources(program);

@@ -15,6 +15,7 @@ export function registerLogin(program: Command) {
     "hookrelay login --url https://hooks.example.com --email admin@example.com",
     "HOOKRELAY_PASSWORD=… hookrelay login --url http://localhost:8080 --email admin@localhost --profile home",
     "printf '%s' \"$PW\" | hookrelay login --url http://localhost:8080 --email me@x --password-stdin",
+    "hookrelay login --url http://localhost:8080 --email me@x --org acme --env staging",
   ])
     .option("--email <email>", "account email [HOOKRELAY_EMAIL]")
     .option("--password <password>", "account password [HOOKRELAY_PASSWORD] (prefer the variable or --password-stdin)")
@@ -53,12 +54,13 @@ export function registerLogin(program: Command) {
         .map((c) => c.split(";")[0]!)
         .find((c) => c.startsWith("hookrelay_session="));
       if (!cookie || !body?.user) throw client.notHookrelay("POST", "/auth/login", res, "no session cookie");
-      if (g.env !== undefined) {
+      if (g.env !== undefined || g.org !== undefined) {
         // Checked now, so a mistyped slug fails at login rather than at every later command.
-        const check = await new RemoteClient(url, { kind: "session", cookie, profile: name }, g.env).fetch("GET", "/auth/me");
+        const check = await new RemoteClient(url, { kind: "session", cookie, profile: name }, g.env, g.org).fetch("GET", "/auth/me");
         if (!check.ok) throw client.failure("GET", "/auth/me", check, await check.json().catch(() => null));
       }
-      saveProfile(name, { url, cookie, email: body.user.email, user_id: body.user.id, saved_at: new Date().toISOString(), ...(g.env !== undefined ? { env: g.env } : {}) });
+      const where = { ...(g.env !== undefined ? { env: g.env } : {}), ...(g.org !== undefined ? { org: g.org } : {}) };
+      saveProfile(name, { url, cookie, email: body.user.email, user_id: body.user.id, saved_at: new Date().toISOString(), ...where });
       out.result(body, { text: (r, c) => `${c.green("✓")} Logged in to ${url} as ${c.bold(r.user.email)} (profile ${name}, saved in ${profilesPath()})` });
     });
 

@@ -25,7 +25,7 @@ export interface LocalStore {
 const quietBus: Bus = { publish() {}, subscribe: () => () => {} };
 
 /** The same deps `serve` builds (createDeps), on the data dir's SQLite file or the database URL's PostgreSQL. */
-export async function openLocal(target: { dataDir?: string; databaseUrl?: string; envRef?: string }, out: Output): Promise<LocalStore & { close(): Promise<void> }> {
+export async function openLocal(target: { dataDir?: string; databaseUrl?: string; envRef?: string; orgRef?: string }, out: Output): Promise<LocalStore & { close(): Promise<void> }> {
   const config = loadConfig({ dataDir: target.dataDir, databaseUrl: target.databaseUrl });
   const [{ createDeps }, { DatabaseUnavailable }, { databasePath }, { bootstrap, defaultScope }, { systemClock }, { readServerInfo }] = await Promise.all([
     import("../../src/boot/deps"),
@@ -59,7 +59,8 @@ export async function openLocal(target: { dataDir?: string; databaseUrl?: string
       scope = await defaultScope(store.db);
     }
     if (!scope) throw new CliError(`no organization in ${store.location}`, EXIT.error);
-    // --env: another environment of the default organization.
+    // --org: another organization, in its first environment; --env: another environment of the organization.
+    if (target.orgRef !== undefined) scope = await localOrganization(deps, target.orgRef);
     const envId = target.envRef === undefined ? scope.envId : await localEnvironment(deps, scope.orgId, target.envRef);
     return {
       deps,
@@ -82,6 +83,16 @@ export async function openLocal(target: { dataDir?: string; databaseUrl?: string
 function localBaseUrl(configured: string, recorded: string | undefined) {
   if (process.env.HOOKRELAY_BASE_URL) return configured;
   return recorded ?? configured;
+}
+
+/** Local mode is the operator on the machine: any organization of the database, by slug or id. */
+async function localOrganization(deps: Deps, ref: string): Promise<{ orgId: string; envId: string }> {
+  const { organizationByRef } = await import("../../src/domain/organizations");
+  const { firstEnvironmentId } = await import("../../src/domain/currentOrganization");
+  const org = await organizationByRef(deps, ref);
+  const envId = org && (await firstEnvironmentId(deps, org.id));
+  if (!org || !envId) throw new CliError(`no organization "${ref}": \`hookrelay orgs list\` shows them`, EXIT.error, "not_found");
+  return { orgId: org.id, envId };
 }
 
 async function localEnvironment(deps: Deps, orgId: string, ref: string): Promise<string> {

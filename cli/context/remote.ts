@@ -20,12 +20,15 @@ export class RemoteClient {
     readonly auth: Auth,
     /** Sent as X-Hookrelay-Env: the environment a session acts in (an API key's must be its own). */
     readonly envRef?: string,
+    /** Sent as X-Hookrelay-Org: the organization a session acts in (an API key's must be its own). */
+    readonly orgRef?: string,
   ) {}
 
   /** Credentials, plus Origin on session mutations (the server's CSRF same-origin check). */
   headers(method: Method | "GET" = "GET"): Record<string, string> {
     const h: Record<string, string> = { accept: "application/json", "user-agent": "hookrelay-cli" };
     if (this.auth.kind === "api_key") h["x-api-key"] = this.auth.key;
+    if (this.orgRef !== undefined && this.auth.kind !== "none") h["x-hookrelay-org"] = this.orgRef;
     if (this.envRef !== undefined && this.auth.kind !== "none") h["x-hookrelay-env"] = this.envRef;
     if (this.auth.kind === "session") {
       h.cookie = this.auth.cookie;

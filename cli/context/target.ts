@@ -14,6 +14,8 @@ export interface GlobalFlags {
   profile?: string;
   dataDir?: string;
   databaseUrl?: string;
+  /** The organization to act in, by slug or id (docs/cli.md, Organizations). */
+  org?: string;
   /** The environment to act in, by slug or id (docs/cli.md, Environments). */
   env?: string;
   json?: boolean;
@@ -28,8 +30,8 @@ export type Env = Record<string, string | undefined>;
  * saved profile (--profile / HOOKRELAY_PROFILE / the last login).
  */
 export function resolveTarget(flags: GlobalFlags, env: Env = process.env):
-  | { mode: "local"; dataDir?: string; databaseUrl?: string; envRef?: string }
-  | { mode: "remote"; url: string; auth: Auth; envRef?: string }
+  | { mode: "local"; dataDir?: string; databaseUrl?: string; envRef?: string; orgRef?: string }
+  | { mode: "remote"; url: string; auth: Auth; envRef?: string; orgRef?: string }
   | { mode: "none" } {
   const remoteFlag = flags.url ?? flags.apiKey ?? flags.profile;
   const localFlag = flags.dataDir ?? flags.databaseUrl;
@@ -50,7 +52,9 @@ export function resolveTarget(flags: GlobalFlags, env: Env = process.env):
   if (databaseUrl === "") throw usageError("--database-url needs a postgres:// URL");
   const named = flags.env ?? (env.HOOKRELAY_ENV || undefined);
   if (named === "") throw usageError("--env needs an environment's slug or id");
-  const envRef = named !== undefined ? { envRef: named } : {};
+  const namedOrg = flags.org ?? (env.HOOKRELAY_ORG || undefined);
+  if (namedOrg === "") throw usageError("--org needs an organization's slug or id");
+  const envRef = { ...(named !== undefined ? { envRef: named } : {}), ...(namedOrg !== undefined ? { orgRef: namedOrg } : {}) };
   if (dataDir !== undefined || databaseUrl !== undefined) return { mode: "local", ...(dataDir !== undefined ? { dataDir } : {}), ...(databaseUrl !== undefined ? { databaseUrl } : {}), ...envRef };
 
   const rawUrl = flags.url ?? (env.HOOKRELAY_URL || undefined);
@@ -63,7 +67,12 @@ export function resolveTarget(flags: GlobalFlags, env: Env = process.env):
   if (!url) return { mode: "none" };
   // A key's environment is its own: --env is sent anyway, so the server refuses one naming another rather than the CLI acting elsewhere unawares.
   if (apiKey) return { mode: "remote", url, auth: { kind: "api_key", key: apiKey }, ...envRef };
-  if (profile && profile.url === url) return { mode: "remote", url, auth: { kind: "session", cookie: profile.cookie, profile: name }, ...(named ?? profile.env ? { envRef: named ?? profile.env } : {}) };
+  if (profile && profile.url === url) {
+    const orgRef = namedOrg ?? profile.org;
+    // The profile's environment belongs to the profile's organization: another organization named here starts from its own last used one.
+    const envRefHere = named ?? (namedOrg === undefined || namedOrg === profile.org ? profile.env : undefined);
+    return { mode: "remote", url, auth: { kind: "session", cookie: profile.cookie, profile: name }, ...(envRefHere ? { envRef: envRefHere } : {}), ...(orgRef ? { orgRef } : {}) };
+  }
   return { mode: "remote", url, auth: { kind: "none" }, ...envRef };
 }
 

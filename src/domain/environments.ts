@@ -11,6 +11,7 @@ import {
   eventTypes,
   issues,
   jobs,
+  memberships,
   notificationChannels,
   sources,
   topics,
@@ -131,7 +132,8 @@ const HOLDINGS = [
   ["API keys", apiKeys],
 ] as const;
 
-async function holdings({ db }: Deps, orgId: string, envId: string) {
+/** What an environment holds (kinds it holds none of left out); deleting an organization asks it of each of its environments. */
+export async function holdings({ db }: Pick<Deps, "db">, orgId: string, envId: string) {
   const held: { kind: string; count: number }[] = [];
   for (const [kind, table] of HOLDINGS) {
     const [row] = await db
@@ -163,42 +165,68 @@ export async function deleteEnvironment(deps: Deps, scope: Scope, id: string, op
     throw new AppError("conflict", `Environment "${row.slug}" still holds ${what}: delete them first, or pass force=true to delete them with it`, held.map((h) => ({ field: h.kind, message: String(h.count) })));
   }
   const where = { orgId: row.orgId, envId: row.id };
-  const keys = await deps.db.select({ id: apiKeys.id }).from(apiKeys).where(inScope(apiKeys, where));
-  const gone = {
-    sources: await deps.db.select({ id: sources.id }).from(sources).where(inScope(sources, where)),
-    destinations: await deps.db.select({ id: destinations.id }).from(destinations).where(inScope(destinations, where)),
-    connections: await deps.db.select({ id: connections.id }).from(connections).where(inScope(connections, where)),
-  };
+  const gone = await environmentContents(deps, where);
   await transaction(deps.db, async (tx) => {
-    // Rows whose env_id carries no foreign key go first; the rest (sources and what hangs on them, topics, event types, collections, applications, API keys) follow the environment by cascade.
-    await tx.delete(alertRules).where(inScope(alertRules, where));
-    await tx.delete(notificationChannels).where(inScope(notificationChannels, where));
-    await tx.delete(jobs).where(inScope(jobs, where));
-    await tx.delete(issues).where(inScope(issues, where));
-    await tx.delete(connections).where(inScope(connections, where));
-    await tx.delete(deliveryAttempts).where(inScope(deliveryAttempts, where));
-    await tx.delete(destinations).where(inScope(destinations, where));
+    await clearEnvironment(tx, where);
     // A user's last used environment must outlive this one: the cascade would delete the user.
     await tx.update(users).set({ envId: scope.envId }).where(eq(users.envId, row.id));
     await tx.delete(environments).where(eq(environments.id, row.id));
   });
-  // Committed: live streams held open with the environment's keys end now, on every node.
-  for (const k of keys) deps.bus.publish({ type: "credential.revoked", credential: apiKeyCredential(k.id) });
-  // As deleting each one alone does: every node forgets what it cached of them.
-  for (const r of gone.sources) deps.bus.publish({ type: "source.updated", sourceId: r.id });
-  for (const r of gone.destinations) deps.bus.publish({ type: "destination.updated", destinationId: r.id });
-  for (const r of gone.connections) deps.bus.publish({ type: "connection.updated", connectionId: r.id });
+  forgetContents(deps, gone);
   return { success: true as const };
+}
+
+/** What deleting an environment takes with it that other nodes may hold open or cached: its keys, sources, destinations, connections. */
+export async function environmentContents({ db }: Pick<Deps, "db">, where: { orgId: string; envId: string }) {
+  return {
+    keys: await db.select({ id: apiKeys.id }).from(apiKeys).where(inScope(apiKeys, where)),
+    sources: await db.select({ id: sources.id }).from(sources).where(inScope(sources, where)),
+    destinations: await db.select({ id: destinations.id }).from(destinations).where(inScope(destinations, where)),
+    connections: await db.select({ id: connections.id }).from(connections).where(inScope(connections, where)),
+  };
+}
+
+/**
+ * Inside the deleting transaction: the environment's rows whose env_id
+ * carries no foreign key go first; the rest (sources and what hangs on them,
+ * topics, event types, collections, applications, API keys) follow the
+ * environment by cascade (docs/decisions.md D20).
+ */
+export async function clearEnvironment(tx: Deps["db"], where: { orgId: string; envId: string }) {
+  await tx.delete(alertRules).where(inScope(alertRules, where));
+  await tx.delete(notificationChannels).where(inScope(notificationChannels, where));
+  await tx.delete(jobs).where(inScope(jobs, where));
+  await tx.delete(issues).where(inScope(issues, where));
+  await tx.delete(connections).where(inScope(connections, where));
+  await tx.delete(deliveryAttempts).where(inScope(deliveryAttempts, where));
+  await tx.delete(destinations).where(inScope(destinations, where));
+}
+
+/** Once the delete has committed: live streams held open with the keys end, on every node, and every node forgets what it cached of the rest (as deleting each one alone does). */
+export function forgetContents({ bus }: Pick<Deps, "bus">, gone: Awaited<ReturnType<typeof environmentContents>>) {
+  for (const k of gone.keys) bus.publish({ type: "credential.revoked", credential: apiKeyCredential(k.id) });
+  for (const r of gone.sources) bus.publish({ type: "source.updated", sourceId: r.id });
+  for (const r of gone.destinations) bus.publish({ type: "destination.updated", destinationId: r.id });
+  for (const r of gone.connections) bus.publish({ type: "connection.updated", connectionId: r.id });
 }
 
 /**
  * The environment a session acts in when its request names one (by id or
  * slug, in the user's organization; unknown answers 404): it becomes the
- * user's last used, which the next request without one acts in
+ * user's last used, which the next request without one acts in, and their
+ * membership's, which switching back to the organization returns to
  * (docs/decisions.md D19).
  */
 export async function chooseSessionEnvironment(deps: Deps, user: { id: string; orgId: string; envId: string }, ref: string, opts: { remember: boolean }): Promise<string> {
   const env = await findEnvironment(deps, user.orgId, ref);
-  if (opts.remember && env.id !== user.envId) await deps.db.update(users).set({ envId: env.id }).where(eq(users.id, user.id));
+  if (opts.remember && env.id !== user.envId) await rememberEnvironment(deps, user, env.id);
   return env.id;
+}
+
+/** The user's last used environment, on the user and on their membership of its organization. */
+export async function rememberEnvironment({ db }: Pick<Deps, "db">, user: { id: string; orgId: string }, envId: string) {
+  await transaction(db, async (tx) => {
+    await tx.update(users).set({ orgId: user.orgId, envId }).where(eq(users.id, user.id));
+    await tx.update(memberships).set({ envId }).where(and(eq(memberships.userId, user.id), eq(memberships.orgId, user.orgId)));
+  });
 }

@@ -2,6 +2,7 @@ import { and, eq, gt, lt } from "drizzle-orm";
 import { environments, memberships, organizations, sessions, users } from "../db/schema";
 import type { Role } from "../contracts/roles";
 import { isInstanceOwner } from "./instanceOwner";
+import { settleSignIn } from "./currentOrganization";
 import type { MeBody } from "../contracts/apiKeys";
 import { AppError, notFound } from "../contracts/errors";
 import { iso } from "../core/clock";
@@ -33,8 +34,11 @@ export async function login(deps: Deps, email: string, password: string, from: O
   // Verify against a dummy hash when the user is unknown (or has no password) so timing does not reveal which emails exist.
   const ok = await Bun.password.verify(password, user?.passwordHash || DUMMY_HASH).catch(() => false);
   if (!user || !user.passwordHash || !ok) throw new AppError("unauthorized", "Invalid email or password");
+  // A member of no organization any more has nowhere to act: refused as a wrong password is, so the answer tells nothing of the account.
+  const placed = await settleSignIn(deps, user);
+  if (!placed) throw new AppError("unauthorized", "Invalid email or password");
   const token = await openSession(deps, user.id, { method: "password", ...from });
-  return { token, user: { id: user.id, email: user.email, orgId: user.orgId, envId: user.envId } };
+  return { token, user: { id: user.id, email: user.email, orgId: placed.orgId, envId: placed.envId } };
 }
 
 /** A new session for a user whose identity is proven (password, one-time link, single sign-on); returns the cookie token. */

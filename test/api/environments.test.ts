@@ -2,6 +2,7 @@ import { beforeAll, describe, expect, it } from "vitest";
 import { eq } from "drizzle-orm";
 import { environments, sources, users } from "../../src/db/schema";
 import { ingest } from "../helpers/ingest";
+import { addPerson, signIn } from "../helpers/people";
 import { createSource, otherOrgKey, scopeOf, type TestScope } from "../helpers/rows";
 import { ADMIN, call, type TestServer } from "../helpers/server";
 import { useServer } from "../helpers/fixture";
@@ -254,5 +255,33 @@ describe("GET /v1/auth/me", () => {
     const res = await call(server, "GET", "/v1/auth/me", { headers: inEnv("me-env") });
     expect(res.body).toMatchObject({ env_id: e.id, env_name: "Me env", environment: { id: e.id, name: "Me env", slug: "me-env" } });
     await call(server, "GET", "/v1/auth/me", { headers: inEnv("production") });
+  });
+});
+
+describe("who may manage environments", () => {
+  it("every role reads them; creating, renaming and deleting need admin: a developer and a viewer get 403, an admin may", async () => {
+    const people: Record<string, Record<string, string>> = {};
+    for (const role of ["admin", "developer", "viewer"] as const) {
+      await addPerson(server, `env-${role}@test.local`, scope.orgId, role);
+      people[role] = await signIn(server, `env-${role}@test.local`);
+    }
+    const target = await createEnv({ name: "Gated" });
+    for (const role of ["developer", "viewer"]) {
+      const headers = people[role]!;
+      expect((await call(server, "GET", "/v1/environments", { headers })).status).toBe(200);
+      for (const [method, path, body] of [
+        ["POST", "/v1/environments", { name: `by ${role}` }],
+        ["PATCH", `/v1/environments/${target.id}`, { name: "renamed" }],
+        ["DELETE", `/v1/environments/${target.id}`, undefined],
+      ] as const) {
+        const res = await call(server, method, path, { headers, body });
+        expect(res.status, `${role} ${method}`).toBe(403);
+        expect(res.body.error.code).toBe("forbidden");
+      }
+    }
+    const headers = people.admin!;
+    expect((await call(server, "POST", "/v1/environments", { headers, body: { name: "By admin" } })).status).toBe(201);
+    expect((await call(server, "PATCH", `/v1/environments/${target.id}`, { headers, body: { name: "Gated 2" } })).status).toBe(200);
+    expect((await call(server, "DELETE", `/v1/environments/${target.id}`, { headers })).status).toBe(204);
   });
 });

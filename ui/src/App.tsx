@@ -7,6 +7,7 @@ import { shortId } from "./format";
 import { Icon } from "./icons";
 import { Link, match, navigate, useLocation } from "./router";
 import { EnvSwitcher } from "./components/envSwitcher";
+import { OrgSwitcher } from "./components/orgSwitcher";
 import { EnvironmentsPage } from "./pages/Environments";
 import { AcceptInvitePage } from "./pages/AcceptInvite";
 import { MembersPage } from "./pages/members/list";
@@ -272,6 +273,7 @@ function Shell({ me, onLogout }: { me: Me; onLogout: () => void }) {
         <div className="env-badge" title={`Organization ${me.org_name} (${me.org_id}), environment ${me.env_name} (${me.env_id})`} data-testid="environment">
           Environment: <strong>{envLabel}</strong>
         </div>
+        <OrgSwitcher me={me} />
         <EnvSwitcher me={me} />
         {nav}
         <div className="sidebar-foot">

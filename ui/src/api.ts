@@ -62,6 +62,15 @@ export function setEnvironment(ref: string | null) {
   environmentRef = ref;
 }
 
+/**
+ * The organization the admin session acts in, sent as X-Hookrelay-Org
+ * (docs/teams.md, "Organizations"); null: the one the server remembers.
+ */
+let organizationRef: string | null = null;
+export function setOrganization(ref: string | null) {
+  organizationRef = ref;
+}
+
 type Query = Record<string, string | number | boolean | undefined | null>;
 
 export function withQuery(path: string, query?: Query) {
@@ -78,7 +87,10 @@ async function request<T>(method: string, path: string, body?: unknown, opts: { 
   try {
     const headers: Record<string, string> = body === undefined ? { accept: "application/json" } : { accept: "application/json", "content-type": "application/json" };
     if (bearerToken) headers.authorization = `Bearer ${bearerToken}`;
-    else if (environmentRef) headers["x-hookrelay-env"] = environmentRef;
+    else {
+      if (organizationRef) headers["x-hookrelay-org"] = organizationRef;
+      if (environmentRef) headers["x-hookrelay-env"] = environmentRef;
+    }
     res = await fetch(url, {
       method,
       credentials: bearerToken ? "omit" : "same-origin",

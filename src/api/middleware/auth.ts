@@ -3,6 +3,8 @@ import { getCookie } from "hono/cookie";
 import { AppError } from "../../contracts/errors";
 import { authenticateApiKey } from "../../domain/apiKeys";
 import { chooseSessionEnvironment, findEnvironment } from "../../domain/environments";
+import { chooseSessionOrganization } from "../../domain/currentOrganization";
+import { organizationNamed } from "../../domain/organizations";
 import { isInstanceOwner } from "../../domain/instanceOwner";
 import { sessionScope, userForSession } from "../../domain/sessions";
 import type { ApiEnv } from "../openapi";
@@ -13,6 +15,7 @@ import { isPortalToken, portalMayCall, portalScope } from "./portal";
 
 export const SESSION_COOKIE = "hookrelay_session";
 export const ENV_HEADER = "x-hookrelay-env";
+export const ORG_HEADER = "x-hookrelay-org";
 
 function presentedKey(header: (name: string) => string | undefined) {
   const direct = header("x-api-key");
@@ -40,6 +43,11 @@ export const authenticate: MiddlewareHandler<ApiEnv> = async (c, next) => {
       throw new AppError("forbidden", "This API key has the read scope: only GET requests are allowed");
     }
     mayWrite(scope, c.req.method, c.req.path);
+    // A key's organization is fixed too; whether the one named exists elsewhere is not told.
+    const org = c.req.header(ORG_HEADER)?.trim();
+    if (org && !(await organizationNamed(deps, scope.orgId, org))) {
+      throw new AppError("forbidden", "This API key belongs to another organization: a key acts only in its own (log in to switch organizations)");
+    }
     const named = c.req.header(ENV_HEADER)?.trim();
     // A key's environment is fixed: naming another is refused rather than silently ignored.
     if (named && (await findEnvironment(deps, scope.orgId, named)).id !== scope.envId) {
@@ -50,8 +58,11 @@ export const authenticate: MiddlewareHandler<ApiEnv> = async (c, next) => {
   }
   const token = getCookie(c, SESSION_COOKIE);
   if (token) {
-    const user = await userForSession(deps, token);
+    let user = await userForSession(deps, token);
     if (user) {
+      // X-Hookrelay-Org first: the environment is then chosen inside the organization it names (docs/teams.md, "Organizations").
+      const inOrgHeader = c.req.header(ORG_HEADER)?.trim();
+      if (inOrgHeader) user = await chooseSessionOrganization(deps, user, inOrgHeader);
       // The environment a session acts in: env_id in the query, else X-Hookrelay-Env, else the user's last used (docs/decisions.md D19).
       // Only the header is remembered: a cross-site link can carry a query, never a header, so it cannot move the user elsewhere.
       const inQuery = c.req.query("env_id")?.trim();

@@ -3,7 +3,7 @@ import { createEnvironment, deleteEnvironment, listEnvironments, updateEnvironme
 import { requires } from "../middleware/auth";
 import { jsonBody, operation, responses, type Api } from "../openapi";
 
-/** The caller's organization's environments (docs/api.md, Environments; docs/decisions.md D19, D20). */
+/** The caller's organization's environments (docs/api.md, Environments; docs/decisions.md D19, D20): every role reads them, admins manage them (docs/teams.md). */
 export function registerEnvironmentRoutes(api: Api) {
   const tags = ["environments"];
   // Environments are the organization's: creating, renaming and deleting one is an admin's (docs/teams.md).
@@ -20,6 +20,7 @@ export function registerEnvironmentRoutes(api: Api) {
       method: "post",
       path: "/environments",
       summary: "Create an environment (slug from the name when absent)",
+      middleware: [requires("administer")],
       request: jsonBody(createEnvironmentInput),
       responses: responses({ status: 201, schema: environmentBody }, [400, 401, 403, 409]),
     },
@@ -32,6 +33,7 @@ export function registerEnvironmentRoutes(api: Api) {
       method: "patch",
       path: "/environments/{id}",
       summary: "Rename an environment or change its slug",
+      middleware: [requires("administer")],
       request: { params: environmentParam, ...jsonBody(updateEnvironmentInput) },
       responses: responses({ status: 200, schema: environmentBody }, [400, 401, 403, 404, 409]),
     },
@@ -46,6 +48,7 @@ export function registerEnvironmentRoutes(api: Api) {
       summary: "Delete an environment",
       description:
         "Refused (409 conflict) for the environment the caller acts in, for the organization's last, and for one still holding resources (the message names them) unless force=true, which deletes them with it.",
+      middleware: [requires("administer")],
       request: { params: environmentParam, query: deleteEnvironmentQuery },
       responses: responses({ status: 204 }, [401, 403, 404, 409]),
     },

@@ -22,6 +22,7 @@ import { registerEventRetryRoutes } from "./eventRetry";
 import { registerEventRoutes } from "./events";
 import { registerEventTypeRoutes } from "./eventTypes";
 import { registerEnvironmentRoutes } from "./environments";
+import { registerOrganizationRoutes } from "./organizations";
 import { registerIngestRoutes } from "./ingest";
 import { registerIssueRoutes } from "./issues";
 import { registerJobRoutes } from "./jobs";
@@ -63,6 +64,7 @@ export function createV1(deps: Deps, opts: { streamsPerCredential?: number } = {
   v1.use("*", authenticate, csrfGuard(() => [new URL(deps.settings.baseUrl).origin]));
   registerAuthRoutes(v1);
   registerAccountRoutes(v1, loginThrottle);
+  registerOrganizationRoutes(v1);
   registerEnvironmentRoutes(v1);
   registerMemberRoutes(v1);
   registerSourceRoutes(v1);

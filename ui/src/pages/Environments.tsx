@@ -10,10 +10,13 @@ import { toast } from "../components/toasts";
 import { useAction, useLoad, useSubmit } from "../hooks";
 import { ListPanel } from "../resources";
 import { useSession } from "../session";
+import { can } from "../../../src/contracts/roles";
 
 /** The organization's environments: list, create, rename, delete (docs/api.md, "Environments"). */
 export function EnvironmentsPage() {
   const { me } = useSession();
+  // Creating, renaming and deleting need the admin role (docs/teams.md): below it the page only lists.
+  const manage = can(me.role, "administer");
   const envs = useLoad(() => api.get<{ environments: EnvironmentDto[] }>("/environments"), []);
   // null: no form; "new": creating; an environment: renaming it.
   const [editing, setEditing] = useState<EnvironmentDto | "new" | null>(null);
@@ -38,7 +41,7 @@ export function EnvironmentsPage() {
         title="Environments"
         sub="Every source, destination, key and the rest lives in one environment. The switcher in the sidebar picks the one you work in."
         actions={
-          editing === null ? (
+          editing === null && manage ? (
             <button type="button" className="btn primary" onClick={() => setEditing("new")}>
               Create environment
             </button>
@@ -69,25 +72,26 @@ export function EnvironmentsPage() {
               label: "Actions",
               srOnly: true,
               className: "actions",
-              render: (e) => (
-                <>
-                  <button type="button" className="btn small" onClick={() => setEditing(e)} aria-label={`Rename environment ${e.name}`}>
-                    Rename
-                  </button>{" "}
-                  <button
-                    type="button"
-                    className="btn small danger"
-                    onClick={() => {
-                      deletion.setError(null);
-                      setForce(false);
-                      setDeleting(e);
-                    }}
-                    aria-label={`Delete environment ${e.name}`}
-                  >
-                    Delete
-                  </button>
-                </>
-              ),
+              render: (e) =>
+                manage ? (
+                  <>
+                    <button type="button" className="btn small" onClick={() => setEditing(e)} aria-label={`Rename environment ${e.name}`}>
+                      Rename
+                    </button>{" "}
+                    <button
+                      type="button"
+                      className="btn small danger"
+                      onClick={() => {
+                        deletion.setError(null);
+                        setForce(false);
+                        setDeleting(e);
+                      }}
+                      aria-label={`Delete environment ${e.name}`}
+                    >
+                      Delete
+                    </button>
+                  </>
+                ) : null,
             },
           ]}
         />
