@@ -7,6 +7,7 @@
 import { and, eq } from "drizzle-orm";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { auditLog, memberships, sessions, users } from "../../src/db/schema";
+import { issueLink } from "../../src/domain/accountLinks";
 import { OIDC_CLIENT, reservePort, startOidcProvider, type OidcTestProvider } from "../helpers/oidcProvider";
 import { ADMIN, call, startTestServer, type TestServer } from "../helpers/server";
 
@@ -66,7 +67,7 @@ describe("single sign-on with provisioning and a role map", () => {
     const port = await reservePort();
     server = await startTestServer(
       oidcEnv(port, {
-        HOOKRELAY_OIDC_ALLOWED_DOMAINS: "example.com",
+        HOOKRELAY_OIDC_ALLOWED_DOMAINS: "example.com, test.local",
         HOOKRELAY_OIDC_AUTO_PROVISION_ROLE: "viewer",
         HOOKRELAY_OIDC_ROLE_CLAIM: "groups",
         HOOKRELAY_OIDC_ROLE_MAP: "hookrelay-admins:admin,platform:developer",
@@ -79,6 +80,8 @@ describe("single sign-on with provisioning and a role map", () => {
         alice: { email: "Alice@Example.com", email_verified: true, name: "Alice", groups: [] },
         carol: { email: "carol@other.org", email_verified: true },
         erin: { email: "erin@example.com", email_verified: false },
+        ivy: { email: "ivy@example.com", email_verified: true, groups: [] },
+        owner: { email: ADMIN.email, email_verified: true, groups: ["platform"] },
       },
     });
   });
@@ -169,6 +172,25 @@ describe("single sign-on with provisioning and a role map", () => {
         { before: "developer", after: "admin" },
         { before: "admin", after: "developer" },
       ]);
+    });
+
+    it("keeps the organization's last owner an owner whatever the map says", async () => {
+      const done = await signIn(server, provider, "owner");
+      expect(done.status).toBe(302);
+      expect((await me(server, done.session!)).body.role).toBe("owner");
+      expect(await auditOf(server, (await userId(server, ADMIN.email))!, "role_change")).toEqual([]);
+    });
+
+    it("accepts an invite when the invited member signs in through the provider", async () => {
+      const org = (await me(server, (await signIn(server, provider, "owner")).session!)).body;
+      const now = new Date().toISOString();
+      await server.deps.db.insert(users).values({ id: "ivy-user-id", email: "ivy@example.com", passwordHash: "", orgId: org.org_id, envId: org.env_id, createdAt: now });
+      await server.deps.db.insert(memberships).values({ id: "ivy-membership", orgId: org.org_id, userId: "ivy-user-id", role: "developer", status: "invited", envId: null, createdAt: now, updatedAt: now });
+      const done = await signIn(server, provider, "ivy");
+      expect(done.status).toBe(302);
+      expect((await me(server, done.session!)).body.role).toBe("developer");
+      const [member] = await server.deps.db.select().from(memberships).where(eq(memberships.id, "ivy-membership"));
+      expect(member!.status).toBe("active");
     });
 
     it("refuses a verified email of a domain that is not allowed, with a page saying so", async () => {
@@ -301,6 +323,14 @@ describe("single sign-on as the only way in, without provisioning", () => {
     expect(res.status).toBe(403);
     expect(res.body.error.code).toBe("forbidden");
     expect(res.body.error.message).toContain("Keycloak");
+  });
+
+  it("still lets a one-time link set a password and sign in (the local CLI's recovery)", async () => {
+    const id = (await userId(server, ADMIN.email))!;
+    const link = await issueLink(server.deps, { kind: "password_reset", userId: id, orgId: null, createdBy: null });
+    const res = await call(server, "POST", "/v1/auth/invites/accept", { body: { token: link.token, password: "a brand new password" } });
+    expect(res.status).toBe(200);
+    expect(res.headers.getSetCookie().some((c) => c.startsWith("hookrelay_session="))).toBe(true);
   });
 
   it("signs in an existing user whose email matches whatever its case", async () => {
