@@ -50,13 +50,14 @@ export const scopesOption = (raw: string): string => {
   return scopes.join(" ");
 };
 
-export const domainsOption = (raw: string): string[] => {
+/** Printed by `config print` as the operator wrote it, normalized; undefined: any domain. */
+export const domainsOption = (raw: string): string[] | undefined => {
   const domains = raw
     .split(",")
     .map((d) => d.trim().toLowerCase().replace(/^@/, ""))
     .filter(Boolean);
   for (const d of domains) if (!/^[a-z0-9.-]+\.[a-z0-9-]+$/.test(d)) throw new ConfigError(`OIDC allowed domains must be a comma list of domains such as example.com, got "${d}"`);
-  return domains;
+  return domains.length > 0 ? domains : undefined;
 };
 
 /** Owner is not offered: anyone with an address of an allowed domain would own the organization. */
@@ -68,8 +69,17 @@ export const provisionRoleOption = (raw: string): Role | undefined => {
   return v as Role;
 };
 
-/** `hookrelay-admins:admin,platform:developer`: a value may itself hold colons (the role is after the last one). */
-export const roleMapOption = (raw: string): RoleMapping[] => {
+/**
+ * `hookrelay-admins:admin,platform:developer`: a value may itself hold colons
+ * (the role is after the last one). The option keeps the text, checked and
+ * normalized, so `config print` shows it as written; `oidcSettings` reads it.
+ */
+export const roleMapOption = (raw: string): string | undefined => {
+  const map = parseRoleMap(raw);
+  return map.length > 0 ? map.map((m) => `${m.value}:${m.role}`).join(",") : undefined;
+};
+
+export const parseRoleMap = (raw: string): RoleMapping[] => {
   const out: RoleMapping[] = [];
   for (const pair of raw.split(",").map((p) => p.trim()).filter(Boolean)) {
     const at = pair.lastIndexOf(":");
@@ -89,10 +99,10 @@ interface OidcOptions {
   oidcClientSecret?: string;
   oidcName: string;
   oidcScopes: string;
-  oidcAllowedDomains: string[];
+  oidcAllowedDomains?: string[];
   oidcAutoProvisionRole?: Role;
   oidcRoleClaim?: string;
-  oidcRoleMap: RoleMapping[];
+  oidcRoleMap?: string;
   passwordLogin: boolean;
 }
 
@@ -100,22 +110,22 @@ interface OidcOptions {
 export function oidcSettings(o: OidcOptions): OidcSettings | undefined {
   if (o.oidcIssuer && !o.oidcClientId) throw new ConfigError("HOOKRELAY_OIDC_ISSUER is set but HOOKRELAY_OIDC_CLIENT_ID is not: single sign-on needs both");
   if (!o.oidcIssuer) {
-    const stray = o.oidcClientId ? "HOOKRELAY_OIDC_CLIENT_ID" : o.oidcClientSecret ? "HOOKRELAY_OIDC_CLIENT_SECRET" : o.oidcRoleClaim ? "HOOKRELAY_OIDC_ROLE_CLAIM" : o.oidcRoleMap.length ? "HOOKRELAY_OIDC_ROLE_MAP" : o.oidcAutoProvisionRole ? "HOOKRELAY_OIDC_AUTO_PROVISION_ROLE" : o.oidcAllowedDomains.length ? "HOOKRELAY_OIDC_ALLOWED_DOMAINS" : undefined;
+    const stray = o.oidcClientId ? "HOOKRELAY_OIDC_CLIENT_ID" : o.oidcClientSecret ? "HOOKRELAY_OIDC_CLIENT_SECRET" : o.oidcRoleClaim ? "HOOKRELAY_OIDC_ROLE_CLAIM" : o.oidcRoleMap ? "HOOKRELAY_OIDC_ROLE_MAP" : o.oidcAutoProvisionRole ? "HOOKRELAY_OIDC_AUTO_PROVISION_ROLE" : o.oidcAllowedDomains ? "HOOKRELAY_OIDC_ALLOWED_DOMAINS" : undefined;
     if (stray) throw new ConfigError(`${stray} is set but HOOKRELAY_OIDC_ISSUER is not: single sign-on needs the provider's issuer URL`);
     if (!o.passwordLogin) throw new ConfigError("HOOKRELAY_PASSWORD_LOGIN=off needs single sign-on (HOOKRELAY_OIDC_ISSUER and HOOKRELAY_OIDC_CLIENT_ID): nobody could sign in");
     return undefined;
   }
-  if (o.oidcRoleMap.length > 0 && !o.oidcRoleClaim) throw new ConfigError("HOOKRELAY_OIDC_ROLE_MAP is set but HOOKRELAY_OIDC_ROLE_CLAIM is not: name the claim it reads (e.g. groups)");
-  if (o.oidcRoleClaim && o.oidcRoleMap.length === 0) throw new ConfigError("HOOKRELAY_OIDC_ROLE_CLAIM is set but HOOKRELAY_OIDC_ROLE_MAP is not: map its values to roles (e.g. hookrelay-admins:admin)");
+  if (o.oidcRoleMap && !o.oidcRoleClaim) throw new ConfigError("HOOKRELAY_OIDC_ROLE_MAP is set but HOOKRELAY_OIDC_ROLE_CLAIM is not: name the claim it reads (e.g. groups)");
+  if (o.oidcRoleClaim && !o.oidcRoleMap) throw new ConfigError("HOOKRELAY_OIDC_ROLE_CLAIM is set but HOOKRELAY_OIDC_ROLE_MAP is not: map its values to roles (e.g. hookrelay-admins:admin)");
   return {
     issuer: o.oidcIssuer,
     clientId: o.oidcClientId!,
     clientSecret: o.oidcClientSecret,
     name: o.oidcName.trim() || "SSO",
     scopes: o.oidcScopes,
-    allowedDomains: o.oidcAllowedDomains,
+    allowedDomains: o.oidcAllowedDomains ?? [],
     autoProvisionRole: o.oidcAutoProvisionRole,
     roleClaim: o.oidcRoleClaim,
-    roleMap: o.oidcRoleMap,
+    roleMap: o.oidcRoleMap ? parseRoleMap(o.oidcRoleMap) : [],
   };
 }

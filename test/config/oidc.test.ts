@@ -77,5 +77,8 @@ describe("HOOKRELAY_OIDC_* options", () => {
     expect(explained.oidcClientSecret).toMatchObject({ value: REDACTED, redacted: true, env: "HOOKRELAY_OIDC_CLIENT_SECRET" });
     expect(JSON.stringify(explained)).not.toContain("s3cret-value");
     expect(explained.oidcIssuer!.value).toBe(SSO.HOOKRELAY_OIDC_ISSUER);
+    const mapped = explainConfig({}, { ...SSO, HOOKRELAY_OIDC_ROLE_CLAIM: "groups", HOOKRELAY_OIDC_ROLE_MAP: "admins: Admin, platform:developer", HOOKRELAY_OIDC_ALLOWED_DOMAINS: "Example.com" });
+    expect(mapped.oidcRoleMap!.value).toBe("admins:admin,platform:developer");
+    expect(mapped.oidcAllowedDomains!.value).toEqual(["example.com"]);
   });
 });
