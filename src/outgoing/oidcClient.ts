@@ -8,6 +8,9 @@ import type { OidcSettings } from "../config/oidc";
  * party library) checks the ID token's signature, issuer, audience, expiry
  * and nonce; this file only keeps the provider's metadata and says, when
  * something fails, whether the provider is down or the sign-in is bad.
+ * Its requests go only to the issuer the operator configured (often on a
+ * private network), not through the guarded sender (./sender.ts) meant for
+ * user-given URLs.
  */
 
 /** What the browser must bring back to the callback: kept in a sealed cookie (src/api/oidcStateCookie.ts), never in a table. */
