@@ -85,7 +85,7 @@ export function createApp({ deps, logger, metrics, workersRunning = () => true, 
     return c.body(await metrics.registry.metrics(), 200, { "content-type": metrics.registry.contentType });
   });
 
-  app.route("/v1", createV1(deps, { streamsPerCredential }));
+  app.route("/v1", createV1(deps, { streamsPerCredential, logger }));
   app.all("*", serveUi);
   return app;
 }

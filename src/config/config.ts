@@ -1,5 +1,6 @@
 import { accessSync, chmodSync, constants, existsSync, mkdirSync, readFileSync } from "node:fs";
 import { resolve } from "node:path";
+import { oidcSettings } from "./oidc";
 import { ConfigError, serverOptions, type ServerOptionKey } from "./options";
 
 type Parsed<K extends ServerOptionKey> = ReturnType<(typeof serverOptions)[K]["parse"]>;
@@ -17,6 +18,8 @@ export function loadConfig(flags: Record<string, string | undefined> = {}, env: 
   const config = out as Config;
   config.dataDir = resolve(config.dataDir);
   config.baseUrl ??= `http://localhost:${config.port}`;
+  // A half configuration fails now, with its reason, rather than at the first sign-in.
+  oidcSettings(config);
   if (config.adminPasswordFile !== undefined) config.adminPassword = readPasswordFile(config.adminPasswordFile, config.adminPassword);
   return config;
 }

@@ -16,7 +16,11 @@ export interface OptionSpec<T> {
   parse(raw: string): T;
 }
 
-export class ConfigError extends Error {}
+import { ConfigError } from "./errors";
+import type { Role } from "../contracts/roles";
+import { domainsOption, issuerOption, provisionRoleOption, roleMapOption, scopesOption } from "./oidc";
+
+export { ConfigError };
 
 const int = (name: string, min: number, max: number) => (raw: string) => {
   if (!/^\d+$/.test(raw.trim())) throw new ConfigError(`${name} must be a whole number, got "${raw}"`);
@@ -135,6 +139,16 @@ export const serverOptions = {
   maxEndpointsPerApp: opt({ key: "maxEndpointsPerApp", flag: "--max-endpoints-per-app <n>", env: "HOOKRELAY_MAX_ENDPOINTS_PER_APP", description: "Endpoints an application may have (a portal link cannot add more)", default: 20, parse: int("max endpoints per application", 1, 100000) }),
   portalResendsPerMinute: opt({ key: "portalResendsPerMinute", flag: "--portal-resends-per-minute <n>", env: "HOOKRELAY_PORTAL_RESENDS_PER_MINUTE", description: "Message resends a portal link may ask for per application and minute (more answer 429)", default: 10, parse: int("portal resends per minute", 1, 100000) }),
   portalLinkTtl: opt({ key: "portalLinkTtl", flag: "--portal-link-ttl <duration>", env: "HOOKRELAY_PORTAL_LINK_TTL", description: "How long a consumer portal link lasts unless its request sets expires_in: 60s to 7d", default: 3_600_000, defaultLabel: "1h", parse: boundedDuration("portal link TTL", 60_000, 7 * 86_400_000) }),
+  oidcIssuer: opt<string | undefined>({ key: "oidcIssuer", flag: "--oidc-issuer <url>", env: "HOOKRELAY_OIDC_ISSUER", description: "Single sign-on: the OpenID Connect provider's issuer URL, exactly as its discovery document states it (docs/teams.md, \"Single sign-on\"); the redirect URI to register there is the base URL + /v1/auth/oidc/callback", default: undefined, defaultLabel: "none (no single sign-on)", parse: issuerOption }),
+  oidcClientId: opt<string | undefined>({ key: "oidcClientId", flag: "--oidc-client-id <id>", env: "HOOKRELAY_OIDC_CLIENT_ID", description: "Single sign-on: the client id registered at the provider", default: undefined, defaultLabel: "none", parse: optStr }),
+  oidcClientSecret: opt<string | undefined>({ key: "oidcClientSecret", flag: "--oidc-client-secret <secret>", env: "HOOKRELAY_OIDC_CLIENT_SECRET", description: "Single sign-on: the client's secret (unset: a public client, PKCE alone)", default: undefined, defaultLabel: "none", secret: true, parse: optStr }),
+  oidcName: opt({ key: "oidcName", flag: "--oidc-name <label>", env: "HOOKRELAY_OIDC_NAME", description: "Single sign-on: the login page's button says \"Sign in with <label>\"", default: "SSO", parse: str }),
+  oidcScopes: opt({ key: "oidcScopes", flag: "--oidc-scopes <scopes>", env: "HOOKRELAY_OIDC_SCOPES", description: "Single sign-on: scopes asked for, space or comma separated (openid and email required; add groups when the role claim needs it)", default: "openid email profile", parse: scopesOption }),
+  oidcAllowedDomains: opt<string[] | undefined>({ key: "oidcAllowedDomains", flag: "--oidc-allowed-domains <domains>", env: "HOOKRELAY_OIDC_ALLOWED_DOMAINS", description: "Single sign-on: only verified emails of these domains sign in (comma list)", default: undefined, defaultLabel: "any domain", parse: domainsOption }),
+  oidcAutoProvisionRole: opt<Role | undefined>({ key: "oidcAutoProvisionRole", flag: "--oidc-auto-provision-role <role>", env: "HOOKRELAY_OIDC_AUTO_PROVISION_ROLE", description: "Single sign-on: an unknown user with a verified email of an allowed domain becomes a member of the instance's first organization with this role (viewer, developer or admin); off: unknown users are refused", default: undefined, defaultLabel: "off", parse: provisionRoleOption }),
+  oidcRoleClaim: opt<string | undefined>({ key: "oidcRoleClaim", flag: "--oidc-role-claim <claim>", env: "HOOKRELAY_OIDC_ROLE_CLAIM", description: "Single sign-on: the claim the role map reads (e.g. groups)", default: undefined, defaultLabel: "none", parse: optStr }),
+  oidcRoleMap: opt<string | undefined>({ key: "oidcRoleMap", flag: "--oidc-role-map <map>", env: "HOOKRELAY_OIDC_ROLE_MAP", description: "Single sign-on: claim values to roles, e.g. hookrelay-admins:admin,platform:developer; applied at each login to the membership in the instance's first organization, the strongest mapped role winning (none mapped: the role stays)", default: undefined, defaultLabel: "none", parse: roleMapOption }),
+  passwordLogin: opt({ key: "passwordLogin", flag: "--password-login <on|off>", env: "HOOKRELAY_PASSWORD_LOGIN", description: "off: POST /v1/auth/login is refused and single sign-on is the only way in (needs it configured; hookrelay users reset-password in local mode still works)", default: true, defaultLabel: "on", parse: bool("password login") }),
   shutdownTimeoutMs: opt({ key: "shutdownTimeoutMs", flag: "--shutdown-timeout-ms <ms>", env: "HOOKRELAY_SHUTDOWN_TIMEOUT_MS", description: "How long SIGTERM waits for in-flight work", default: 10000, parse: int("shutdown timeout", 0, 600000) }),
 } as const;
 

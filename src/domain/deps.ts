@@ -1,4 +1,5 @@
 import type { Config } from "../config/config";
+import { oidcSettings, type OidcSettings } from "../config/oidc";
 import type { Db } from "../db/db";
 import type { Store } from "../db/store";
 import type { Bus } from "../core/bus";
@@ -27,6 +28,10 @@ export interface DomainSettings {
   portalResendsPerMinute?: number;
   /** HOOKRELAY_REJECTED_STORE_PER_MINUTE: rejected ingest requests stored per source and minute on this node (src/ingest/rejectedBudget.ts); undefined: the default. */
   rejectedStorePerMinute?: number;
+  /** Single sign-on (HOOKRELAY_OIDC_*), when configured (docs/teams.md, "Single sign-on"). */
+  oidc?: OidcSettings;
+  /** HOOKRELAY_PASSWORD_LOGIN: false refuses email and password sign-in; undefined: allowed. */
+  passwordLogin?: boolean;
 }
 
 /** Everything a use-case needs, passed explicitly. */
@@ -87,5 +92,7 @@ export function domainSettings(config: Config, baseUrl: string = config.baseUrl)
     maxEndpointsPerApp: config.maxEndpointsPerApp,
     portalResendsPerMinute: config.portalResendsPerMinute,
     rejectedStorePerMinute: config.rejectedStorePerMinute,
+    oidc: oidcSettings(config),
+    passwordLogin: config.passwordLogin,
   };
 }

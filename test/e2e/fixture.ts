@@ -15,15 +15,22 @@ export interface BrowserFixture {
  * before the login, so that a file keeps its own `server`, `browser` and `sink`
  * variables (the same pattern as test/helpers/fixture.ts).
  */
-export function useBinaryAndBrowser(options: { sink: true; login?: boolean }, started: (fixture: BrowserFixture & { sink: Sink }) => void): void;
-export function useBinaryAndBrowser(options: { sink?: boolean; login?: boolean }, started: (fixture: BrowserFixture) => void): void;
-export function useBinaryAndBrowser(options: { sink?: boolean; login?: boolean }, started: (fixture: BrowserFixture & { sink: Sink }) => void): void {
+export interface BinaryOptions {
+  sink?: boolean;
+  login?: boolean;
+  /** HOOKRELAY_* settings for the binary; a function when they name something the file starts first (a provider's port). */
+  env?: () => Record<string, string> | Promise<Record<string, string>>;
+}
+export function useBinaryAndBrowser(options: BinaryOptions & { sink: true }, started: (fixture: BrowserFixture & { sink: Sink }) => void): void;
+export function useBinaryAndBrowser(options: BinaryOptions, started: (fixture: BrowserFixture) => void): void;
+export function useBinaryAndBrowser(options: BinaryOptions, started: (fixture: BrowserFixture & { sink: Sink }) => void): void {
   let server: Hookrelay | undefined;
   let browser: Browser | undefined;
   let sink: Sink | undefined;
   beforeAll(async () => {
     if (options.sink) sink = startSink();
-    [server, browser] = await Promise.all([startBinary(), launchBrowser()]);
+    const env = (await options.env?.()) ?? {};
+    [server, browser] = await Promise.all([startBinary(env), launchBrowser()]);
     // The overloads promise a sink exactly when one was asked for.
     started({ server, browser, sink } as BrowserFixture & { sink: Sink });
     if (options.login) await loginThroughUi(browser.page, browser.guard, server.url, "/");

@@ -16,8 +16,11 @@ import { idParam, jsonBody, operation, responses, type Api } from "../openapi";
 export function registerLoginRoutes(api: Api, throttle: LoginThrottle) {
   operation(
     api,
-    { method: "post", path: "/auth/login", tags: ["auth"], summary: "Log in with email and password", request: jsonBody(loginInput), responses: responses({ status: 200, schema: userBody }, [400, 401, 429]) },
+    { method: "post", path: "/auth/login", tags: ["auth"], summary: "Log in with email and password", request: jsonBody(loginInput), responses: responses({ status: 200, schema: userBody }, [400, 401, 403, 429]) },
     async (c, { body }) => {
+      const { passwordLogin, oidc } = c.get("deps").settings;
+      // HOOKRELAY_PASSWORD_LOGIN=off: the provider is the only way in (a one-time link from the local CLI still sets a password and signs in).
+      if (passwordLogin === false) throw new AppError("forbidden", `Password login is turned off here: sign in with ${oidc?.name ?? "single sign-on"}`);
       const address = clientAddress(c);
       const unlockedAt = await loginUnlockedAt(c.get("deps"), body.email);
       // Counted before the password is checked (and with no await between check and count): parallel guesses cannot all be checked before the first failure is recorded.

@@ -12,6 +12,9 @@ import { registerMessageRoutes } from "./messages";
 import { registerPortalRoutes } from "./portal";
 import { registerAccountRoutes } from "./account";
 import { registerAuthRoutes, registerLoginRoutes } from "./auth";
+import { registerOidcRoutes } from "./oidc";
+import { createOidcClient } from "../../outgoing/oidcClient";
+import { silentLogger, type Logger } from "../../observability/logger";
 import { registerClusterRoutes } from "./cluster";
 import { registerCollectionRoutes } from "./collections";
 import { registerBackupRoutes } from "./backups";
@@ -37,13 +40,14 @@ import { registerTopicRoutes } from "./topics";
  * (Hono runs handlers in registration order); every route after it needs
  * an API key or a session.
  */
-export function createV1(deps: Deps, opts: { streamsPerCredential?: number } = {}): Api {
+export function createV1(deps: Deps, opts: { streamsPerCredential?: number; logger?: Logger } = {}): Api {
   const v1 = newApi();
   const streams = createStreamGuard(deps, { perCredential: opts.streamsPerCredential ?? 10 });
 
   // One throttle for logins and password changes: a guess is a guess, whichever route it comes by.
   const loginThrottle = createLoginThrottle(deps.clock);
   registerLoginRoutes(v1, loginThrottle);
+  registerOidcRoutes(v1, deps.settings.oidc ? createOidcClient(deps.settings.oidc) : undefined, opts.logger ?? silentLogger);
   registerIngestRoutes(v1);
   v1.openAPIRegistry.registerComponent("securitySchemes", "apiKey", { type: "apiKey", in: "header", name: "X-API-Key" });
   v1.openAPIRegistry.registerComponent("securitySchemes", "bearer", { type: "http", scheme: "bearer" });
