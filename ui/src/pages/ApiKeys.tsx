@@ -12,6 +12,7 @@ import { toast } from "../components/toasts";
 import { num } from "../format";
 import { useAction, useLoad, useSubmit } from "../hooks";
 import { ListPanel } from "../resources";
+import { useCan } from "../can";
 
 type ApiKey = z.infer<typeof apiKey>;
 type CreatedKey = z.infer<typeof createdApiKey>;
@@ -23,6 +24,7 @@ export function ApiKeysPage() {
   const [revoking, setRevoking] = useState<ApiKey | null>(null);
   const revocation = useAction();
   const nameRef = useRef<HTMLInputElement>(null);
+  const canWrite = useCan("write");
 
   const startCreate = () => {
     setCreated(null);
@@ -48,7 +50,7 @@ export function ApiKeysPage() {
         title="API keys"
         sub="Keys let scripts and the CLI call the API (X-API-Key or Authorization: Bearer). A key is shown once, when it is created."
         actions={
-          !creating && list.length > 0 ? (
+          canWrite && !creating && list.length > 0 ? (
             <button type="button" className="btn primary" onClick={startCreate}>
               Create key
             </button>
@@ -79,7 +81,7 @@ export function ApiKeysPage() {
           <Empty
             title="No API keys yet"
             action={
-              !creating ? (
+              canWrite && !creating ? (
                 <button type="button" className="btn primary" onClick={startCreate}>
                   Create your first key
                 </button>
@@ -102,11 +104,15 @@ export function ApiKeysPage() {
             { label: "Last used", render: (k) => <Time iso={k.last_used_at} /> },
             { label: "Created", hideNarrow: true, render: (k) => <Time iso={k.created_at} /> },
             { label: "Status", render: (k) => (k.revoked ? <span className="badge bad">revoked</span> : <span className="badge ok">active</span>) },
+            // A viewer creates and revokes no key (docs/teams.md): it sees the list only.
+            ...(!canWrite
+              ? []
+              : [
             {
               label: "Actions",
               srOnly: true,
               className: "actions",
-              render: (k) =>
+              render: (k: ApiKey) =>
                 k.revoked ? null : (
                   <button
                     type="button"
@@ -121,6 +127,7 @@ export function ApiKeysPage() {
                   </button>
                 ),
             },
+                ]),
           ]}
         />
       </ListPanel>

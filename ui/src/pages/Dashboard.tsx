@@ -8,6 +8,7 @@ import { fullTime, ms, num, pct, timeAgo } from "../format";
 import { useInterval, useLoad } from "../hooks";
 import { useDebounced, useEventStream } from "../live";
 import { Link } from "../router";
+import { useCan, useInstanceOwner } from "../can";
 
 const HOUR = 3600 * 1000;
 
@@ -73,6 +74,8 @@ export function DashboardPage() {
   const refresh = useDebounced(() => void stats.reload(), 3000);
   useEventStream({ created: refresh, updated: refresh });
   const s = stats.data;
+  const canWrite = useCan("write");
+  const instanceOwner = useInstanceOwner();
 
   if (!s) return <PageLoading title="Dashboard" error={stats.error} onRetry={stats.reload} what="Loading the last 24 hours" />;
 
@@ -82,7 +85,7 @@ export function DashboardPage() {
     <>
       <PageHead title="Dashboard" sub="The last 24 hours, updated as events arrive." />
       <ErrorAlert error={stats.error} />
-      {!setupDone ? <GettingStarted s={s} /> : null}
+      {!setupDone && canWrite ? <GettingStarted s={s} /> : null}
       <div className="cards">
         <Card label="Events received" value={num(s.received)} hint="last 24 h" to="/events" />
         <Card label="Delivered" value={num(s.delivered)} hint="last 24 h" to="/events?status=delivered" />
@@ -133,7 +136,8 @@ export function DashboardPage() {
           />
         )}
       </section>
-      <ClusterPanel />
+      {/* The cluster's nodes name the hosts: the instance owner's alone (docs/teams.md). */}
+      {instanceOwner ? <ClusterPanel /> : null}
     </>
   );
 }
