@@ -7,7 +7,8 @@ import { shortId } from "./format";
 import { Icon } from "./icons";
 import { Link, match, navigate, useLocation } from "./router";
 import { EnvSwitcher } from "./components/envSwitcher";
-import { SidebarNav, type Area } from "./components/sidebarNav";
+import type { Area } from "./areas";
+import { SidebarNav } from "./components/sidebarNav";
 import { EnvironmentsPage } from "./pages/Environments";
 import { SessionContext, sessionHinted, setSessionHint, type Me } from "./session";
 import { ApiKeysPage } from "./pages/ApiKeys";
@@ -44,7 +45,7 @@ import { NotFoundPage } from "./pages/NotFound";
 
 /**
  * The sidebar, data-driven: one line per page, under its group's heading
- * (ui/src/components/sidebarNav.tsx). `minRole` hides a link from weaker
+ * (ui/src/areas.ts, ui/src/components/sidebarNav.tsx). `minRole` hides a link from weaker
  * roles, `instanceOwner` shows it only to the instance's owner.
  */
 export const areas: Area[] = [

@@ -1,40 +1,13 @@
 /**
  * The sidebar's links, grouped under headings (docs/admin-ui.md, "Sidebar"):
- * each page is one line of data, `{ path, label, group }`, so adding a page
- * adds a line, and a link the caller's role cannot use is not shown.
+ * the pages are data (ui/src/areas.ts), and a link the caller's role cannot
+ * use is not shown.
  */
 import { useEffect, useRef } from "react";
-import { rank, type Role } from "../../../src/contracts/roles";
+import { areaGroups, currentArea, visibleAreas, type Area } from "../areas";
 import { Icon } from "../icons";
 import { Link } from "../router";
 import type { Me } from "../session";
-
-/** The sidebar's groups, in the order they are shown. */
-export const areaGroups = ["Watching", "Receiving", "Sending", "Settings"] as const;
-export type AreaGroup = (typeof areaGroups)[number];
-
-export interface Area {
-  path: string;
-  label: string;
-  group: AreaGroup;
-  /** A name in ui/src/icons.tsx; without one the link shows a plain dot. */
-  icon?: string;
-  /** The weakest role that sees the link (e.g. "admin" for the audit log); everyone when absent. */
-  minRole?: Role;
-  /** Only for the instance's owner (whole-instance areas: organizations, backups). */
-  instanceOwner?: boolean;
-}
-
-/** The links this caller may follow: weaker roles and non-owners of the instance do not see the others. */
-export function visibleAreas(areas: readonly Area[], me: Pick<Me, "role" | "instance_owner">): Area[] {
-  return areas.filter((a) => (!a.minRole || rank(me.role) >= rank(a.minRole)) && (!a.instanceOwner || me.instance_owner));
-}
-
-/** The area a path belongs to: the longest path that is it or its parent ("/" only for itself). */
-export function currentArea(areas: readonly Area[], path: string): Area | undefined {
-  const matching = areas.filter((a) => (a.path === "/" ? path === "/" : path === a.path || path.startsWith(a.path + "/")));
-  return matching.sort((a, b) => b.path.length - a.path.length)[0];
-}
 
 export function SidebarNav({ areas, me, path, onChoose }: { areas: readonly Area[]; me: Me; path: string; onChoose: () => void }) {
   const shown = visibleAreas(areas, me);
