@@ -5,7 +5,8 @@ import { z } from "zod";
  * may do all the one before it may, and more.
  */
 export const roles = ["viewer", "developer", "admin", "owner"] as const;
-export const role = z.enum(roles);
+// Pure, so the admin UI (which imports can()) bundles no zod.
+export const role = /* @__PURE__ */ z.enum(roles);
 export type Role = z.infer<typeof role>;
 
 /** The weakest role each kind of operation needs (docs/teams.md, "Who may do what"). */

@@ -8,6 +8,8 @@ import { Icon } from "./icons";
 import { Link, match, navigate, useLocation } from "./router";
 import { EnvSwitcher } from "./components/envSwitcher";
 import { OrgSwitcher } from "./components/orgSwitcher";
+import type { Area } from "./areas";
+import { SidebarNav } from "./components/sidebarNav";
 import { EnvironmentsPage } from "./pages/Environments";
 import { AcceptInvitePage } from "./pages/AcceptInvite";
 import { MembersPage } from "./pages/members/list";
@@ -45,30 +47,29 @@ import { LoginPage } from "./pages/Login";
 import { NotFoundPage } from "./pages/NotFound";
 import { ProfilePage } from "./pages/Profile";
 
-interface Area {
-  path: string;
-  label: string;
-  icon: string;
-}
-
+/**
+ * The sidebar, data-driven: one line per page, under its group's heading
+ * (ui/src/areas.ts, ui/src/components/sidebarNav.tsx). `minRole` hides a link from weaker
+ * roles, `instanceOwner` shows it only to the instance's owner.
+ */
 export const areas: Area[] = [
-  { path: "/", label: "Dashboard", icon: "dashboard" },
-  { path: "/sources", label: "Sources", icon: "sources" },
-  { path: "/events", label: "Events", icon: "events" },
-  { path: "/destinations", label: "Destinations", icon: "destinations" },
-  { path: "/connections", label: "Connections", icon: "connections" },
-  { path: "/topics", label: "Topics", icon: "topics" },
-  { path: "/event-types", label: "Event types", icon: "eventTypes" },
-  { path: "/collections", label: "Collections", icon: "collections" },
-  { path: "/applications", label: "Applications", icon: "applications" },
-  { path: "/attempts", label: "Delivery attempts", icon: "attempts" },
-  { path: "/replay", label: "Replay", icon: "replay" },
-  { path: "/issues", label: "Issues", icon: "issues" },
-  { path: "/alert-rules", label: "Alert rules", icon: "alerts" },
-  { path: "/notification-channels", label: "Channels", icon: "channels" },
-  { path: "/api-keys", label: "API keys", icon: "keys" },
-  { path: "/environments", label: "Environments", icon: "environments" },
-  { path: "/members", label: "Members", icon: "members" },
+  { path: "/", label: "Dashboard", group: "Watching", icon: "dashboard" },
+  { path: "/events", label: "Events", group: "Watching", icon: "events" },
+  { path: "/attempts", label: "Delivery attempts", group: "Watching", icon: "attempts" },
+  { path: "/issues", label: "Issues", group: "Watching", icon: "issues" },
+  { path: "/replay", label: "Replay", group: "Watching", icon: "replay", minRole: "developer" },
+  { path: "/alert-rules", label: "Alert rules", group: "Watching", icon: "alerts" },
+  { path: "/notification-channels", label: "Channels", group: "Watching", icon: "channels" },
+  { path: "/sources", label: "Sources", group: "Receiving", icon: "sources" },
+  { path: "/connections", label: "Connections", group: "Receiving", icon: "connections" },
+  { path: "/destinations", label: "Destinations", group: "Receiving", icon: "destinations" },
+  { path: "/topics", label: "Topics", group: "Receiving", icon: "topics" },
+  { path: "/collections", label: "Collections", group: "Receiving", icon: "collections" },
+  { path: "/applications", label: "Applications", group: "Sending", icon: "applications" },
+  { path: "/event-types", label: "Event types", group: "Sending", icon: "eventTypes" },
+  { path: "/api-keys", label: "API keys", group: "Settings", icon: "keys" },
+  { path: "/environments", label: "Environments", group: "Settings", icon: "environments" },
+  { path: "/members", label: "Members", group: "Settings", icon: "members" },
 ];
 
 interface Route {
@@ -220,27 +221,19 @@ function Shell({ me, onLogout }: { me: Me; onLogout: () => void }) {
   // Close the phone menu on navigation.
   useEffect(() => setMenuOpen(false), [path]);
 
-  const current = areas.filter((a) => (a.path === "/" ? path === "/" : path === a.path || path.startsWith(a.path + "/"))).at(-1);
   const envLabel = me.env_name || shortId(me.env_id);
 
   const nav = (
-    <nav className="nav" aria-label="Main">
-      {areas.map((a) => (
-        <Link
-          key={a.path}
-          to={a.path}
-          aria-current={current?.path === a.path ? "page" : undefined}
-          onClick={() => {
-            setMenuOpen(false);
-            // Keyboard users land on the page they chose, not back at the top of the sidebar.
-            setTimeout(() => mainRef.current?.focus({ preventScroll: true }), 0);
-          }}
-        >
-          <Icon name={a.icon} />
-          {a.label}
-        </Link>
-      ))}
-    </nav>
+    <SidebarNav
+      areas={areas}
+      me={me}
+      path={path}
+      onChoose={() => {
+        setMenuOpen(false);
+        // Keyboard users land on the page they chose, not back at the top of the sidebar.
+        setTimeout(() => mainRef.current?.focus({ preventScroll: true }), 0);
+      }}
+    />
   );
 
   return (

@@ -10,6 +10,7 @@ import { DataTable, type Column } from "./components/table";
 import { toast } from "./components/toasts";
 import { useAction, type Loaded } from "./hooks";
 import { Link, navigate, setQuery, useLocation } from "./router";
+import { useCan } from "./can";
 
 /**
  * A list's filters and page offset, read from the URL query so links and reloads keep them.
@@ -97,11 +98,13 @@ export function ResourceListPage<T extends { id: string }>({
   filters?: ReactNode;
 }) {
   const list = rows ?? [];
-  const create = (text: string) => (
-    <Link to={`${path}/new`} className="btn primary">
-      {text}
-    </Link>
-  );
+  const canWrite = useCan("write");
+  const create = (text: string) =>
+    canWrite ? (
+      <Link to={`${path}/new`} className="btn primary">
+        {text}
+      </Link>
+    ) : undefined;
   return (
     <>
       <PageHead title={title} sub={sub} actions={create(`New ${noun}`)} />

@@ -1,6 +1,7 @@
 /** Form fields: a labelled control wired for screen readers, a checkbox, select options, the buttons under a form. */
 import { useId, type ReactNode } from "react";
 import { Link } from "../router";
+import { useFormLocked } from "./writeForm";
 
 interface FieldProps {
   label: ReactNode;
@@ -69,8 +70,12 @@ export function NamedOptions({ items }: { items: readonly { id: string; name: st
   );
 }
 
-/** The buttons under a form: submit (busyLabel while it runs), then Cancel as a link back or a button. */
+/**
+ * The buttons under a form: submit (busyLabel while it runs), then Cancel as a link back or a button.
+ * None in a WriteForm the caller's role may not submit (ui/src/components/writeForm.tsx).
+ */
 export function FormActions({ busy, label, busyLabel = "Saving…", cancelTo, onCancel }: { busy: boolean; label: string; busyLabel?: string; cancelTo?: string; onCancel?: () => void }) {
+  if (useFormLocked()) return null;
   return (
     <div className="btn-row">
       <button type="submit" className="btn primary" disabled={busy}>

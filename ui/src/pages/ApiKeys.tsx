@@ -14,6 +14,7 @@ import { useAction, useLoad, useSubmit } from "../hooks";
 import { ListPanel } from "../resources";
 import { atLeast } from "../roles";
 import { useSession } from "../session";
+import { useCan } from "../can";
 
 type ApiKey = z.infer<typeof apiKey>;
 type CreatedKey = z.infer<typeof createdApiKey>;
@@ -29,6 +30,7 @@ export function ApiKeysPage() {
   const [revoking, setRevoking] = useState<ApiKey | null>(null);
   const revocation = useAction();
   const nameRef = useRef<HTMLInputElement>(null);
+  const canWrite = useCan("write");
 
   const startCreate = () => {
     setCreated(null);
@@ -109,11 +111,15 @@ export function ApiKeysPage() {
             { label: "Last used", render: (k) => <Time iso={k.last_used_at} /> },
             { label: "Created", hideNarrow: true, render: (k) => <Time iso={k.created_at} /> },
             { label: "Status", render: (k) => (k.revoked ? <span className="badge bad">revoked</span> : <span className="badge ok">active</span>) },
+            // A viewer creates and revokes no key (docs/teams.md): it sees the list only.
+            ...(!canWrite
+              ? []
+              : [
             {
               label: "Actions",
               srOnly: true,
               className: "actions",
-              render: (k) =>
+              render: (k: ApiKey) =>
                 k.revoked || !mayRevoke(k) ? null : (
                   <button
                     type="button"
@@ -128,6 +134,7 @@ export function ApiKeysPage() {
                   </button>
                 ),
             },
+                ]),
           ]}
         />
       </ListPanel>

@@ -19,6 +19,7 @@ import { FilterSelect, ListPanel, useQueryFilters } from "../resources";
 import { useDebounced, useEventStream } from "../live";
 import { Link, setQuery } from "../router";
 import { ATTEMPT_STATUSES, TRIGGER_TYPES, type Connection, type DeliveryAttempt, type Destination, type Pagination } from "../types";
+import { Can, useCan } from "../can";
 
 const LIMIT = 50;
 const FILTERS = ["status", "destination_id", "connection_id", "trigger_type", "event_id", "is_dlq"] as const;
@@ -33,6 +34,7 @@ export function AttemptsPage() {
   const list = attempts.data?.delivery_attempts ?? [];
   const pg = attempts.data?.pagination;
   const anyFilter = Object.keys(filters).some((k) => k !== "is_dlq");
+  const canWrite = useCan("write");
 
   // Deliveries in flight change by themselves: refresh while any is queued or delivering.
   const inFlight = list.some((a) => a.status === "queued" || a.status === "delivering");
@@ -58,7 +60,7 @@ export function AttemptsPage() {
         value={dlq ? "dlq" : "all"}
         onChange={(v) => set({ is_dlq: v === "dlq" ? "1" : undefined })}
       />
-      {dlq ? <RedrivePanel destinations={dests.data?.destinations ?? []} initial={filters.destination_id} changed={attempts.data} onDone={attempts.reload} /> : null}
+      {dlq && canWrite ? <RedrivePanel destinations={dests.data?.destinations ?? []} initial={filters.destination_id} changed={attempts.data} onDone={attempts.reload} /> : null}
       <FilterBar label="Filter attempts" active={Object.keys(filters).filter((k) => k !== "is_dlq").length}>
         <FilterSelect label="Status" value={filters.status} onChange={(v) => set({ status: v })}>
           <Options values={ATTEMPT_STATUSES} />
@@ -90,7 +92,7 @@ export function AttemptsPage() {
           ) : anyFilter ? (
             <Empty title="No attempts match these filters" />
           ) : (
-            <Empty title="No deliveries yet" action={<Link to="/connections/new" className="btn primary">Create a connection</Link>}>
+            <Empty title="No deliveries yet" action={canWrite ? <Link to="/connections/new" className="btn primary">Create a connection</Link> : undefined}>
               Deliveries start once a connection links a source to a destination and an event arrives.
             </Empty>
           )
@@ -234,9 +236,11 @@ function AttemptDetail({ attempt: a, onClose, onRetried }: { attempt: DeliveryAt
             <button type="button" className="btn" onClick={onClose}>
               Close
             </button>
-            <button type="button" className="btn primary" onClick={retrying.retry} disabled={retrying.busy}>
-              {retrying.busy ? "Retrying…" : "Retry event"}
-            </button>
+            <Can permission="write">
+              <button type="button" className="btn primary" onClick={retrying.retry} disabled={retrying.busy}>
+                {retrying.busy ? "Retrying…" : "Retry event"}
+              </button>
+            </Can>
           </div>
         </div>
       ) : null}

@@ -12,6 +12,8 @@ import { useLoad, useSubmit } from "../hooks";
 import { ResourceListPage, useDeleteResource } from "../resources";
 import { Link, navigate, useLocation } from "../router";
 import { FILTER_OPERATORS, type Connection, type Destination, type EventListItem, type FilterRule, type Source } from "../types";
+import { WriteForm } from "../components/writeForm";
+import { Can } from "../can";
 
 export function ConnectionsPage() {
   const conns = useLoad(() => api.get<{ connections: Connection[] }>("/connections"), []);
@@ -176,9 +178,11 @@ function ConnectionForm({ connection, sources, destinations, onSaved }: { connec
           <Empty
             title={sources.length === 0 ? "Create a source first" : "Create a destination first"}
             action={
-              <Link to={sources.length === 0 ? "/sources/new" : "/destinations/new"} className="btn primary">
-                {sources.length === 0 ? "New source" : "New destination"}
-              </Link>
+              <Can permission="write">
+                <Link to={sources.length === 0 ? "/sources/new" : "/destinations/new"} className="btn primary">
+                  {sources.length === 0 ? "New source" : "New destination"}
+                </Link>
+              </Can>
             }
           >
             A connection links a source to a destination.
@@ -199,14 +203,16 @@ function ConnectionForm({ connection, sources, destinations, onSaved }: { connec
               <Link to={`/attempts?connection_id=${connection.id}`} className="btn">
                 Deliveries
               </Link>
-              <Link to={`/replay?connection_id=${connection.id}`} className="btn">
-                Replay
-              </Link>
+              <Can permission="write">
+                <Link to={`/replay?connection_id=${connection.id}`} className="btn">
+                  Replay
+                </Link>
+              </Can>
             </DetailActions>
           ) : null
         }
       />
-      <form className="panel form" onSubmit={onSubmit} aria-label={editing ? "Connection settings" : "New connection"} noValidate>
+      <WriteForm className="panel form" onSubmit={onSubmit} aria-label={editing ? "Connection settings" : "New connection"} noValidate>
         <ErrorAlert error={formError} />
         {editing ? (
           <p className="muted" style={{ margin: 0 }}>
@@ -297,7 +303,7 @@ function ConnectionForm({ connection, sources, destinations, onSaved }: { connec
         </fieldset>
 
         <FormActions busy={busy} label={editing ? "Save connection" : "Create connection"} cancelTo="/connections" />
-      </form>
+      </WriteForm>
 
       <ConfirmDialog {...deletion.dialog} title="Delete this connection?" confirmLabel="Delete connection">
         <p>

@@ -8,7 +8,7 @@ import { fullTime, ms, num, pct, timeAgo } from "../format";
 import { useInterval, useLoad } from "../hooks";
 import { useDebounced, useEventStream } from "../live";
 import { Link } from "../router";
-import { useSession } from "../session";
+import { useCan, useInstanceOwner } from "../can";
 
 const HOUR = 3600 * 1000;
 
@@ -68,13 +68,14 @@ function waited(seconds: number) {
 }
 
 export function DashboardPage() {
-  const { me } = useSession();
   const stats = useLoad(loadStats, []);
   useInterval(() => void stats.reload(), 30_000);
   // Traffic redraws the dashboard, at most every few seconds.
   const refresh = useDebounced(() => void stats.reload(), 3000);
   useEventStream({ created: refresh, updated: refresh });
   const s = stats.data;
+  const canWrite = useCan("write");
+  const instanceOwner = useInstanceOwner();
 
   if (!s) return <PageLoading title="Dashboard" error={stats.error} onRetry={stats.reload} what="Loading the last 24 hours" />;
 
@@ -84,7 +85,7 @@ export function DashboardPage() {
     <>
       <PageHead title="Dashboard" sub="The last 24 hours, updated as events arrive." />
       <ErrorAlert error={stats.error} />
-      {!setupDone ? <GettingStarted s={s} /> : null}
+      {!setupDone && canWrite ? <GettingStarted s={s} /> : null}
       <div className="cards">
         <Card label="Events received" value={num(s.received)} hint="last 24 h" to="/events" />
         <Card label="Delivered" value={num(s.delivered)} hint="last 24 h" to="/events?status=delivered" />
@@ -135,8 +136,8 @@ export function DashboardPage() {
           />
         )}
       </section>
-      {/* The installation's hosts are the instance owner's to see (GET /v1/cluster is 403 to anyone else). */}
-      {me.instance_owner ? <ClusterPanel /> : null}
+      {/* The cluster's nodes name the hosts: the instance owner's alone (docs/teams.md). */}
+      {instanceOwner ? <ClusterPanel /> : null}
     </>
   );
 }

@@ -13,6 +13,8 @@ import { useLoad, useSubmit } from "../hooks";
 import { ResourceListPage, useDeleteResource } from "../resources";
 import { Link, navigate } from "../router";
 import { AUTH_TYPES, DESTINATION_STATUSES, METHODS, RETRY_STRATEGIES, type Destination } from "../types";
+import { WriteForm } from "../components/writeForm";
+import { Can, SecretHidden } from "../can";
 
 export function DestinationsPage() {
   const dests = useLoad(() => api.get<{ destinations: Destination[] }>("/destinations"), []);
@@ -223,13 +225,15 @@ function DestinationForm({ destination, onSaved }: { destination: Destination | 
           {secret ? (
             <CopyField value={secret} label="Signing secret" />
           ) : (
-            <button type="button" className="btn" onClick={revealSecret}>
-              Reveal secret
-            </button>
+            <Can permission="readSecrets" otherwise={<SecretHidden />}>
+              <button type="button" className="btn" onClick={revealSecret}>
+                Reveal secret
+              </button>
+            </Can>
           )}
         </section>
       ) : null}
-      <form className="panel form" onSubmit={onSubmit} aria-label={editing ? "Destination settings" : "New destination"} noValidate>
+      <WriteForm className="panel form" onSubmit={onSubmit} aria-label={editing ? "Destination settings" : "New destination"} noValidate>
         <ErrorAlert error={formError} />
         <div className="form-grid">
           <Field label="Name" error={fieldErrors.name}>
@@ -334,7 +338,7 @@ function DestinationForm({ destination, onSaved }: { destination: Destination | 
         </fieldset>
 
         <FormActions busy={busy} label={editing ? "Save destination" : "Create destination"} cancelTo="/destinations" />
-      </form>
+      </WriteForm>
 
       <ConfirmDialog {...deletion.dialog} title="Delete this destination?" confirmLabel="Delete destination">
         <p>

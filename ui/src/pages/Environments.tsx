@@ -10,13 +10,12 @@ import { toast } from "../components/toasts";
 import { useAction, useLoad, useSubmit } from "../hooks";
 import { ListPanel } from "../resources";
 import { useSession } from "../session";
-import { can } from "../../../src/contracts/roles";
+import { useCan } from "../can";
 
 /** The organization's environments: list, create, rename, delete (docs/api.md, "Environments"). */
 export function EnvironmentsPage() {
   const { me } = useSession();
-  // Creating, renaming and deleting need the admin role (docs/teams.md): below it the page only lists.
-  const manage = can(me.role, "administer");
+  const canAdminister = useCan("administer");
   const envs = useLoad(() => api.get<{ environments: EnvironmentDto[] }>("/environments"), []);
   // null: no form; "new": creating; an environment: renaming it.
   const [editing, setEditing] = useState<EnvironmentDto | "new" | null>(null);
@@ -41,14 +40,14 @@ export function EnvironmentsPage() {
         title="Environments"
         sub="Every source, destination, key and the rest lives in one environment. The switcher in the sidebar picks the one you work in."
         actions={
-          editing === null && manage ? (
+          editing === null && canAdminister ? (
             <button type="button" className="btn primary" onClick={() => setEditing("new")}>
               Create environment
             </button>
           ) : null
         }
       />
-      {editing !== null ? (
+      {editing !== null && canAdminister ? (
         <EnvironmentForm
           key={editing === "new" ? "new" : editing.id}
           env={editing === "new" ? null : editing}
@@ -68,31 +67,35 @@ export function EnvironmentsPage() {
             { label: "Name", render: (e) => (e.id === me.env_id ? <strong>{e.name} (current)</strong> : e.name) },
             { label: "Slug", className: "mono", render: (e) => e.slug },
             { label: "Created", hideNarrow: true, render: (e) => <Time iso={e.created_at} /> },
+            // Managing environments is an admin's (docs/teams.md): weaker roles see the list only.
+            ...(!canAdminister
+              ? []
+              : [
             {
               label: "Actions",
               srOnly: true,
               className: "actions",
-              render: (e) =>
-                manage ? (
-                  <>
-                    <button type="button" className="btn small" onClick={() => setEditing(e)} aria-label={`Rename environment ${e.name}`}>
-                      Rename
-                    </button>{" "}
-                    <button
-                      type="button"
-                      className="btn small danger"
-                      onClick={() => {
-                        deletion.setError(null);
-                        setForce(false);
-                        setDeleting(e);
-                      }}
-                      aria-label={`Delete environment ${e.name}`}
-                    >
-                      Delete
-                    </button>
-                  </>
-                ) : null,
+              render: (e: EnvironmentDto) => (
+                <>
+                  <button type="button" className="btn small" onClick={() => setEditing(e)} aria-label={`Rename environment ${e.name}`}>
+                    Rename
+                  </button>{" "}
+                  <button
+                    type="button"
+                    className="btn small danger"
+                    onClick={() => {
+                      deletion.setError(null);
+                      setForce(false);
+                      setDeleting(e);
+                    }}
+                    aria-label={`Delete environment ${e.name}`}
+                  >
+                    Delete
+                  </button>
+                </>
+              ),
             },
+                ]),
           ]}
         />
       </ListPanel>

@@ -14,6 +14,7 @@ import { JsonField } from "../jsonField";
 import { ResourceListPage, useDeleteResource } from "../resources";
 import { Link, navigate } from "../router";
 import { EVENT_TYPE_STATUSES, type EventType } from "../types";
+import { WriteForm } from "../components/writeForm";
 
 export function EventTypesPage() {
   const types = useLoad(() => api.get<{ event_types: EventType[] }>("/event-types"), []);
@@ -119,7 +120,7 @@ function EventTypeForm({ eventType, onSaved }: { eventType: EventType | null; on
           ) : null
         }
       />
-      <form className="panel form" onSubmit={onSubmit} aria-label={editing ? "Event type settings" : "New event type"} noValidate>
+      <WriteForm className="panel form" onSubmit={onSubmit} aria-label={editing ? "Event type settings" : "New event type"} noValidate>
         <ErrorAlert error={formError} />
         <div className="form-grid">
           <Field label="Name" error={fieldErrors.name} help="Letters, digits and . _ : / - (order.created, issues/opened).">
@@ -148,7 +149,7 @@ function EventTypeForm({ eventType, onSaved }: { eventType: EventType | null; on
           help="Draft-07 unless $schema names 2019-09 or 2020-12. Payloads of this type that do not match are refused with 422. Empty: no check."
         />
         <FormActions busy={busy} label={editing ? "Save event type" : "Create event type"} cancelTo="/event-types" />
-      </form>
+      </WriteForm>
 
       <ConfirmDialog {...deletion.dialog} title="Delete this event type?" confirmLabel="Delete event type">
         <p>

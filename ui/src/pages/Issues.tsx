@@ -16,6 +16,7 @@ import { FilterSelect, ListPanel, useQueryFilters } from "../resources";
 import { Link, navigate } from "../router";
 import type { DeliveryAttempt, Destination, Issue, IssueStatus, Pagination } from "../types";
 import { AttemptExchange } from "../attemptExchange";
+import { useCan } from "../can";
 
 const LIMIT = 50;
 const HOUR = 3600_000;
@@ -149,6 +150,7 @@ export function IssueDetailPage({ id }: { id: string }) {
   useInterval(() => void loaded.reload(), 15_000);
   const { busy, error, run } = useAction();
   const [customOpen, setCustomOpen] = useState(false);
+  const canWrite = useCan("write");
   const issue = loaded.data?.issue;
   const attempt = loaded.data?.last_attempt ?? null;
 
@@ -177,7 +179,7 @@ export function IssueDetailPage({ id }: { id: string }) {
             <Link to="/issues">← All issues</Link> · {issue.destination_name === null ? "a deleted destination" : <Link to={`/destinations/${issue.destination_id}`}>{issue.destination_name}</Link>}
           </>
         }
-        actions={ACTIONS.filter((a) => a.status !== status).map((a) => (
+        actions={ACTIONS.filter((a) => canWrite && a.status !== status).map((a) => (
           <button key={a.status} type="button" className={a.status === "resolved" ? "btn primary" : "btn"} disabled={busy} onClick={() => change({ status: a.status }, a.done)}>
             {a.label}
           </button>
@@ -237,22 +239,24 @@ export function IssueDetailPage({ id }: { id: string }) {
             <>While an issue is snoozed, it reopening sends no “issue opened” alert. It changes nothing else: failures keep counting and a success still resolves it.</>
           )}
         </p>
-        <div className="btn-row">
-          <button type="button" className="btn" disabled={busy} onClick={() => snooze(new Date(Date.now() + HOUR))}>
-            Snooze 1 h
-          </button>
-          <button type="button" className="btn" disabled={busy} onClick={() => snooze(new Date(Date.now() + 24 * HOUR))}>
-            Snooze 24 h
-          </button>
-          <button type="button" className="btn" disabled={busy} onClick={() => setCustomOpen(true)}>
-            Snooze until…
-          </button>
-          {snoozed ? (
-            <button type="button" className="btn" disabled={busy} onClick={() => change({ snoozed_until: null }, "Snooze ended")}>
-              End snooze
+        {canWrite ? (
+          <div className="btn-row">
+            <button type="button" className="btn" disabled={busy} onClick={() => snooze(new Date(Date.now() + HOUR))}>
+              Snooze 1 h
             </button>
-          ) : null}
-        </div>
+            <button type="button" className="btn" disabled={busy} onClick={() => snooze(new Date(Date.now() + 24 * HOUR))}>
+              Snooze 24 h
+            </button>
+            <button type="button" className="btn" disabled={busy} onClick={() => setCustomOpen(true)}>
+              Snooze until…
+            </button>
+            {snoozed ? (
+              <button type="button" className="btn" disabled={busy} onClick={() => change({ snoozed_until: null }, "Snooze ended")}>
+                End snooze
+              </button>
+            ) : null}
+          </div>
+        ) : null}
       </section>
 
       <section className="panel" aria-label="Last failed attempt">

@@ -8,6 +8,8 @@ import { useLoad, useSubmit } from "../hooks";
 import { useJob } from "../jobs";
 import { Link, useLocation } from "../router";
 import type { Connection, Destination, Source } from "../types";
+import { WriteForm } from "../components/writeForm";
+import { Can } from "../can";
 
 interface StartedReplay {
   job_id: string;
@@ -90,12 +92,12 @@ export function ReplayPage() {
         <Loading />
       ) : destList.length === 0 ? (
         <div className="panel">
-          <Empty title="No destination to replay to" action={<Link to="/destinations/new" className="btn primary">Create a destination</Link>}>
+          <Empty title="No destination to replay to" action={<Can permission="write"><Link to="/destinations/new" className="btn primary">Create a destination</Link></Can>}>
             A replay sends stored events to a destination again.
           </Empty>
         </div>
       ) : (
-        <form className="panel form" onSubmit={onSubmit} aria-label="Start a replay" noValidate>
+        <WriteForm className="panel form" onSubmit={onSubmit} aria-label="Start a replay" noValidate>
           <h2>Start a replay</h2>
           <ErrorAlert error={formError ?? via.error ?? dests.error ?? sources.error} />
           {connection ? (
@@ -138,7 +140,7 @@ export function ReplayPage() {
             </Field>
           </div>
           <FormActions busy={busy} label="Start replay" busyLabel="Starting…" />
-        </form>
+        </WriteForm>
       )}
 
       {started.length > 0 ? (

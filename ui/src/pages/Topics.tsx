@@ -16,6 +16,8 @@ import { ResourceListPage } from "../resources";
 import { Link, navigate, useLocation } from "../router";
 import { SchemaRefusal, violations, type Refusal } from "../schemaRefusal";
 import type { EventType, Source, Topic } from "../types";
+import { WriteForm } from "../components/writeForm";
+import { Can } from "../can";
 
 const SCHEMA_PLACEHOLDER = '{\n  "type": "object",\n  "required": ["id"],\n  "properties": { "id": { "type": "string" } }\n}';
 
@@ -103,7 +105,7 @@ export function NewTopicPage() {
   return (
     <>
       <PageHead title="New topic" sub={<Link to="/topics">← All topics</Link>} />
-      <form className="panel form" onSubmit={onSubmit} aria-label="New topic" noValidate>
+      <WriteForm className="panel form" onSubmit={onSubmit} aria-label="New topic" noValidate>
         <ErrorAlert error={formError} />
         <div className="form-grid">
           <Field label="Name" error={fieldErrors.name}>
@@ -128,7 +130,7 @@ export function NewTopicPage() {
           help="Published payloads must match it (422 otherwise). Empty: any JSON is accepted."
         />
         <FormActions busy={busy} label="Create topic" busyLabel="Creating…" cancelTo="/topics" />
-      </form>
+      </WriteForm>
     </>
   );
 }
@@ -215,7 +217,9 @@ export function TopicDetailPage({ id }: { id: string }) {
         </dl>
       </section>
 
-      <PublishPanel topic={t} onPublished={source.reload} />
+      <Can permission="write">
+        <PublishPanel topic={t} onPublished={source.reload} />
+      </Can>
 
       <TopicSettings key={t.updated_at} topic={t} onSaved={(updated) => topic.setData(() => ({ topic: updated }))} />
 
@@ -327,7 +331,7 @@ function TopicSettings({ topic, onSaved }: { topic: Topic; onSaved: (t: Topic) =
   };
 
   return (
-    <form className="panel form" onSubmit={onSubmit} aria-label="Topic settings" noValidate>
+    <WriteForm className="panel form" onSubmit={onSubmit} aria-label="Topic settings" noValidate>
       <h2>Settings</h2>
       <ErrorAlert error={formError} />
       <div className="form-grid">
@@ -343,6 +347,6 @@ function TopicSettings({ topic, onSaved }: { topic: Topic; onSaved: (t: Topic) =
       </Field>
       <JsonField label="JSON Schema" object rows={10} value={f.schema} onChange={(v) => set("schema", v)} error={fieldErrors.schema} placeholder={SCHEMA_PLACEHOLDER} help="Empty: any JSON is accepted." />
       <FormActions busy={busy} label="Save topic" />
-    </form>
+    </WriteForm>
   );
 }

@@ -12,6 +12,7 @@ import { RULE_TYPES, type AlertRule, type Destination, type RuleType, type Sourc
 import { channelTypeLabel } from "../notificationChannels/kinds";
 import { KINDS, ruleSentence, type ConfigField, type Names } from "./kinds";
 import { useLookups, type Lookups } from "./lookups";
+import { WriteForm } from "../../components/writeForm";
 
 interface Form {
   name: string;
@@ -142,7 +143,7 @@ export function RuleForm({ rule, lookups, onSaved }: { rule: AlertRule | null; l
   const channels = lookups.channels ?? [];
 
   return (
-    <form className="panel form" onSubmit={onSubmit} aria-label={editing ? "Alert rule settings" : "New alert rule"} noValidate>
+    <WriteForm className="panel form" onSubmit={onSubmit} aria-label={editing ? "Alert rule settings" : "New alert rule"} noValidate>
       {editing ? <h2>Settings</h2> : null}
       <ErrorAlert error={formError ?? lookups.error} />
       <div className="form-grid">
@@ -253,7 +254,7 @@ export function RuleForm({ rule, lookups, onSaved }: { rule: AlertRule | null; l
         {editing ? null : <Check label="Enabled: start checking as soon as the rule is saved" checked={f.enabled} onChange={(v) => set("enabled", v)} />}
       </fieldset>
       <FormActions busy={busy} label={editing ? "Save alert rule" : "Create alert rule"} busyLabel={editing ? "Saving…" : "Creating…"} cancelTo={editing ? undefined : "/alert-rules"} />
-    </form>
+    </WriteForm>
   );
 }
 

@@ -10,6 +10,7 @@ import { Link } from "../../router";
 import type { AlertRule } from "../../types";
 import { ruleSentence, ruleTypeLabel } from "./kinds";
 import { useLookups } from "./lookups";
+import { useCan } from "../../can";
 
 export function EnabledBadge({ rule }: { rule: AlertRule }) {
   return rule.enabled ? <span className="badge ok">enabled</span> : <span className="badge">disabled</span>;
@@ -20,6 +21,7 @@ export function AlertRulesPage() {
   const lookups = useLookups();
   useInterval(() => void rules.reload(), 15_000);
   const { busy, error, run } = useAction();
+  const canWrite = useCan("write");
 
   const replace = (rule: AlertRule) => rules.setData((d) => (d ? { alert_rules: d.alert_rules.map((r) => (r.id === rule.id ? rule : r)) } : d));
   // The switch moves at once; a refusal puts it back.
@@ -72,7 +74,7 @@ export function AlertRulesPage() {
             label: "Enabled",
             render: (r) => (
               <label className="check">
-                <input type="checkbox" role="switch" checked={r.enabled === 1} disabled={busy} onChange={(e) => toggle(r, e.target.checked)} aria-label={`Enabled: ${r.name}`} />
+                <input type="checkbox" role="switch" checked={r.enabled === 1} disabled={busy || !canWrite} onChange={(e) => toggle(r, e.target.checked)} aria-label={`Enabled: ${r.name}`} />
                 {r.enabled ? "on" : "off"}
               </label>
             ),

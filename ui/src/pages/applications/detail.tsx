@@ -18,6 +18,7 @@ import { MessagesPanel } from "../messages/list";
 import { ApplicationForm } from "./form";
 import { PortalLinkButton, RevokePortalLinksButton } from "./portalLinks";
 import { WithApplication } from "./withApplication";
+import { Can } from "../../can";
 
 export type AppTab = "endpoints" | "messages" | "settings";
 
@@ -52,8 +53,10 @@ function ApplicationDetail({ place, tab, onSaved }: { place: AppPlace; tab: AppT
         }
         actions={
           <DetailActions onDelete={() => setConfirmDelete(true)}>
-            <PortalLinkButton app={app} />
-            <RevokePortalLinksButton app={app} />
+            <Can permission="write">
+              <PortalLinkButton app={app} />
+              <RevokePortalLinksButton app={app} />
+            </Can>
           </DetailActions>
         }
       />
@@ -72,7 +75,9 @@ function ApplicationDetail({ place, tab, onSaved }: { place: AppPlace; tab: AppT
       {tab === "endpoints" ? <EndpointsPanel place={place} /> : null}
       {tab === "messages" ? (
         <>
-          <SendMessagePanel place={place} onSent={setSent} />
+          <Can permission="write">
+            <SendMessagePanel place={place} onSent={setSent} />
+          </Can>
           <MessagesPanel place={place} sent={sent} />
         </>
       ) : null}

@@ -11,6 +11,7 @@ import { JsonField } from "../../jsonField";
 import { Link, navigate } from "../../router";
 import { APPLICATION_STATUSES, type Application } from "../../types";
 import { appUrl } from "./withApplication";
+import { WriteForm } from "../../components/writeForm";
 
 interface Form {
   name: string;
@@ -93,7 +94,7 @@ export function ApplicationForm({ application, onSaved }: { application: Applica
   };
 
   return (
-    <form className="panel form" onSubmit={onSubmit} aria-label={editing ? "Application settings" : "New application"} noValidate>
+    <WriteForm className="panel form" onSubmit={onSubmit} aria-label={editing ? "Application settings" : "New application"} noValidate>
       {editing ? <h2>Settings</h2> : null}
       <ErrorAlert error={formError} />
       <div className="form-grid">
@@ -135,6 +136,6 @@ export function ApplicationForm({ application, onSaved }: { application: Applica
       </Field>
       <JsonField label="Metadata (optional)" name="metadata" object rows={4} value={f.metadata} onChange={(v) => set("metadata", v)} error={fieldErrors.metadata} placeholder='{"plan": "pro"}' help="A JSON object of your own; hookrelay only stores it." />
       <FormActions busy={busy} label={editing ? "Save application" : "Create application"} busyLabel={editing ? "Saving…" : "Creating…"} cancelTo={editing ? undefined : "/applications"} />
-    </form>
+    </WriteForm>
   );
 }

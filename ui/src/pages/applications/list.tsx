@@ -13,6 +13,7 @@ import { ListPanel, useQueryFilters } from "../../resources";
 import { Link, navigate } from "../../router";
 import type { ApplicationListItem } from "../../types";
 import { appUrl } from "./withApplication";
+import { useCan } from "../../can";
 
 const PAGE = 25;
 
@@ -32,11 +33,13 @@ export function ApplicationsPage() {
   }, [text]);
 
   const rows = apps.data?.applications ?? [];
-  const create = (label: string) => (
-    <Link to="/applications/new" className="btn primary">
-      {label}
-    </Link>
-  );
+  const canWrite = useCan("write");
+  const create = (label: string) =>
+    canWrite ? (
+      <Link to="/applications/new" className="btn primary">
+        {label}
+      </Link>
+    ) : null;
   return (
     <>
       <PageHead

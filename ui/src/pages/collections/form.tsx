@@ -9,6 +9,7 @@ import { parseJsonField, plural } from "../../format";
 import { useLoad, useSubmit } from "../../hooks";
 import { Link, navigate } from "../../router";
 import type { Collection, Source } from "../../types";
+import { WriteForm } from "../../components/writeForm";
 
 interface Form {
   name: string;
@@ -124,7 +125,7 @@ export function CollectionForm({ collection, onSaved }: { collection: Collection
   const sourceList = sources.data?.sources.map((s) => ({ id: s.id, name: s.type === "topic" ? `${s.name} (topic)` : s.name }));
 
   return (
-    <form className="panel form" onSubmit={onSubmit} aria-label={editing ? "Collection settings" : "New collection"} noValidate>
+    <WriteForm className="panel form" onSubmit={onSubmit} aria-label={editing ? "Collection settings" : "New collection"} noValidate>
       {editing ? <h2>Definition</h2> : null}
       <ErrorAlert error={formError ?? sources.error} />
       {editing ? (
@@ -209,6 +210,6 @@ export function CollectionForm({ collection, onSaved }: { collection: Collection
           stored events. Events older than the retention are gone and will not come back. This cannot be undone.
         </p>
       </ConfirmDialog>
-    </form>
+    </WriteForm>
   );
 }

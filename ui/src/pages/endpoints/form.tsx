@@ -10,6 +10,7 @@ import { appPath, endpointPage, endpointPath, filterTypesOf, type AppPlace } fro
 import { navigate } from "../../router";
 import type { Endpoint, EventType } from "../../types";
 import { BackToApp } from "../backToApp";
+import { WriteForm } from "../../components/writeForm";
 
 interface Form {
   url: string;
@@ -132,7 +133,7 @@ export function EndpointForm({ place, endpoint, onSaved }: { place: AppPlace; en
   };
 
   return (
-    <form className="panel form" onSubmit={onSubmit} aria-label={editing ? "Endpoint settings" : "New endpoint"} noValidate>
+    <WriteForm className="panel form" onSubmit={onSubmit} aria-label={editing ? "Endpoint settings" : "New endpoint"} noValidate>
       {editing ? <h2>Settings</h2> : null}
       <ErrorAlert error={formError} />
       <Field label="URL" error={fieldErrors.url} help="Each message is POSTed here as JSON with webhook-id, webhook-timestamp and webhook-signature headers.">
@@ -156,6 +157,6 @@ export function EndpointForm({ place, endpoint, onSaved }: { place: AppPlace; en
         </Field>
       )}
       <FormActions busy={busy} label={editing ? "Save endpoint" : "Add endpoint"} busyLabel={editing ? "Saving…" : "Adding…"} cancelTo={editing ? undefined : place.base} />
-    </form>
+    </WriteForm>
   );
 }

@@ -10,6 +10,7 @@ import { ListPanel } from "../../resources";
 import { Link, navigate } from "../../router";
 import type { Endpoint } from "../../types";
 import { EndpointStatus } from "./status";
+import { useCan } from "../../can";
 
 function TypesCell({ endpoint }: { endpoint: Endpoint }) {
   const types = filterTypesOf(endpoint);
@@ -20,11 +21,13 @@ function TypesCell({ endpoint }: { endpoint: Endpoint }) {
 export function EndpointsPanel({ place }: { place: AppPlace }) {
   const endpoints = useLoad(() => api.get<{ endpoints: Endpoint[] }>(appPath(place, "/endpoints")), [place.app.id]);
   const rows = endpoints.data?.endpoints ?? [];
-  const add = (text: string) => (
-    <Link to={`${place.base}/endpoints/new`} className="btn primary">
-      {text}
-    </Link>
-  );
+  const canWrite = useCan("write");
+  const add = (text: string) =>
+    canWrite ? (
+      <Link to={`${place.base}/endpoints/new`} className="btn primary">
+        {text}
+      </Link>
+    ) : null;
   return (
     <>
       <div className="panel-head">

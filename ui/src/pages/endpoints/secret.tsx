@@ -8,12 +8,16 @@ import { toast } from "../../components/toasts";
 import { useAction } from "../../hooks";
 import { endpointPath, type AppPlace } from "../../outbound";
 import type { Endpoint } from "../../types";
+import { SecretHidden, useCan } from "../../can";
 
 /** Reveal the signing secret, or rotate it after a confirmation that says what the 24-hour overlap means. */
 export function SecretPanel({ place, endpoint }: { place: AppPlace; endpoint: Endpoint }) {
   const [secret, setSecret] = useState<string | null>(null);
   const [rotated, setRotated] = useState(false);
   const [confirm, setConfirm] = useState(false);
+  // A viewer sees the secret masked and may not rotate it (docs/teams.md).
+  const canReveal = useCan("readSecrets");
+  const canRotate = useCan("write");
   const { busy, error, run } = useAction();
 
   const reveal = () =>
@@ -39,16 +43,22 @@ export function SecretPanel({ place, endpoint }: { place: AppPlace; endpoint: En
       </p>
       <ErrorAlert error={confirm ? null : error} />
       {secret ? <CopyField value={secret} label="Signing secret" /> : null}
-      <div className="btn-row" style={{ marginTop: secret ? 12 : 0 }}>
-        {secret ? null : (
-          <button type="button" className="btn" disabled={busy} onClick={reveal}>
-            Reveal secret
-          </button>
-        )}
-        <button type="button" className="btn danger" onClick={() => setConfirm(true)}>
-          Rotate secret…
-        </button>
-      </div>
+      {canReveal ? (
+        <div className="btn-row" style={{ marginTop: secret ? 12 : 0 }}>
+          {secret ? null : (
+            <button type="button" className="btn" disabled={busy} onClick={reveal}>
+              Reveal secret
+            </button>
+          )}
+          {canRotate ? (
+            <button type="button" className="btn danger" onClick={() => setConfirm(true)}>
+              Rotate secret…
+            </button>
+          ) : null}
+        </div>
+      ) : (
+        <SecretHidden />
+      )}
       <ConfirmDialog open={confirm} title="Rotate the signing secret?" confirmLabel="Rotate secret" busy={busy} error={error} onConfirm={rotate} onCancel={() => setConfirm(false)}>
         <p>A new secret replaces the current one. The current one is not dropped at once:</p>
         <p>

@@ -12,6 +12,7 @@ import { bytes, fullTime, ms, prettyJson, shortId } from "../../format";
 import { useInterval, useLoad } from "../../hooks";
 import { Link } from "../../router";
 import type { Destination, EventDetail, Source } from "../../types";
+import { Can } from "../../can";
 
 export function EventDetailPage({ id }: { id: string }) {
   const ev = useLoad(() => api.get<EventDetail>(`/events/${encodeURIComponent(id)}`), [id]);
@@ -52,9 +53,11 @@ export function EventDetailPage({ id }: { id: string }) {
         }
         sub={<Link to="/events">← All events</Link>}
         actions={
-          <button type="button" className="btn primary" onClick={retrying.retry} disabled={retrying.busy}>
-            {retrying.busy ? "Retrying…" : "Retry"}
-          </button>
+          <Can permission="write">
+            <button type="button" className="btn primary" onClick={retrying.retry} disabled={retrying.busy}>
+              {retrying.busy ? "Retrying…" : "Retry"}
+            </button>
+          </Can>
         }
       />
       <ErrorAlert error={retrying.confirming ? null : retrying.error} />

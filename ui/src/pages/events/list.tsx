@@ -17,6 +17,7 @@ import { FilterSelect, ListPanel, useQueryFilters } from "../../resources";
 import { useEventStream } from "../../live";
 import { Link, navigate, setQuery } from "../../router";
 import { DEDUP_STATUSES, EVENT_STATUSES, METHODS, VERIFICATION_STATUSES, type EventListItem, type Pagination, type Source } from "../../types";
+import { Can } from "../../can";
 
 const LIMIT = 50;
 
@@ -107,9 +108,11 @@ export function EventsPage() {
           </span>
         }
         actions={
-          <button type="button" className="btn" disabled={!pg || pg.total === 0} onClick={() => setBulkOpen(true)}>
-            Retry {anyFilter ? "matching" : "all"}…
-          </button>
+          <Can permission="write">
+            <button type="button" className="btn" disabled={!pg || pg.total === 0} onClick={() => setBulkOpen(true)}>
+              Retry {anyFilter ? "matching" : "all"}…
+            </button>
+          </Can>
         }
       />
 
@@ -177,7 +180,7 @@ export function EventsPage() {
               New matching events still appear here live.
             </Empty>
           ) : (sources.data?.sources.length ?? 0) === 0 ? (
-            <Empty title="No events yet" action={<Link to="/sources/new" className="btn primary">Create your first source</Link>}>
+            <Empty title="No events yet" action={<Can permission="write"><Link to="/sources/new" className="btn primary">Create your first source</Link></Can>}>
               Events are the webhooks your sources receive. Create a source and send a request to its ingest URL.
             </Empty>
           ) : (

@@ -9,6 +9,7 @@ import { endpointPage, isExpired, type AppPlace } from "../../outbound";
 import { Link } from "../../router";
 import type { DeliveryAttempt, Endpoint, Message } from "../../types";
 import { useResend } from "./resend";
+import { Can } from "../../can";
 
 /** One attempt: the request sent (headers and the payload as its body) and the response received; resend to its endpoint. */
 export function AttemptDialog({
@@ -80,15 +81,17 @@ export function AttemptDialog({
             <button type="button" className="btn" onClick={onClose}>
               Close
             </button>
-            <button
-              type="button"
-              className="btn primary"
-              disabled={!canResend || busy}
-              title={canResend ? undefined : "The endpoint is deleted, disabled or expired"}
-              onClick={() => endpoint && resend(endpoint)}
-            >
-              {busy ? "Resending…" : "Resend to this endpoint"}
-            </button>
+            <Can permission="write">
+              <button
+                type="button"
+                className="btn primary"
+                disabled={!canResend || busy}
+                title={canResend ? undefined : "The endpoint is deleted, disabled or expired"}
+                onClick={() => endpoint && resend(endpoint)}
+              >
+                {busy ? "Resending…" : "Resend to this endpoint"}
+              </button>
+            </Can>
           </div>
         </div>
       ) : null}

@@ -15,6 +15,7 @@ import type { DeliveryAttempt, Endpoint, Message } from "../../types";
 import { BackToApp } from "../backToApp";
 import { AttemptDialog } from "./attemptDialog";
 import { ResendPanel } from "./resend";
+import { Can } from "../../can";
 
 /** What a message's status means, in a sentence. */
 const STATUS_TEXT: Record<string, string> = {
@@ -83,7 +84,9 @@ export function MessagePage({ place, id }: { place: AppPlace; id: string }) {
         <CodeBlock text={m.payload} label="Payload" />
       </section>
 
-      <ResendPanel place={place} message={m} endpoints={endpoints.data?.endpoints} onResent={refresh} />
+      <Can permission="write">
+        <ResendPanel place={place} message={m} endpoints={endpoints.data?.endpoints} onResent={refresh} />
+      </Can>
 
       <div className="panel-head" style={{ marginTop: 8 }}>
         <h2>Delivery attempts</h2>

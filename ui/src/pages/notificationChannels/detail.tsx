@@ -11,6 +11,7 @@ import { Link, navigate, useLocation } from "../../router";
 import type { AlertRule, Channel, ChannelDetail } from "../../types";
 import { ChannelForm } from "./form";
 import { channelTypeLabel, target } from "./kinds";
+import { Can } from "../../can";
 
 type Conflict = { alert_rule_id: string; name: string }[];
 
@@ -75,9 +76,11 @@ export function ChannelDetailPage({ id }: { id: string }) {
               setConfirmDelete(true);
             }}
           >
-            <button type="button" className="btn primary" disabled={testing.busy} onClick={sendTest}>
-              {testing.busy ? "Sending…" : "Send test"}
-            </button>
+            <Can permission="write">
+              <button type="button" className="btn primary" disabled={testing.busy} onClick={sendTest}>
+                {testing.busy ? "Sending…" : "Send test"}
+              </button>
+            </Can>
           </DetailActions>
         }
       />

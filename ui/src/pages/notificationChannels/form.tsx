@@ -9,6 +9,7 @@ import { useSubmit } from "../../hooks";
 import { Link, navigate } from "../../router";
 import { CHANNEL_TYPES, MASK, type Channel, type ChannelDetail, type ChannelType } from "../../types";
 import { KINDS } from "./kinds";
+import { WriteForm } from "../../components/writeForm";
 
 type Values = Record<string, string>;
 
@@ -85,7 +86,7 @@ export function ChannelForm({ channel, onSaved }: { channel: ChannelDetail | nul
   };
 
   return (
-    <form className="panel form" onSubmit={onSubmit} aria-label={editing ? "Channel settings" : "New notification channel"} noValidate>
+    <WriteForm className="panel form" onSubmit={onSubmit} aria-label={editing ? "Channel settings" : "New notification channel"} noValidate>
       {editing ? <h2>Settings</h2> : null}
       <ErrorAlert error={formError} />
       <Field label="Name" error={fieldErrors.name}>
@@ -121,6 +122,6 @@ export function ChannelForm({ channel, onSaved }: { channel: ChannelDetail | nul
       ))}
       {fieldErrors.config ? <div className="field-error">{fieldErrors.config}</div> : null}
       <FormActions busy={busy} label={editing ? "Save channel" : "Create channel"} busyLabel={editing ? "Saving…" : "Creating…"} cancelTo={editing ? undefined : "/notification-channels"} />
-    </form>
+    </WriteForm>
   );
 }

@@ -7,6 +7,7 @@ import { toast } from "../../components/toasts";
 import { useLoad, useSubmit } from "../../hooks";
 import { Link, navigate } from "../../router";
 import type { Source, SourceTemplate } from "../../types";
+import { WriteForm } from "../../components/writeForm";
 
 export function NewSourcePage() {
   const templates = useLoad(() => api.get<{ templates: SourceTemplate[] }>("/sources/templates"), []);
@@ -47,7 +48,7 @@ export function NewSourcePage() {
   return (
     <>
       <PageHead title="New source" sub={<Link to="/sources">← All sources</Link>} />
-      <form className="panel form" onSubmit={onSubmit} aria-label="New source" noValidate>
+      <WriteForm className="panel form" onSubmit={onSubmit} aria-label="New source" noValidate>
         <ErrorAlert error={formError ?? templates.error} />
         <fieldset>
           <legend>Provider</legend>
@@ -96,7 +97,7 @@ export function NewSourcePage() {
           {(p) => <input {...p} type="text" name="description" value={description} onChange={(e) => setDescription(e.target.value)} />}
         </Field>
         <FormActions busy={busy} label="Create source" busyLabel="Creating…" cancelTo="/sources" />
-      </form>
+      </WriteForm>
     </>
   );
 }

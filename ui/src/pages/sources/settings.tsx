@@ -7,6 +7,8 @@ import { toast } from "../../components/toasts";
 import { parseJsonField, prettyJson } from "../../format";
 import { useSubmit } from "../../hooks";
 import { DEDUP_STRATEGIES, VERIFICATION_TYPES, type Source } from "../../types";
+import { WriteForm } from "../../components/writeForm";
+import { useCan } from "../../can";
 
 interface SettingsState {
   name: string;
@@ -73,6 +75,7 @@ export function SourceSettings({ source, onSaved }: { source: Source; onSaved: (
   const initial = useRef(toState(source));
   const [f, setF] = useState<SettingsState>(initial.current);
   const [revealed, setRevealed] = useState<string | null>(null);
+  const canReveal = useCan("readSecrets");
   const { busy, fieldErrors, formError, submit, setFieldErrors } = useSubmit();
   const set = <K extends keyof SettingsState>(k: K, v: SettingsState[K]) => setF((old) => ({ ...old, [k]: v }));
 
@@ -138,7 +141,7 @@ export function SourceSettings({ source, onSaved }: { source: Source; onSaved: (
   };
 
   return (
-    <form className="panel form" onSubmit={onSubmit} aria-label="Source settings" noValidate>
+    <WriteForm className="panel form" onSubmit={onSubmit} aria-label="Source settings" noValidate>
       <h2>Settings</h2>
       <ErrorAlert error={formError} />
       <div className="form-grid">
@@ -169,7 +172,7 @@ export function SourceSettings({ source, onSaved }: { source: Source; onSaved: (
             {(p) => (
               <div className="copy-field">
                 <input {...p} type="password" autoComplete="off" value={f.verification_secret} onChange={(e) => set("verification_secret", e.target.value)} placeholder="new secret" />
-                {source.verification_secret && revealed === null ? (
+                {source.verification_secret && revealed === null && canReveal ? (
                   <button type="button" className="btn small" onClick={reveal}>
                     Reveal
                   </button>
@@ -233,6 +236,6 @@ export function SourceSettings({ source, onSaved }: { source: Source; onSaved: (
       </fieldset>
 
       <FormActions busy={busy} label="Save settings" />
-    </form>
+    </WriteForm>
   );
 }
