@@ -2,7 +2,9 @@ import { z } from "zod";
 
 /** A signed-in user's own account: password, sessions, one-time links (docs/teams.md). */
 
-export const MIN_PASSWORD_LENGTH = 12;
+import { MIN_PASSWORD_LENGTH } from "./passwords";
+
+export { MIN_PASSWORD_LENGTH };
 const newPassword = z.string().min(MIN_PASSWORD_LENGTH, `at least ${MIN_PASSWORD_LENGTH} characters`).max(1000);
 
 export const changePasswordInput = z.object({ current_password: z.string().min(1).max(1000), new_password: newPassword });

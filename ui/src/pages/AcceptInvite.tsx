@@ -2,7 +2,7 @@ import { useState, type FormEvent } from "react";
 import { api, ApiError, errorMessage } from "../api";
 import { Field } from "../components/forms";
 import { ErrorAlert } from "../components/layout";
-import { MIN_PASSWORD_LENGTH } from "../roles";
+import { MIN_PASSWORD_LENGTH } from "../../../src/contracts/passwords";
 
 /** The token of a one-time link: it rides in the fragment (/accept#token=…), which never reaches a server log. */
 function tokenFromFragment(): string | null {

@@ -12,7 +12,6 @@ import { toast } from "../components/toasts";
 import { num } from "../format";
 import { useAction, useLoad, useSubmit } from "../hooks";
 import { ListPanel } from "../resources";
-import { atLeast } from "../roles";
 import { useSession } from "../session";
 import { useCan } from "../can";
 
@@ -22,15 +21,15 @@ type CreatedKey = z.infer<typeof createdApiKey>;
 export function ApiKeysPage() {
   const { me } = useSession();
   // A viewer makes no keys; an admin or owner sees and revokes every member's, anyone else their own (docs/teams.md).
-  const makesKeys = atLeast(me.role, "developer");
-  const mayRevoke = (k: ApiKey) => makesKeys && (atLeast(me.role, "admin") || k.user_id === me.user?.id);
+  const makesKeys = useCan("write");
+  const administers = useCan("administer");
+  const mayRevoke = (k: ApiKey) => makesKeys && (administers || k.user_id === me.user?.id);
   const keys = useLoad(() => api.get<{ api_keys: ApiKey[] }>("/auth/api-keys"), []);
   const [creating, setCreating] = useState(false);
   const [created, setCreated] = useState<CreatedKey | null>(null);
   const [revoking, setRevoking] = useState<ApiKey | null>(null);
   const revocation = useAction();
   const nameRef = useRef<HTMLInputElement>(null);
-  const canWrite = useCan("write");
 
   const startCreate = () => {
     setCreated(null);
@@ -112,7 +111,7 @@ export function ApiKeysPage() {
             { label: "Created", hideNarrow: true, render: (k) => <Time iso={k.created_at} /> },
             { label: "Status", render: (k) => (k.revoked ? <span className="badge bad">revoked</span> : <span className="badge ok">active</span>) },
             // A viewer creates and revokes no key (docs/teams.md): it sees the list only.
-            ...(!canWrite
+            ...(!makesKeys
               ? []
               : [
             {

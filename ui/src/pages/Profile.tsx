@@ -1,7 +1,8 @@
 /** The signed-in user's own account: who they are here, their password, their sessions (docs/teams.md, "Accounts"). */
 import { useState, type FormEvent } from "react";
 import type { z } from "zod";
-import { MIN_PASSWORD_LENGTH, type accountSession, type passwordChanged } from "../../../src/contracts/account";
+import type { accountSession, passwordChanged } from "../../../src/contracts/account";
+import { MIN_PASSWORD_LENGTH } from "../../../src/contracts/passwords";
 import { api } from "../api";
 import { Field, FormActions } from "../components/forms";
 import { ErrorAlert, PageHead } from "../components/layout";

@@ -6,7 +6,7 @@ import { CopyField } from "../../components/copy";
 import { Field, FormActions } from "../../components/forms";
 import { ErrorAlert } from "../../components/layout";
 import { useSubmit } from "../../hooks";
-import { ROLES } from "../../roles";
+import { roles } from "../../../../src/contracts/roles";
 
 export interface Added {
   member: MemberDto;
@@ -14,7 +14,7 @@ export interface Added {
 }
 
 /** The roles a caller may hand out: an owner any, an admin those below owner. */
-export const grantable = (mine: Role): Role[] => ROLES.filter((r) => r !== "owner" || mine === "owner");
+export const grantable = (mine: Role): Role[] => roles.filter((r) => r !== "owner" || mine === "owner");
 
 /** Adds a member: an email with an account joins at once; a new one gets an invite link. */
 export function InviteForm({ myRole, onAdded, onCancel }: { myRole: Role; onAdded: (added: Added) => void; onCancel: () => void }) {

@@ -9,7 +9,7 @@ import { Time } from "../../components/time";
 import { toast } from "../../components/toasts";
 import { useAction, useLoad } from "../../hooks";
 import { ListPanel } from "../../resources";
-import { atLeast } from "../../roles";
+import { useCan } from "../../can";
 import { useSession } from "../../session";
 import { grantable, InviteForm, InviteLinkBox, type Added } from "./invite";
 
@@ -29,7 +29,7 @@ export function MembersPage() {
   const change = useAction();
   const removal = useAction();
   const list = members.data?.members ?? [];
-  const manages = atLeast(me.role, "admin");
+  const manages = useCan("administer");
   /** Whether the caller may change this member: not themselves, and owners only as an owner. */
   const mayChange = (m: MemberDto) => manages && m.user_id !== me.user?.id && (m.role !== "owner" || me.role === "owner");
 
