@@ -5,6 +5,7 @@ import { createLoginThrottle } from "../middleware/loginThrottle";
 import { createStreamGuard } from "../../live/streamGuard";
 import { newApi, type Api } from "../openapi";
 import { registerAlertRuleRoutes } from "./alertRules";
+import { registerAuditLogRoutes } from "./auditLog";
 import { registerApplicationRoutes } from "./applications";
 import { registerEndpointRoutes } from "./endpoints";
 import { registerMessageRoutes } from "./messages";
@@ -80,5 +81,6 @@ export function createV1(deps: Deps, opts: { streamsPerCredential?: number } = {
   registerEndpointRoutes(v1);
   registerMessageRoutes(v1);
   registerPortalRoutes(v1);
+  registerAuditLogRoutes(v1);
   return v1;
 }
