@@ -24,6 +24,7 @@ import { registerMessages } from "./commands/messages";
 import { registerHelp } from "./commands/help";
 import { registerKeys } from "./commands/keys";
 import { registerEnvs } from "./commands/envs";
+import { registerAudit } from "./commands/audit";
 import { registerListen } from "./commands/listen";
 import { registerLogin } from "./commands/login";
 import { registerServe } from "./commands/serve";
@@ -73,6 +74,7 @@ export function buildProgram() {
   registerChannels(program);
   registerReplay(program);
   registerJobs(program);
+  registerAudit(program);
   registerCluster(program);
   registerListen(program);
   program.commandsGroup("Help:");
