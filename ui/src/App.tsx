@@ -10,6 +10,7 @@ import { EnvSwitcher } from "./components/envSwitcher";
 import { EnvironmentsPage } from "./pages/Environments";
 import { SessionContext, sessionHinted, setSessionHint, type Me } from "./session";
 import { ApiKeysPage } from "./pages/ApiKeys";
+import { AuditLogPage } from "./pages/AuditLog";
 import { ApplicationPage } from "./pages/applications/detail";
 import { ApplicationMessagePage } from "./pages/applications/withApplication";
 import { ApplicationEndpointPage } from "./pages/applications/withApplication";
@@ -45,7 +46,11 @@ interface Area {
   path: string;
   label: string;
   icon: string;
+  /** Shown only to those it answers (the API refuses the others anyway). */
+  visible?: (me: Me) => boolean;
 }
+
+const adminOrOwner = (me: Me) => me.role === "admin" || me.role === "owner";
 
 export const areas: Area[] = [
   { path: "/", label: "Dashboard", icon: "dashboard" },
@@ -64,6 +69,7 @@ export const areas: Area[] = [
   { path: "/notification-channels", label: "Channels", icon: "channels" },
   { path: "/api-keys", label: "API keys", icon: "keys" },
   { path: "/environments", label: "Environments", icon: "environments" },
+  { path: "/audit-log", label: "Audit log", icon: "audit", visible: adminOrOwner },
 ];
 
 interface Route {
@@ -116,6 +122,7 @@ const routes: Route[] = [
   { pattern: "/notification-channels/:id", title: "Notification channel", render: (p) => <ChannelDetailPage key={p.id} id={p.id!} /> },
   { pattern: "/api-keys", title: "API keys", render: () => <ApiKeysPage /> },
   { pattern: "/environments", title: "Environments", render: () => <EnvironmentsPage /> },
+  { pattern: "/audit-log", title: "Audit log", render: () => <AuditLogPage /> },
 ];
 
 function resolve(path: string): { route: Route | null; params: Record<string, string> } {
@@ -206,7 +213,7 @@ function Shell({ me, onLogout }: { me: Me; onLogout: () => void }) {
 
   const nav = (
     <nav className="nav" aria-label="Main">
-      {areas.map((a) => (
+      {areas.filter((a) => !a.visible || a.visible(me)).map((a) => (
         <Link
           key={a.path}
           to={a.path}

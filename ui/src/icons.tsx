@@ -16,6 +16,7 @@ const paths: Record<string, string> = {
   applications: "M4 4h16v5H4zM4 13h7v7H4zM15 13h5v7h-5zM12 9v4",
   keys: "M11 12a4 4 0 1 1-8 0 4 4 0 0 1 8 0zM11 12h10M17 12v3M20 12v3",
   environments: "M4 7l8-4 8 4-8 4zM4 12l8 4 8-4M4 17l8 4 8-4",
+  audit: "M6 3h9l4 4v14H6zM14 3v5h5M9 12h7M9 16h5",
   menu: "M4 6h16M4 12h16M4 18h16",
   logout: "M15 4h4v16h-4M10 8l-4 4 4 4M6 12h10",
   warning: "M12 3 2 20h20L12 3zM12 10v4M12 17v.01",
