@@ -45,7 +45,7 @@ function actorOf(scope: Scope): { actorType: string; actorId: string | null; act
     case "api_key":
       return { actorType: "api_key", actorId: scope.apiKeyId ?? null, actorName: scope.actorName ?? null };
     case "portal":
-      return { actorType: "portal", actorId: scope.portal?.applicationId ?? null, actorName: scope.actorName ?? null };
+      return { actorType: "portal", actorId: scope.portal?.applicationId ?? null, actorName: scope.actorName ?? "portal link" };
     case "local":
       return { actorType: "system", actorId: null, actorName: scope.actorName ?? "local CLI" };
   }

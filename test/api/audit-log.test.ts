@@ -4,6 +4,7 @@ import { auditLog, memberships, sources, users } from "../../src/db/schema";
 import { transaction } from "../../src/db/transaction";
 import { hex32 } from "../../src/contracts/ids";
 import { createSource as createSourceUseCase } from "../../src/domain/sources";
+import { upsertIssue } from "../../src/domain/issues";
 import type { Scope } from "../../src/domain/deps";
 import { onPostgres } from "../helpers/database";
 import { insertEvent, scopeOf, type TestScope } from "../helpers/rows";
@@ -149,6 +150,20 @@ function writes(): Write[] {
     { what: "delete an event type", run: () => s("DELETE", `/v1/event-types/${made.eventType}`)(), status: 200, action: "delete", resource_type: "event_type", id: () => made.eventType! },
     { what: "delete a topic", run: () => s("DELETE", `/v1/topics/${made.topic}`)(), status: 200, action: "delete", resource_type: "topic", id: () => made.topic! },
     { what: "delete a connection", run: () => s("DELETE", `/v1/connections/${made.connection}`)(), status: 200, action: "delete", resource_type: "connection", id: () => made.connection! },
+    {
+      what: "resolve an issue",
+      run: async () => {
+        const at = new Date().toISOString();
+        const occurrence = { id: hex32(), orgId: scope.orgId, envId: scope.envId, destinationId: made.destination!, fingerprint: "audit", title: "HTTP 500", count: 1, now: at, attemptId: "da_audit", eventId: made.event!, error: null, statusCode: 500 };
+        made.issue = (await upsertIssue(server.deps.db, occurrence, { reopen: false }))!;
+        return s("PATCH", `/v1/issues/${made.issue}`, { status: "resolved" })();
+      },
+      status: 200,
+      action: "update",
+      resource_type: "issue",
+      id: () => made.issue!,
+      changes: () => ({ status: ["open", "resolved"] }),
+    },
     { what: "delete a destination", run: () => s("DELETE", `/v1/destinations/${made.destination}`)(), status: 200, action: "delete", resource_type: "destination", id: () => made.destination!, changes: () => ({ name: ["Sink", null] }) },
     { what: "delete a source", run: () => s("DELETE", `/v1/sources/${made.source}`)(), status: 200, action: "delete", resource_type: "source", id: () => made.source!, changes: () => ({ name: ["Audited again", null] }) },
   ];
@@ -197,6 +212,23 @@ describe("the audit entry of every write", () => {
     const keyRow = (await call(server, "GET", "/v1/auth/api-keys", { headers: session })).body.api_keys.find((k: { key_prefix: string }) => key.startsWith(k.key_prefix));
     const [entry] = await latest();
     expect(entry).toMatchObject({ actor_type: "api_key", actor_id: keyRow.id, actor_name: "test", action: "create", resource_type: "event_type", resource_id: res.body.event_type.id, env_id: scope.envId });
+  });
+
+  it("names a portal link as the portal actor, by its application", async () => {
+    const app = (await call(server, "POST", "/v1/applications", { key, body: { name: "Portal customer", uid: "audit-portal", allow_private_endpoints: true } })).body.application;
+    const link = await call(server, "POST", `/v1/applications/${app.id}/portal`, { key });
+    const token = new URL(link.body.url).hash.replace(/^#token=/, "");
+    const made = await call(server, "POST", `/v1/applications/${app.id}/endpoints`, { headers: { authorization: `Bearer ${token}` }, body: { url: `${sink.url}/portal` } });
+    expect(made.status).toBe(201);
+    const [entry] = await latest();
+    expect(entry).toMatchObject({ actor_type: "portal", actor_id: app.id, actor_name: "portal link", action: "create", resource_type: "endpoint", resource_id: made.body.endpoint.id, ip: "127.0.0.1" });
+  });
+
+  it.skipIf(onPostgres)("records a backup made by the instance owner (SQLite: backups are files)", async () => {
+    const res = await call(server, "POST", "/v1/backups", { headers: session });
+    expect(res.status).toBe(201);
+    const [entry] = await latest();
+    expect(entry).toMatchObject({ actor_id: adminId, action: "create", resource_type: "backup", resource_id: res.body.backup.name, env_id: null });
   });
 
   it("names the local CLI as the system actor (local mode calls the same use-cases)", async () => {
