@@ -139,14 +139,20 @@ export async function whoAmI(deps: Deps, scope: Scope): Promise<MeBody> {
  * node forgets the account's counted failures when it sees a new value at
  * the account's next login (the counts are in each node's memory).
  */
-export async function unlockLogin({ db, clock }: Deps, email: string) {
-  const [user] = await db
-    .update(users)
-    .set({ loginUnlockedAt: iso(clock.now()) })
-    .where(eq(users.email, email.trim().toLowerCase()))
-    .returning({ email: users.email, unlocked_at: users.loginUnlockedAt });
-  if (!user) throw notFound("User");
-  return { user: { email: user.email }, unlocked_at: user.unlocked_at! };
+export async function unlockLogin(deps: Deps, email: string) {
+  const { db, clock } = deps;
+  return transaction(db, async () => {
+    const [user] = await db
+      .update(users)
+      .set({ loginUnlockedAt: iso(clock.now()) })
+      .where(eq(users.email, email.trim().toLowerCase()))
+      .returning({ id: users.id, email: users.email, orgId: users.orgId, envId: users.envId, unlocked_at: users.loginUnlockedAt });
+    if (!user) throw notFound("User");
+    // Only the operator on the server can (local mode): the trail of the user's current organization names the local CLI.
+    const local: Scope = { orgId: user.orgId, envId: user.envId, userId: null, via: "local", scopes: "*", role: "owner" };
+    await recordAudit(deps, local, { action: "unlock", resourceType: "user", resourceId: user.id, envId: null });
+    return { user: { email: user.email }, unlocked_at: user.unlocked_at! };
+  });
 }
 
 /** The account's last unlock (null: never), read before its login attempt is counted. */

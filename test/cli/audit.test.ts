@@ -1,6 +1,6 @@
 import { beforeAll, describe, expect, it } from "vitest";
 import { useServer } from "../helpers/fixture";
-import type { TestServer } from "../helpers/server";
+import { ADMIN, type TestServer } from "../helpers/server";
 import { cli, ensureBinary, modeEnvs, ok, refused, same } from "./helpers";
 
 /** `hookrelay audit list`, as real processes against a real server (remote) and its store (local). */
@@ -28,6 +28,12 @@ describe("hookrelay audit list", () => {
     const one = same(await both(["audit", "list", "--resource-id", local.id, "--json"]));
     expect(one.entries.map((e: { action: string }) => e.action)).toEqual(["update", "create"]);
     expect(one).toMatchObject({ has_more: false, next_cursor: null });
+  });
+
+  it("records the operator lifting a login lock in local mode", async () => {
+    ok(await cli(["users", "unlock", ADMIN.email, "--json"], { env: localEnv }));
+    const [entry] = same(await both(["audit", "list", "--action", "unlock", "--json"])).entries;
+    expect(entry).toMatchObject({ actor_type: "system", actor_name: "local CLI", action: "unlock", resource_type: "user", env_id: null });
   });
 
   it("pages with --limit and --cursor, telling on stderr where the next page starts", async () => {
