@@ -28,9 +28,6 @@ type AuthConfig = Record<string, unknown>;
  * secret fields, and the custom headers' values (they carry Authorization
  * and API keys) masked unless the caller may read secrets (scope `*`, and a role above viewer).
  */
-/** What the audit trail records of a destination: the API shape as a viewer sees it, header values masked. */
-const audited = (row: DestinationRow, secrets: SecretBox) => serializeDestination(row, secrets, { role: "viewer" });
-
 export function serializeDestination(row: DestinationRow, secrets: SecretBox, scope: Pick<Scope, "role">): Destination {
   return {
     id: row.id,
@@ -52,6 +49,19 @@ export function serializeDestination(row: DestinationRow, secrets: SecretBox, sc
     updated_at: row.updatedAt,
   };
 }
+
+/**
+ * What the audit trail records of a destination: the API shape as a viewer
+ * sees it (header values masked), and the sealed secrets under names the
+ * trail masks (src/domain/audit.ts), so that a changed secret shows as
+ * changed, never as what it is.
+ */
+const audited = (row: DestinationRow, secrets: SecretBox) => ({
+  ...serializeDestination(row, secrets, { role: "viewer" }),
+  signing_secret: row.signingSecret,
+  secret_headers: row.headers,
+  auth_secret: row.authConfig,
+});
 
 /**
  * auth_config checked against auth_type. When the type stays the same, the

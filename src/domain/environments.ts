@@ -93,18 +93,18 @@ export async function createEnvironment(deps: Deps, scope: Scope, raw: CreateEnv
 
 export async function updateEnvironment(deps: Deps, scope: Scope, id: string, raw: UpdateEnvironmentInput) {
   const input = parseOrThrow(updateEnvironmentInput, raw, "Invalid environment");
-  const row = await findById(deps, scope, id);
-  const next: EnvironmentRow = { ...row, name: input.name ?? row.name, slug: input.slug ?? row.slug, updatedAt: iso(deps.clock.now()) };
   try {
-    await transaction(deps.db, async () => {
+    return await transaction(deps.db, async () => {
+      const row = await findById(deps, scope, id);
+      const next: EnvironmentRow = { ...row, name: input.name ?? row.name, slug: input.slug ?? row.slug, updatedAt: iso(deps.clock.now()) };
       await deps.db.update(environments).set({ name: next.name, slug: next.slug, updatedAt: next.updatedAt }).where(eq(environments.id, row.id));
       await recordAudit(deps, scope, { action: "update", resourceType: "environment", resourceId: row.id, before: serializeEnvironment(row), after: serializeEnvironment(next), envId: null });
+      return { environment: serializeEnvironment(next) };
     });
   } catch (e) {
-    if (isUniqueViolation(e)) throw await uniqueConflict(deps, scope.orgId, input.name, input.slug, row.id);
+    if (isUniqueViolation(e)) throw await uniqueConflict(deps, scope.orgId, input.name, input.slug, id);
     throw e;
   }
-  return { environment: serializeEnvironment(next) };
 }
 
 /**

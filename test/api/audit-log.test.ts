@@ -91,7 +91,7 @@ function writes(): Write[] {
       id: (b) => (made.destination = b.destination.id),
       changes: () => ({ name: [null, "Sink"], auth_type: [null, "basic"] }),
     },
-    { what: "update a destination", run: () => s("PATCH", `/v1/destinations/${made.destination}`, { timeout_ms: 5000, auth_config: { password: SECRETS[2] + "2" } })(), status: 200, action: "update", resource_type: "destination", id: () => made.destination!, changes: () => ({ timeout_ms: [30000, 5000] }) },
+    { what: "update a destination", run: () => s("PATCH", `/v1/destinations/${made.destination}`, { timeout_ms: 5000, auth_config: { password: SECRETS[2] + "2" } })(), status: 200, action: "update", resource_type: "destination", id: () => made.destination!, changes: () => ({ timeout_ms: [30000, 5000], auth_secret: ["[masked]", "[masked]"] }) },
     { what: "create a connection", run: () => s("POST", "/v1/connections", { name: "Audited route", source_id: made.source, destination_id: made.destination })(), status: 201, action: "create", resource_type: "connection", id: (b) => (made.connection = b.connection.id), changes: () => ({ name: [null, "Audited route"] }) },
     { what: "disable a connection", run: () => s("PATCH", `/v1/connections/${made.connection}`, { enabled: false })(), status: 200, action: "update", resource_type: "connection", id: () => made.connection!, changes: () => ({ enabled: [1, 0], status: ["active", "disabled"] }) },
     { what: "create a topic", run: s("POST", "/v1/topics", { name: "Audited topic" }), status: 201, action: "create", resource_type: "topic", id: (b) => (made.topic = b.topic.id), changes: () => ({ name: [null, "Audited topic"] }) },
