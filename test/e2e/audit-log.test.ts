@@ -5,7 +5,11 @@
  * secrets masked (docs/audit.md).
  */
 import { describe, expect, it } from "vitest";
-import { screenshot, sessionCall, type Browser, type Hookrelay } from "./helpers";
+import { eq } from "drizzle-orm";
+import { memberships, users } from "../../src/db/schema";
+import { hex32 } from "../../src/contracts/ids";
+import { openStoreOf } from "../helpers/database";
+import { ADMIN, screenshot, sessionCall, type Browser, type Hookrelay } from "./helpers";
 import { useBinaryAndBrowser } from "./fixture";
 
 let server: Hookrelay;
@@ -40,5 +44,30 @@ describe("the Audit log page", () => {
     expect(await page.content()).not.toContain("never-shown-e2e");
     expect(page.url()).toContain("resource_type=destination");
     await screenshot(page, "audit-log");
+  });
+
+  it("is not linked for a viewer", async () => {
+    const { page } = browser;
+    // A viewer of the admin's organization, written to the server's store (members are managed elsewhere).
+    const store = await openStoreOf(server.dataDir);
+    const email = "viewer@e2e.local";
+    const password = "a viewer's long password";
+    try {
+      const [admin] = await store.db.select().from(users).where(eq(users.email, ADMIN.email));
+      const now = new Date().toISOString();
+      const id = hex32();
+      await store.db.insert(users).values({ id, email, passwordHash: await Bun.password.hash(password), orgId: admin!.orgId, envId: admin!.envId, createdAt: now });
+      await store.db.insert(memberships).values({ id: hex32(), orgId: admin!.orgId, userId: id, role: "viewer", status: "active", envId: admin!.envId, createdAt: now, updatedAt: now });
+    } finally {
+      await store.close();
+    }
+    await page.goto(server.url + "/");
+    await page.getByRole("button", { name: "Log out" }).click();
+    await page.getByLabel("Email").fill(email);
+    await page.getByLabel("Password").fill(password);
+    await page.getByRole("button", { name: "Log in" }).click();
+    const nav = page.getByRole("navigation", { name: "Main" });
+    await nav.getByRole("link", { name: "Sources" }).waitFor();
+    expect(await nav.getByRole("link", { name: "Audit log" }).count()).toBe(0);
   });
 });
