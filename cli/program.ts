@@ -26,6 +26,7 @@ import { registerKeys } from "./commands/keys";
 import { registerEnvs } from "./commands/envs";
 import { registerMembers } from "./commands/members";
 import { registerOrgs } from "./commands/orgs";
+import { registerAudit } from "./commands/audit";
 import { registerListen } from "./commands/listen";
 import { registerLogin } from "./commands/login";
 import { registerServe } from "./commands/serve";
@@ -78,6 +79,7 @@ export function buildProgram() {
   registerChannels(program);
   registerReplay(program);
   registerJobs(program);
+  registerAudit(program);
   registerCluster(program);
   registerListen(program);
   program.commandsGroup("Help:");

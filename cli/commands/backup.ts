@@ -36,7 +36,7 @@ export function registerBackup(program: Command) {
         method: "POST",
         path: "/backups",
         expect: "backup",
-        local: async (deps) => (out ? (await domain()).createBackupFile(deps, out) : (await domain()).createBackup(deps)),
+        local: async (deps, scope) => (out ? (await domain()).createBackupFile(deps, out, scope) : (await domain()).createBackup(deps, "manual", scope)),
       });
       const dataDir = ctx.local ? await dataDirOf(ctx) : null;
       if (out && ctx.remote) res = { backup: { ...res.backup, path: await download(ctx, res.backup.name, out) } };

@@ -6,7 +6,7 @@ import { whileScheduler, type SchedulerLease } from "../cluster/schedulerLease";
 import type { Config } from "../config/config";
 import { startDeliveryWork } from "../delivery/background";
 import type { Deps } from "../domain/deps";
-import { deleteExpiredEphemeralSources, pruneOldChangelog, pruneOldEvents } from "../domain/retention";
+import { deleteExpiredEphemeralSources, pruneOldAuditEntries, pruneOldChangelog, pruneOldEvents } from "../domain/retention";
 import { pruneExpiredSessions } from "../domain/sessions";
 import type { Logger } from "../observability/logger";
 import type { Metrics } from "../observability/metrics";
@@ -31,6 +31,7 @@ export function startBackgroundWork(ctx: BackgroundContext): BackgroundTask[] {
       every("event-retention", 3600_000, async () => {
         await pruneOldEvents(deps);
         await pruneOldChangelog(deps);
+        await pruneOldAuditEntries(deps);
       }, logger),
       every("ephemeral-source-cleanup", 300_000, () => deleteExpiredEphemeralSources(deps), logger),
       every("node-pruning", 3600_000, () => pruneGoneNodes(deps.db, deps.clock.now()), logger),

@@ -16,6 +16,8 @@ import { hex32, normalizeId } from "../contracts/ids";
 import type { PageQuery } from "../contracts/pagination";
 import { alertHistory, alertRules, destinations, sources } from "../db/schema";
 import { iso } from "../core/clock";
+import { transaction } from "../db/transaction";
+import { recordAudit } from "./audit";
 import type { Deps, Scope } from "./deps";
 import { checkedChannelIds } from "./notificationChannels";
 import { paginate } from "./paging";
@@ -121,7 +123,10 @@ export async function createAlertRule(deps: Deps, scope: Scope, input: CreateAle
     reportedUntil: null,
     reportedUntilId: null,
   };
-  await deps.db.insert(alertRules).values(row);
+  await transaction(deps.db, async () => {
+    await deps.db.insert(alertRules).values(row);
+    await recordAudit(deps, scope, { action: "create", resourceType: "alert_rule", resourceId: row.id, after: serializeAlertRule(row), envId: row.envId });
+  });
   // A new rule is evaluated now rather than at the next interval.
   deps.bus.publish({ type: "alerts.evaluate" });
   return { alert_rule: serializeAlertRule(row) };
@@ -182,6 +187,10 @@ export async function listAlertHistory(deps: Deps, scope: Scope, rawId: string, 
 
 /** Partial update. A new rule_type needs a rule_config of its shape (the stored one is checked against it when none is given). */
 export async function updateAlertRule(deps: Deps, scope: Scope, rawId: string, input: UpdateAlertRuleInput) {
+  return transaction(deps.db, () => updateAlertRuleIn(deps, scope, rawId, input));
+}
+
+async function updateAlertRuleIn(deps: Deps, scope: Scope, rawId: string, input: UpdateAlertRuleInput) {
   const row = await findRule(deps, scope, rawId);
   const next: RuleRow = { ...row };
   if (input.name !== undefined) next.name = input.name;
@@ -208,12 +217,16 @@ export async function updateAlertRule(deps: Deps, scope: Scope, rawId: string, i
     .set({ ...changes, ...reset })
     .where(eq(alertRules.id, id));
   deps.bus.publish({ type: "alerts.evaluate" });
+  await recordAudit(deps, scope, { action: "update", resourceType: "alert_rule", resourceId: id, before: serializeAlertRule(row), after: serializeAlertRule(next) });
   return { alert_rule: serializeAlertRule(next) };
 }
 
 /** Deletes the rule and its history. */
 export async function deleteAlertRule(deps: Deps, scope: Scope, rawId: string) {
-  const row = await findRule(deps, scope, rawId);
-  await deps.db.delete(alertRules).where(eq(alertRules.id, row.id));
+  await transaction(deps.db, async () => {
+    const row = await findRule(deps, scope, rawId);
+    await deps.db.delete(alertRules).where(eq(alertRules.id, row.id));
+    await recordAudit(deps, scope, { action: "delete", resourceType: "alert_rule", resourceId: row.id, before: serializeAlertRule(row) });
+  });
   return { success: true as const };
 }

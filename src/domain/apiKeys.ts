@@ -9,6 +9,8 @@ import { iso } from "../core/clock";
 import { apiKeyCredential } from "./credentials";
 import { instanceOwnerId } from "./instanceOwner";
 import { randomToken, sha256Hex } from "./hash";
+import { transaction } from "../db/transaction";
+import { recordAudit } from "./audit";
 import type { Deps, Scope } from "./deps";
 
 export const KEY_PREFIX_LENGTH = 12;
@@ -32,7 +34,14 @@ export function serializeApiKey(row: ApiKeyRow, userEmail: string | null = null)
   };
 }
 
-export async function createApiKey({ db, clock }: Deps, scope: Scope, input: CreateApiKeyInput) {
+/** What the trail records of a key: its settings, not its use (the count and last use change on every request). */
+function auditedKey(row: ApiKeyRow) {
+  const { request_count: _count, last_used_at: _used, ...shown } = serializeApiKey(row);
+  return shown;
+}
+
+export async function createApiKey(deps: Deps, scope: Scope, input: CreateApiKeyInput) {
+  const { db, clock } = deps;
   const orgId = input.org_id ?? scope.orgId;
   const envId = input.env_id ?? scope.envId;
   if (orgId !== scope.orgId) throw notFound("Environment");
@@ -59,7 +68,10 @@ export async function createApiKey({ db, clock }: Deps, scope: Scope, input: Cre
     lastUsedAt: null,
     revokedAt: null,
   };
-  await db.insert(apiKeys).values(row);
+  await transaction(db, async () => {
+    await db.insert(apiKeys).values(row);
+    await recordAudit(deps, scope, { action: "create", resourceType: "api_key", resourceId: row.id, after: auditedKey(row), envId: row.envId });
+  });
   return { id: row.id, name: row.name, key, key_prefix: row.keyPrefix, scopes: row.scopes, created_at: row.createdAt };
 }
 
@@ -82,22 +94,19 @@ export async function listApiKeys({ db }: Deps, scope: Scope) {
 const ownKeys = (scope: Scope) => (scope.userId ? eq(apiKeys.userId, scope.userId) : sql`1 = 0`);
 
 /** Revokes a key of the organization: any, for an admin or owner; another member's is a 403 to anyone else. */
-export async function revokeApiKey({ db, clock, bus }: Deps, scope: Scope, rawId: string) {
+export async function revokeApiKey(deps: Deps, scope: Scope, rawId: string) {
+  const { db, clock, bus } = deps;
   const id = normalizeId(rawId, "apiKey", "API key");
-  const [found] = await db
-    .select({ userId: apiKeys.userId })
-    .from(apiKeys)
-    .where(and(eq(apiKeys.id, id), eq(apiKeys.orgId, scope.orgId)))
-    .limit(1);
-  if (!found) throw notFound("API key");
-  if (!can(scope.role, "administer") && (scope.userId === null || found.userId !== scope.userId)) {
-    throw new AppError("forbidden", `This API key is another member's: revoking it needs the admin role or higher; yours here is ${scope.role}`);
-  }
-  await db
-    .update(apiKeys)
-    .set({ revoked: 1, revokedAt: iso(clock.now()) })
-    .where(and(eq(apiKeys.id, id), eq(apiKeys.orgId, scope.orgId)));
-  // Committed (no transaction here): live streams held open with the key end now, on every node.
+  await transaction(db, async () => {
+    const [before] = await db.select().from(apiKeys).where(and(eq(apiKeys.id, id), eq(apiKeys.orgId, scope.orgId))).limit(1);
+    if (!before) throw notFound("API key");
+    if (!can(scope.role, "administer") && (scope.userId === null || before.userId !== scope.userId)) {
+      throw new AppError("forbidden", `This API key is another member's: revoking it needs the admin role or higher; yours here is ${scope.role}`);
+    }
+    const [after] = await db.update(apiKeys).set({ revoked: 1, revokedAt: iso(clock.now()) }).where(eq(apiKeys.id, id)).returning();
+    await recordAudit(deps, scope, { action: "revoke", resourceType: "api_key", resourceId: id, before: auditedKey(before), after: auditedKey(after!), envId: before.envId });
+  });
+  // Once committed (deps.bus publishes after the commit): live streams held open with the key end now, on every node.
   bus.publish({ type: "credential.revoked", credential: apiKeyCredential(id) });
   return { success: true as const };
 }

@@ -21,7 +21,7 @@ export interface AuditChange {
 
 const MASKED = "[masked]";
 /** Field names whose values are secrets: never written to the trail. */
-const SECRET_FIELD = /secret|password|token|api_?key|^key$|authorization|auth_config|signing|private/i;
+const SECRET_FIELD = /secret|password|passphrase|token|api_?key|^key$|authorization|auth_config|signing|private_?key|cookie|credential/i;
 
 export async function recordAudit({ db, clock }: Pick<Deps, "db" | "clock">, scope: Scope, change: AuditChange): Promise<void> {
   await db.insert(auditLog).values({
@@ -45,7 +45,7 @@ function actorOf(scope: Scope): { actorType: string; actorId: string | null; act
     case "api_key":
       return { actorType: "api_key", actorId: scope.apiKeyId ?? null, actorName: scope.actorName ?? null };
     case "portal":
-      return { actorType: "portal", actorId: scope.portal?.applicationId ?? null, actorName: scope.actorName ?? null };
+      return { actorType: "portal", actorId: scope.portal?.applicationId ?? null, actorName: scope.actorName ?? "portal link" };
     case "local":
       return { actorType: "system", actorId: null, actorName: scope.actorName ?? "local CLI" };
   }
@@ -59,7 +59,28 @@ export function changesOf(before: Record<string, unknown> | null, after: Record<
     const b = before?.[field];
     const a = after?.[field];
     if (JSON.stringify(b) === JSON.stringify(a)) continue;
-    out[field] = SECRET_FIELD.test(field) ? { before: b == null ? null : MASKED, after: a == null ? null : MASKED } : { before: b ?? null, after: a ?? null };
+    out[field] = SECRET_FIELD.test(field) ? { before: b == null ? null : MASKED, after: a == null ? null : MASKED } : { before: masked(b ?? null), after: masked(a ?? null) };
   }
   return JSON.stringify(out);
+}
+
+/**
+ * A value with every secret-looking field inside it masked, at any depth: in
+ * objects and arrays, and in strings that hold a JSON object (headers,
+ * verification and source configs are stored as JSON text).
+ */
+function masked(value: unknown): unknown {
+  if (Array.isArray(value)) return value.map(masked);
+  if (value !== null && typeof value === "object") {
+    return Object.fromEntries(Object.entries(value).map(([k, v]) => [k, SECRET_FIELD.test(k) && v != null ? MASKED : masked(v)]));
+  }
+  if (typeof value === "string" && value.startsWith("{")) {
+    try {
+      const parsed: unknown = JSON.parse(value);
+      if (parsed !== null && typeof parsed === "object") return JSON.stringify(masked(parsed));
+    } catch {
+      // Not JSON: an ordinary string.
+    }
+  }
+  return value;
 }

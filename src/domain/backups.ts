@@ -6,7 +6,8 @@ import type { Db } from "../db/db";
 import { databasePath } from "../db/sqlite/open";
 import { binarySchemaVersion, compareSchema, databaseSchemaVersion, describeSchema } from "../db/sqlite/schemaVersion";
 import type { Clock } from "../core/clock";
-import type { Deps } from "./deps";
+import { recordAudit } from "./audit";
+import type { Deps, Scope } from "./deps";
 
 /**
  * Backups of the one database: made on a live server without stopping it
@@ -64,8 +65,16 @@ function describe(dir: string, name: string): BackupInfo | null {
   return { name, kind: m[1] ? "scheduled" : "manual", path, size_bytes: statSync(path).size, created_at: `${m[2]}T${m[3]}:${m[4]}:${m[5]}.${m[6]}Z` };
 }
 
-/** A consistent copy of the live database in `<data-dir>/backups`, while ingest and deliveries go on. */
-export async function createBackup(deps: Deps, kind: BackupKind = "manual"): Promise<{ backup: BackupInfo }> {
+/**
+ * A caller's backup is in the trail: written once the file is (a copy is no
+ * database change that could share its transaction), in the caller's organization.
+ */
+async function recordBackup(deps: Deps, scope: Scope | undefined, backup: BackupInfo) {
+  if (scope) await recordAudit(deps, scope, { action: "create", resourceType: "backup", resourceId: backup.name, after: { name: backup.name, kind: backup.kind, size_bytes: backup.size_bytes }, envId: null });
+}
+
+/** A consistent copy of the live database in `<data-dir>/backups`, while ingest and deliveries go on; `scope`: who asked (none for the scheduled ones). */
+export async function createBackup(deps: Deps, kind: BackupKind = "manual", scope?: Scope): Promise<{ backup: BackupInfo }> {
   refuseOnPostgres(deps);
   const dir = backupsDir(dataDirOf(deps.db));
   // Backups hold every event and key hash: for the service's user only.
@@ -76,18 +85,22 @@ export async function createBackup(deps: Deps, kind: BackupKind = "manual"): Pro
   const name = nameFor(kind, at, n);
   await copyDatabase(databaseFileOf(deps.db), join(dir, name));
   chmodSync(join(dir, name), 0o600);
-  return { backup: describe(dir, name)! };
+  const backup = describe(dir, name)!;
+  await recordBackup(deps, scope, backup);
+  return { backup };
 }
 
 /** A backup written to a file of the caller's choosing (local mode's `backup create --out FILE`). */
-export async function createBackupFile(deps: Deps, file: string): Promise<{ backup: BackupInfo }> {
+export async function createBackupFile(deps: Deps, file: string, scope?: Scope): Promise<{ backup: BackupInfo }> {
   refuseOnPostgres(deps);
   const path = resolve(file);
   if (existsSync(path)) throw validation(`${path} already exists: choose a new file name`, [{ field: "out", message: "file exists" }]);
   if (!existsSync(dirname(path))) throw validation(`directory ${dirname(path)} does not exist`, [{ field: "out", message: "no such directory" }]);
   await copyDatabase(databaseFileOf(deps.db), path);
   chmodSync(path, 0o600);
-  return { backup: { name: path.slice(dirname(path).length + 1), kind: "manual", path, size_bytes: statSync(path).size, created_at: deps.clock.now().toISOString() } };
+  const backup: BackupInfo = { name: path.slice(dirname(path).length + 1), kind: "manual", path, size_bytes: statSync(path).size, created_at: deps.clock.now().toISOString() };
+  await recordBackup(deps, scope, backup);
+  return { backup };
 }
 
 /** The backups in `<data-dir>/backups`, newest first. */

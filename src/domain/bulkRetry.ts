@@ -5,6 +5,7 @@ import { transaction } from "../db/transaction";
 import { eventView } from "../rules/eventView";
 import { iso } from "../core/clock";
 import { connectionsBySource, FilterRuleCache, filterVerdicts } from "./deliveries";
+import { recordAudit } from "./audit";
 import type { Deps, Scope } from "./deps";
 import { listEvents } from "./events";
 import { createJob, newJobRow, type JobRow } from "./jobs";
@@ -45,7 +46,10 @@ export async function startBulkRetry(deps: Deps, scope: Scope, filters: EventFil
   // Nothing to retry: no job, so the jobs list holds only work that was done (docs/delivery.md).
   if (total === 0) return { job_id: null, total, skipped };
   const job = newJobRow({ orgId: scope.orgId, envId: scope.envId, kind: "bulk_retry", params: { filters: bounded } satisfies BulkParams, total, skipped, now });
-  await createJob(deps, job);
+  await transaction(deps.db, async () => {
+    await createJob(deps, job);
+    await recordAudit(deps, scope, { action: "retry", resourceType: "event", resourceId: null, after: { job_id: job.id, filters: bounded, total, skipped } });
+  });
   return { job_id: job.id, total: job.total, skipped };
 }
 

@@ -6,6 +6,7 @@ import { createCollectionInput, updateCollectionInput } from "../contracts/colle
 import { notFound, parseOrThrow } from "../contracts/errors";
 import { hex32, normalizeId, normalizeIdOrNull } from "../contracts/ids";
 import { iso } from "../core/clock";
+import { recordAudit } from "./audit";
 import type { Deps, Scope } from "./deps";
 
 import { createScope, inScope } from "./scope";
@@ -43,6 +44,12 @@ export function announceCollection(deps: Pick<Deps, "bus">, collectionId: string
 // ---------------------------------------------------------------- serializing
 
 const jsonList = (list: string[] | null | undefined) => (list === null || list === undefined || list.length === 0 ? null : JSON.stringify([...new Set(list)]));
+
+/** What the audit trail records of a collection: its settings, not the builder's progress. */
+function auditedCollection(row: CollectionRow, sourceName: string | null) {
+  const { id, name, description, source_id, source_name, event_types, event_type_path, key_path, transform_expression, delete_event_types, created_at, updated_at } = serializeCollection(row, { sourceName, eventsPending: 0 });
+  return { id, name, description, source_id, source_name, event_types, event_type_path, key_path, transform_expression, delete_event_types, created_at, updated_at };
+}
 
 export function serializeCollection(row: CollectionRow, extra: { sourceName: string | null; eventsPending: number }): CollectionDto {
   return {
@@ -168,7 +175,10 @@ export async function createCollection(deps: Deps, scope: Scope, raw: CreateColl
     createdAt: now,
     updatedAt: now,
   };
-  await deps.db.insert(collections).values(row);
+  await transaction(deps.db, async () => {
+    await deps.db.insert(collections).values(row);
+    await recordAudit(deps, scope, { action: "create", resourceType: "collection", resourceId: row.id, after: auditedCollection(row, source.name), envId: row.envId });
+  });
   announceCollection(deps, row.id);
   const [collection] = await withProgress(deps, [{ collection: row, sourceName: source.name }]);
   return { collection: collection! };
@@ -198,6 +208,10 @@ export async function getCollection(deps: Deps, scope: Scope, rawId: string) {
  * stored event, as for a new collection.
  */
 export async function updateCollection(deps: Deps, scope: Scope, rawId: string, raw: UpdateCollectionInput) {
+  return transaction(deps.db, () => updateCollectionIn(deps, scope, rawId, raw));
+}
+
+async function updateCollectionIn(deps: Deps, scope: Scope, rawId: string, raw: UpdateCollectionInput) {
   const input = parseOrThrow(updateCollectionInput, raw, "Invalid collection");
   const current = await findCollection(deps, scope, rawId);
   const row = { ...current.collection };
@@ -234,6 +248,7 @@ export async function updateCollection(deps: Deps, scope: Scope, rawId: string, 
       // Only what this request changed: the builder may be moving its own columns meanwhile.
       await tx.update(collections).set({ name: row.name, description: row.description, updatedAt: now }).where(eq(collections.id, id));
     }
+    await recordAudit(deps, scope, { action: "update", resourceType: "collection", resourceId: id, before: auditedCollection(before, current.sourceName), after: auditedCollection(row, sourceName) });
   });
   if (rebuild) announceCollection(deps, id);
   return getCollection(deps, scope, id);
@@ -242,11 +257,11 @@ export async function updateCollection(deps: Deps, scope: Scope, rawId: string, 
 /** Deletes the collection with its records and changelog. */
 export async function deleteCollection(deps: Deps, scope: Scope, rawId: string) {
   const id = normalizeId(rawId, undefined, "Collection");
-  const deleted = await deps.db
-    .delete(collections)
-    .where(inScope(collections, scope, eq(collections.id, id)))
-    .returning({ id: collections.id });
-  if (deleted.length === 0) throw notFound("Collection");
+  await transaction(deps.db, async () => {
+    const current = await findCollection(deps, scope, id);
+    await deps.db.delete(collections).where(inScope(collections, scope, eq(collections.id, id)));
+    await recordAudit(deps, scope, { action: "delete", resourceType: "collection", resourceId: id, before: auditedCollection(current.collection, current.sourceName) });
+  });
   announceCollection(deps, id);
   return { success: true as const };
 }

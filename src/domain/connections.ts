@@ -10,6 +10,7 @@ import { hex32, normalizeId, normalizeIdOrNull } from "../contracts/ids";
 import { eventView } from "../rules/eventView";
 import { applyTransform, DEFAULT_TRANSFORM_TIMEOUT_MS, TransformError } from "../rules/transform";
 import { iso } from "../core/clock";
+import { recordAudit } from "./audit";
 import type { Deps, Scope } from "./deps";
 import { findDestinationRow } from "./destinations";
 import { failEventsLeftPending, refreshEventStatuses } from "./eventStatus";
@@ -101,8 +102,12 @@ export async function createConnection(deps: Deps, scope: Scope, input: CreateCo
     createdAt: now,
     updatedAt: now,
   };
-  await deps.db.insert(connections).values(row);
-  return { connection: serializeConnection({ connection: row, sourceName: source.name, destinationName: destination.name }) };
+  const connection = serializeConnection({ connection: row, sourceName: source.name, destinationName: destination.name });
+  await transaction(deps.db, async () => {
+    await deps.db.insert(connections).values(row);
+    await recordAudit(deps, scope, { action: "create", resourceType: "connection", resourceId: row.id, after: connection, envId: row.envId });
+  });
+  return { connection };
 }
 
 /** The caller's connections, newest first; filters by source, destination and enabled. */
@@ -135,6 +140,10 @@ export async function getConnection(deps: Deps, scope: Scope, rawId: string) {
 }
 
 export async function updateConnection(deps: Deps, scope: Scope, rawId: string, input: UpdateConnectionInput) {
+  return transaction(deps.db, () => updateConnectionIn(deps, scope, rawId, input));
+}
+
+async function updateConnectionIn(deps: Deps, scope: Scope, rawId: string, input: UpdateConnectionInput) {
   const current = await findConnection(deps, scope, rawId);
   const next: JoinedRow = { ...current, connection: { ...current.connection } };
   const row = next.connection;
@@ -165,7 +174,9 @@ export async function updateConnection(deps: Deps, scope: Scope, rawId: string, 
     .set(changes)
     .where(and(eq(connections.id, id), eq(connections.orgId, orgId), eq(connections.envId, envId)));
   deps.bus.publish({ type: "connection.updated", connectionId: id });
-  return { connection: serializeConnection(next) };
+  const connection = serializeConnection(next);
+  await recordAudit(deps, scope, { action: "update", resourceType: "connection", resourceId: id, before: serializeConnection(current), after: connection });
+  return { connection };
 }
 
 /**
@@ -182,11 +193,9 @@ export async function deleteConnection(deps: Deps, scope: Scope, rawId: string) 
   const id = normalizeId(rawId, undefined, "Connection");
   const now = iso(deps.clock.now());
   const changed = await transaction(deps.db, async (tx) => {
-    const deleted = await tx
-      .delete(connections)
-      .where(and(eq(connections.id, id), inScope(connections, scope)))
-      .returning({ id: connections.id });
-    if (deleted.length === 0) throw notFound("Connection");
+    const before = await findConnection(deps, scope, id);
+    await tx.delete(connections).where(and(eq(connections.id, id), inScope(connections, scope)));
+    await recordAudit(deps, scope, { action: "delete", resourceType: "connection", resourceId: id, before: serializeConnection(before) });
     const cancelled = await tx
       .update(deliveryAttempts)
       .set({ status: "failed", error: "connection_deleted", errorDetail: CANCELLED_DETAIL, sentAt: now, nextRetryAt: null, leaseUntil: null, claimedBy: null })

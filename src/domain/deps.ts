@@ -12,6 +12,8 @@ import type { SecretBox } from "./secrets";
 export interface DomainSettings {
   baseUrl: string;
   retentionDays: number;
+  /** HOOKRELAY_AUDIT_RETENTION_DAYS: audit entries older than this are pruned; undefined: 365. */
+  auditRetentionDays?: number;
   maxBodyBytes: number;
   blockPrivateDestinations: boolean;
   /** HOOKRELAY_TRUST_PROXY: whose X-Forwarded-For ingest believes ("" none, "true" any, or CIDRs). */
@@ -83,6 +85,7 @@ export function domainSettings(config: Config, baseUrl: string = config.baseUrl)
   return {
     baseUrl,
     retentionDays: config.retentionDays,
+    auditRetentionDays: config.auditRetentionDays,
     maxBodyBytes: config.maxBodyBytes,
     blockPrivateDestinations: config.blockPrivateDestinations,
     trustProxy: config.trustProxy,

@@ -13,6 +13,8 @@ import {
 import { AppError, notFound, fromZod } from "../contracts/errors";
 import { newId, normalizeId } from "../contracts/ids";
 import { iso } from "../core/clock";
+import { transaction } from "../db/transaction";
+import { recordAudit } from "./audit";
 import type { Deps, Scope } from "./deps";
 import { createScope, inScope } from "./scope";
 import type { SecretBox } from "./secrets";
@@ -49,6 +51,19 @@ export function serializeDestination(row: DestinationRow, secrets: SecretBox, sc
 }
 
 /**
+ * What the audit trail records of a destination: the API shape as a viewer
+ * sees it (header values masked), and the sealed secrets under names the
+ * trail masks (src/domain/audit.ts), so that a changed secret shows as
+ * changed, never as what it is.
+ */
+const audited = (row: DestinationRow, secrets: SecretBox) => ({
+  ...serializeDestination(row, secrets, { role: "viewer" }),
+  signing_secret: row.signingSecret,
+  secret_headers: row.headers,
+  auth_secret: row.authConfig,
+});
+
+/**
  * auth_config checked against auth_type. When the type stays the same, the
  * given fields are laid over the stored ones, so a PATCH that changes only
  * the username need not resend the password it cannot read back.
@@ -68,7 +83,8 @@ function resolveAuthConfig(type: AuthType, given: AuthConfig | null | undefined,
   return parsed.data;
 }
 
-export async function createDestination({ db, clock, secrets }: Deps, scope: Scope, input: CreateDestinationInput) {
+export async function createDestination(deps: Deps, scope: Scope, input: CreateDestinationInput) {
+  const { db, clock, secrets } = deps;
   const { orgId, envId } = createScope(scope, input);
   const authType = input.auth_type ?? DESTINATION_DEFAULTS.auth_type;
   const auth = resolveAuthConfig(authType, input.auth_config, null);
@@ -94,7 +110,10 @@ export async function createDestination({ db, clock, secrets }: Deps, scope: Sco
     createdAt: now,
     updatedAt: now,
   };
-  await db.insert(destinations).values(row);
+  await transaction(db, async () => {
+    await db.insert(destinations).values(row);
+    await recordAudit(deps, scope, { action: "create", resourceType: "destination", resourceId: row.id, after: audited(row, secrets), envId: row.envId });
+  });
   return { destination: serializeDestination(row, secrets, scope) };
 }
 
@@ -137,6 +156,10 @@ export async function getDestinationSecret(deps: Deps, scope: Scope, rawId: stri
 }
 
 export async function updateDestination(deps: Deps, scope: Scope, rawId: string, input: UpdateDestinationInput) {
+  return transaction(deps.db, () => updateDestinationIn(deps, scope, rawId, input));
+}
+
+async function updateDestinationIn(deps: Deps, scope: Scope, rawId: string, input: UpdateDestinationInput) {
   const { db, clock, secrets } = deps;
   const row = await findDestinationRow(deps, scope, rawId);
   const next: DestinationRow = { ...row };
@@ -167,17 +190,21 @@ export async function updateDestination(deps: Deps, scope: Scope, rawId: string,
   deps.bus.publish({ type: "destination.updated", destinationId: id });
   // Deliveries held while paused are due now: wake the workers rather than wait for their poll.
   if (row.status === "paused" && next.status === "active") deps.bus.publish({ type: "delivery.queued" });
+  await recordAudit(deps, scope, { action: "update", resourceType: "destination", resourceId: id, before: audited(row, secrets), after: audited(next, secrets) });
   return { destination: serializeDestination(next, secrets, scope) };
 }
 
 /** Deletes the destination; its connections go with it (foreign key cascade). */
 export async function deleteDestination(deps: Deps, scope: Scope, rawId: string) {
   const id = normalizeId(rawId, "destination", "Destination");
-  const deleted = await deps.db
-    .delete(destinations)
-    .where(and(eq(destinations.id, id), operatorOwned(scope)))
-    .returning({ id: destinations.id });
-  if (deleted.length === 0) throw notFound("Destination");
+  await transaction(deps.db, async () => {
+    const [deleted] = await deps.db
+      .delete(destinations)
+      .where(and(eq(destinations.id, id), operatorOwned(scope)))
+      .returning();
+    if (!deleted) throw notFound("Destination");
+    await recordAudit(deps, scope, { action: "delete", resourceType: "destination", resourceId: id, before: audited(deleted, deps.secrets) });
+  });
   deps.bus.publish({ type: "destination.updated", destinationId: id });
   return { success: true as const };
 }

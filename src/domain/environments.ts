@@ -25,6 +25,7 @@ import { AppError, notFound, parseOrThrow } from "../contracts/errors";
 import { hex32 } from "../contracts/ids";
 import { iso } from "../core/clock";
 import { apiKeyCredential } from "./credentials";
+import { recordAudit } from "./audit";
 import type { Deps, Scope } from "./deps";
 import { inScope } from "./scope";
 import { slugify } from "./slugs";
@@ -79,7 +80,11 @@ export async function createEnvironment(deps: Deps, scope: Scope, raw: CreateEnv
   const now = iso(deps.clock.now());
   const row: EnvironmentRow = { id: hex32(), orgId: scope.orgId, name: input.name, slug, createdAt: now, updatedAt: now };
   try {
-    await deps.db.insert(environments).values(row);
+    await transaction(deps.db, async () => {
+      await deps.db.insert(environments).values(row);
+      // An environment belongs to the organization: its entries have no environment (docs/audit.md).
+      await recordAudit(deps, scope, { action: "create", resourceType: "environment", resourceId: row.id, after: serializeEnvironment(row), envId: null });
+    });
   } catch (e) {
     if (isUniqueViolation(e)) throw await uniqueConflict(deps, scope.orgId, input.name, input.slug);
     throw e;
@@ -89,15 +94,18 @@ export async function createEnvironment(deps: Deps, scope: Scope, raw: CreateEnv
 
 export async function updateEnvironment(deps: Deps, scope: Scope, id: string, raw: UpdateEnvironmentInput) {
   const input = parseOrThrow(updateEnvironmentInput, raw, "Invalid environment");
-  const row = await findById(deps, scope, id);
-  const next: EnvironmentRow = { ...row, name: input.name ?? row.name, slug: input.slug ?? row.slug, updatedAt: iso(deps.clock.now()) };
   try {
-    await deps.db.update(environments).set({ name: next.name, slug: next.slug, updatedAt: next.updatedAt }).where(eq(environments.id, row.id));
+    return await transaction(deps.db, async () => {
+      const row = await findById(deps, scope, id);
+      const next: EnvironmentRow = { ...row, name: input.name ?? row.name, slug: input.slug ?? row.slug, updatedAt: iso(deps.clock.now()) };
+      await deps.db.update(environments).set({ name: next.name, slug: next.slug, updatedAt: next.updatedAt }).where(eq(environments.id, row.id));
+      await recordAudit(deps, scope, { action: "update", resourceType: "environment", resourceId: row.id, before: serializeEnvironment(row), after: serializeEnvironment(next), envId: null });
+      return { environment: serializeEnvironment(next) };
+    });
   } catch (e) {
-    if (isUniqueViolation(e)) throw await uniqueConflict(deps, scope.orgId, input.name, input.slug, row.id);
+    if (isUniqueViolation(e)) throw await uniqueConflict(deps, scope.orgId, input.name, input.slug, id);
     throw e;
   }
-  return { environment: serializeEnvironment(next) };
 }
 
 /**
@@ -171,6 +179,7 @@ export async function deleteEnvironment(deps: Deps, scope: Scope, id: string, op
     // A user's last used environment must outlive this one: the cascade would delete the user.
     await tx.update(users).set({ envId: scope.envId }).where(eq(users.envId, row.id));
     await tx.delete(environments).where(eq(environments.id, row.id));
+    await recordAudit(deps, scope, { action: "delete", resourceType: "environment", resourceId: row.id, before: { ...serializeEnvironment(row), force: Boolean(opts.force) }, envId: null });
   });
   forgetContents(deps, gone);
   return { success: true as const };

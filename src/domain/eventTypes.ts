@@ -8,6 +8,8 @@ import { hex32 } from "../contracts/ids";
 // A pure leaf shared with ingest: a schema accepted here is compiled by exactly the code that later checks payloads.
 import { compileSchema, InvalidSchemaError, type SchemaError } from "../rules/schemaCheck";
 import { iso } from "../core/clock";
+import { transaction } from "../db/transaction";
+import { recordAudit } from "./audit";
 import type { Deps, Scope } from "./deps";
 import { createScope, inScope } from "./scope";
 
@@ -103,12 +105,15 @@ export async function createEventType(deps: Deps, scope: Scope, raw: CreateEvent
     createdAt: now,
     updatedAt: now,
   };
-  try {
-    await deps.db.insert(eventTypes).values(row);
-  } catch (err) {
-    if (isUniqueViolation(err)) throw conflict(row.name);
-    throw err;
-  }
+  await transaction(deps.db, async () => {
+    try {
+      await deps.db.insert(eventTypes).values(row);
+    } catch (err) {
+      if (isUniqueViolation(err)) throw conflict(row.name);
+      throw err;
+    }
+    await recordAudit(deps, scope, { action: "create", resourceType: "event_type", resourceId: row.id, after: serializeEventType(row), envId: row.envId });
+  });
   return { event_type: serializeEventType(row) };
 }
 
@@ -128,6 +133,10 @@ export async function getEventType(deps: Deps, scope: Scope, idOrName: string) {
 }
 
 export async function updateEventType(deps: Deps, scope: Scope, idOrName: string, raw: UpdateEventTypeInput) {
+  return transaction(deps.db, () => updateEventTypeIn(deps, scope, idOrName, raw));
+}
+
+async function updateEventTypeIn(deps: Deps, scope: Scope, idOrName: string, raw: UpdateEventTypeInput) {
   const input = parseOrThrow(updateEventTypeInput, raw, "Invalid event type");
   const current = await findRow(deps, scope, idOrName);
   const patch: Partial<EventTypeRow> = {};
@@ -144,12 +153,16 @@ export async function updateEventType(deps: Deps, scope: Scope, idOrName: string
     throw err;
   }
   if (!updated) throw notFound("Event type");
+  await recordAudit(deps, scope, { action: "update", resourceType: "event_type", resourceId: current.id, before: serializeEventType(current), after: serializeEventType(updated) });
   return { event_type: serializeEventType(updated) };
 }
 
 export async function deleteEventType(deps: Deps, scope: Scope, idOrName: string) {
-  const row = await findRow(deps, scope, idOrName);
-  await deps.db.delete(eventTypes).where(inScope(eventTypes, scope, eq(eventTypes.id, row.id)));
+  await transaction(deps.db, async () => {
+    const row = await findRow(deps, scope, idOrName);
+    await deps.db.delete(eventTypes).where(inScope(eventTypes, scope, eq(eventTypes.id, row.id)));
+    await recordAudit(deps, scope, { action: "delete", resourceType: "event_type", resourceId: row.id, before: serializeEventType(row) });
+  });
   return { success: true as const };
 }
 

@@ -10,6 +10,8 @@ import { never } from "../db/portableSql";
 import { ph, preparedFor } from "../db/prepared";
 import { connections, deliveryAttempts, destinations, issues } from "../db/schema";
 import { iso } from "../core/clock";
+import { transaction } from "../db/transaction";
+import { recordAudit } from "./audit";
 import type { Deps, Scope } from "./deps";
 import { serializeAttempt } from "./deliveryAttempts";
 import { paginate } from "./paging";
@@ -246,6 +248,10 @@ export async function getIssue(deps: Deps, scope: Scope, rawId: string) {
  * status clears it. A resolved issue reopens by itself on its next failure.
  */
 export async function updateIssue(deps: Deps, scope: Scope, rawId: string, input: UpdateIssueInput) {
+  return transaction(deps.db, () => updateIssueIn(deps, scope, rawId, input));
+}
+
+async function updateIssueIn(deps: Deps, scope: Scope, rawId: string, input: UpdateIssueInput) {
   const { issue, destinationName } = await findIssue(deps, scope, rawId);
   const now = iso(deps.clock.now());
   const next: IssueRow = { ...issue, updatedAt: now };
@@ -258,6 +264,7 @@ export async function updateIssue(deps: Deps, scope: Scope, rawId: string, input
     .update(issues)
     .set({ status: next.status, resolvedAt: next.resolvedAt, snoozedUntil: next.snoozedUntil, updatedAt: next.updatedAt })
     .where(eq(issues.id, issue.id));
+  await recordAudit(deps, scope, { action: "update", resourceType: "issue", resourceId: issue.id, before: serializeIssue(issue, destinationName), after: serializeIssue(next, destinationName) });
   return { issue: serializeIssue(next, destinationName) };
 }
 

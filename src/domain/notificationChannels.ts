@@ -6,6 +6,8 @@ import { hex32, newId, normalizeId } from "../contracts/ids";
 import type { ChannelConfig, ChannelDetail, ChannelListItem, ChannelType, CreateChannelInput, UpdateChannelInput } from "../contracts/notificationChannels";
 import { alertRules, notificationChannels } from "../db/schema";
 import { iso, type Clock } from "../core/clock";
+import { transaction } from "../db/transaction";
+import { recordAudit } from "./audit";
 import type { Deps, DomainSettings, Scope } from "./deps";
 import { createScope, inScope } from "./scope";
 import type { SecretBox } from "./secrets";
@@ -55,7 +57,8 @@ function checkedConfig(type: ChannelType, config: Config, settings: DomainSettin
   return out;
 }
 
-export async function createChannel({ db, clock, secrets, settings }: Deps, scope: Scope, input: CreateChannelInput) {
+export async function createChannel(deps: Deps, scope: Scope, input: CreateChannelInput) {
+  const { db, clock, secrets, settings } = deps;
   const { orgId, envId } = createScope(scope, input);
   const config = checkedConfig(input.channel_type, input.config, settings);
   const now = iso(clock.now());
@@ -69,7 +72,10 @@ export async function createChannel({ db, clock, secrets, settings }: Deps, scop
     createdAt: now,
     updatedAt: now,
   };
-  await db.insert(notificationChannels).values(row);
+  await transaction(db, async () => {
+    await db.insert(notificationChannels).values(row);
+    await recordAudit(deps, scope, { action: "create", resourceType: "notification_channel", resourceId: row.id, after: serializeChannelDetail(row, secrets), envId: row.envId });
+  });
   return serializeChannelListItem(row, secrets);
 }
 
@@ -103,6 +109,10 @@ export async function getChannel(deps: Deps, scope: Scope, rawId: string) {
  * it was shown (masked) keeps the stored secret. The channel type is fixed.
  */
 export async function updateChannel(deps: Deps, scope: Scope, rawId: string, input: UpdateChannelInput) {
+  return transaction(deps.db, () => updateChannelIn(deps, scope, rawId, input));
+}
+
+async function updateChannelIn(deps: Deps, scope: Scope, rawId: string, input: UpdateChannelInput) {
   const { db, clock, secrets, settings } = deps;
   const row = await findChannel(deps, scope, rawId);
   const next: ChannelRow = { ...row };
@@ -123,6 +133,7 @@ export async function updateChannel(deps: Deps, scope: Scope, rawId: string, inp
   }
   next.updatedAt = iso(clock.now());
   await db.update(notificationChannels).set({ name: next.name, config: next.config, updatedAt: next.updatedAt }).where(eq(notificationChannels.id, row.id));
+  await recordAudit(deps, scope, { action: "update", resourceType: "notification_channel", resourceId: row.id, before: serializeChannelDetail(row, secrets), after: serializeChannelDetail(next, secrets) });
   return { id: next.id, name: next.name, type: next.type, updated_at: next.updatedAt };
 }
 
@@ -137,6 +148,10 @@ async function rulesUsing({ db }: Deps, scope: Scope, channelId: string) {
 
 /** Refused with 409 while an alert rule still lists the channel: the rule would silently notify nobody. */
 export async function deleteChannel(deps: Deps, scope: Scope, rawId: string) {
+  return transaction(deps.db, () => deleteChannelIn(deps, scope, rawId));
+}
+
+async function deleteChannelIn(deps: Deps, scope: Scope, rawId: string) {
   const row = await findChannel(deps, scope, rawId);
   const using = await rulesUsing(deps, scope, row.id);
   if (using.length > 0) {
@@ -147,6 +162,7 @@ export async function deleteChannel(deps: Deps, scope: Scope, rawId: string) {
     );
   }
   await deps.db.delete(notificationChannels).where(eq(notificationChannels.id, row.id));
+  await recordAudit(deps, scope, { action: "delete", resourceType: "notification_channel", resourceId: row.id, before: serializeChannelDetail(row, deps.secrets) });
   return { deleted: true as const };
 }
 
@@ -164,6 +180,13 @@ export async function testChannel(deps: Deps, scope: Scope, rawId: string) {
     triggeredAt: iso(deps.clock.now()),
     link: `${deps.settings.baseUrl}/notification-channels/${row.id}`,
   };
+  const result = await sendTest(deps, row, notification);
+  // Sent before the entry is written (a send may not run inside a transaction): the entry is the only write here.
+  await recordAudit(deps, scope, { action: "test", resourceType: "notification_channel", resourceId: row.id, after: result });
+  return result;
+}
+
+async function sendTest(deps: Deps, row: ChannelRow, notification: AlertNotification): Promise<{ success: boolean; error: string | null }> {
   const channel = openChannel(row, deps.secrets);
   if (!channel) return { success: false, error: "the channel's config cannot be read (was the secret key changed?)" };
   try {

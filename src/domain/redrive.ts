@@ -8,6 +8,7 @@ import type { Db } from "../db/db";
 import { transaction } from "../db/transaction";
 import { iso } from "../core/clock";
 import { newQueuedAttempt, type AttemptInsert } from "./deliveries";
+import { recordAudit } from "./audit";
 import type { Deps, Scope } from "./deps";
 import { findDestinationRow } from "./destinations";
 import { createJob, newJobRow, type JobRow } from "./jobs";
@@ -68,7 +69,10 @@ export async function startRedrive(deps: Deps, scope: Scope, input: RedriveInput
   const [row] = await deps.db.select({ n: count() }).from(deliveryAttempts).where(dlqFilter(deps.db, scope, params, { rejected: false }));
   const [rejected] = await deps.db.select({ n: count() }).from(deliveryAttempts).where(dlqFilter(deps.db, scope, params, { rejected: true }));
   const job = newJobRow({ orgId: scope.orgId, envId: scope.envId, kind: "redrive", params, total: row?.n ?? 0, skipped: rejected?.n ?? 0, now });
-  await createJob(deps, job);
+  await transaction(deps.db, async () => {
+    await createJob(deps, job);
+    await recordAudit(deps, scope, { action: "redrive", resourceType: "delivery_attempt", resourceId: null, after: { job_id: job.id, ...params, total: job.total, skipped: job.skipped } });
+  });
   return { job_id: job.id, total: job.total, skipped: job.skipped };
 }
 

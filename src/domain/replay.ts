@@ -8,6 +8,7 @@ import { connections, deliveryAttempts, destinations, events, jobs, sources } fr
 import { transaction } from "../db/transaction";
 import { eventView } from "../rules/eventView";
 import { FilterRuleCache, newQueuedAttempt } from "./deliveries";
+import { recordAudit } from "./audit";
 import type { Deps, Scope } from "./deps";
 import { findDestinationRow } from "./destinations";
 import { createJob, getJob, newJobRow, type JobRow } from "./jobs";
@@ -89,7 +90,10 @@ export async function startReplay(deps: Deps, scope: Scope, input: ReplayInput):
     .from(events)
     .where(and(inWindow(scope, params), eq(events.status, "rejected")));
   const job = newJobRow({ orgId: scope.orgId, envId: scope.envId, kind: "replay", params, total, skipped: rejected?.n ?? 0, now: deps.clock.now() });
-  await createJob(deps, job);
+  await transaction(deps.db, async () => {
+    await createJob(deps, job);
+    await recordAudit(deps, scope, { action: "replay", resourceType: "destination", resourceId: destination.id, after: { job_id: job.id, ...params, total } });
+  });
   return { job_id: job.id, status: "running", total };
 }
 

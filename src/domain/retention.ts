@@ -1,5 +1,5 @@
 import { and, eq, inArray, isNotNull, lt, or, sql } from "drizzle-orm";
-import { deliveryAttempts, events, recordChangelog, sources } from "../db/schema";
+import { auditLog, deliveryAttempts, events, recordChangelog, sources } from "../db/schema";
 import { reclaimFreePages } from "../db/statements";
 import { iso } from "../core/clock";
 import type { Deps } from "./deps";
@@ -51,6 +51,32 @@ export async function pruneOldChangelog(deps: Deps, opts: { batch?: number } = {
       return deleted;
     }
     await db.delete(recordChangelog).where(inArray(recordChangelog.id, ids));
+    deleted += ids.length;
+    await new Promise((r) => setImmediate(r));
+  }
+}
+
+/** HOOKRELAY_AUDIT_RETENTION_DAYS when the settings name none. */
+export const DEFAULT_AUDIT_RETENTION_DAYS = 365;
+
+/**
+ * Deletes audit entries older than HOOKRELAY_AUDIT_RETENTION_DAYS, in
+ * batches as events are (docs/audit.md, "Retention"); the index on
+ * created_at finds each batch at once.
+ */
+export async function pruneOldAuditEntries(deps: Deps, opts: { batch?: number } = {}): Promise<number> {
+  const { db, clock, settings } = deps;
+  const days = settings.auditRetentionDays ?? DEFAULT_AUDIT_RETENTION_DAYS;
+  const cutoff = iso(new Date(clock.now().getTime() - days * 24 * 3600 * 1000));
+  const batch = opts.batch ?? BATCH;
+  let deleted = 0;
+  for (;;) {
+    const ids = (await db.select({ id: auditLog.id }).from(auditLog).where(lt(auditLog.createdAt, cutoff)).limit(batch)).map((r) => r.id);
+    if (ids.length === 0) {
+      if (deleted > 0) await reclaimFreePages(db);
+      return deleted;
+    }
+    await db.delete(auditLog).where(inArray(auditLog.id, ids));
     deleted += ids.length;
     await new Promise((r) => setImmediate(r));
   }

@@ -7,6 +7,7 @@ import { transaction, type Tx } from "../db/transaction";
 import { eventView } from "../rules/eventView";
 import { iso } from "../core/clock";
 import { connectionsBySource, FilterRuleCache, filterVerdicts, newQueuedAttemptThrough, type SourceConnection } from "./deliveries";
+import { recordAudit } from "./audit";
 import type { Deps, Scope } from "./deps";
 
 /**
@@ -159,16 +160,18 @@ export async function retryEvent(deps: Deps, scope: Scope, rawId: string, opts: 
   if (event.status === "rejected" && !opts.force) throw rejectedConflict(event);
   const connections = (await connectionsBySource(deps.db, [event.sourceId])).get(event.sourceId) ?? [];
   const passes = await filterVerdicts([{ event, connections, view: () => eventView(event) }], new FilterRuleCache());
-  const result = await transaction(deps.db, (tx) =>
-    queueEventRetries(tx, {
+  const result = await transaction(deps.db, async (tx) => {
+    const result = await queueEventRetries(tx, {
       event,
       connections,
       trigger: "manual",
       now: deps.clock.now(),
       passes,
       force: opts.force,
-    }),
-  );
+    });
+    await recordAudit(deps, scope, { action: "retry", resourceType: "event", resourceId: event.id, after: { force: Boolean(opts.force), retried: result.retried.length } });
+    return result;
+  });
   if (result.retried.length > 0) deps.bus.publish({ type: "delivery.queued" });
   return result;
 }

@@ -8,6 +8,8 @@ import { AppError, notFound } from "../contracts/errors";
 import { iso } from "../core/clock";
 import { sessionCredential } from "./credentials";
 import { randomToken, sha256Hex } from "./hash";
+import { transaction } from "../db/transaction";
+import { recordAudit } from "./audit";
 import type { Deps, Scope } from "./deps";
 
 export const SESSION_TTL_MS = 7 * 24 * 3600 * 1000;
@@ -33,11 +35,20 @@ export async function login(deps: Deps, email: string, password: string, from: O
   const [user] = await deps.db.select().from(users).where(eq(users.email, email.trim().toLowerCase())).limit(1);
   // Verify against a dummy hash when the user is unknown (or has no password) so timing does not reveal which emails exist.
   const ok = await Bun.password.verify(password, user?.passwordHash || DUMMY_HASH).catch(() => false);
-  if (!user || !user.passwordHash || !ok) throw new AppError("unauthorized", "Invalid email or password");
+  // The trail names the account a login was for: only a known one, in its current organization (docs/audit.md).
+  const actor = user && signingIn(user, from.ip);
+  if (!user || !user.passwordHash || !ok) {
+    if (actor) await recordAudit(deps, actor, { action: "login_failed", resourceType: "user", resourceId: user!.id, envId: null });
+    throw new AppError("unauthorized", "Invalid email or password");
+  }
   // A member of no organization any more has nowhere to act: refused as a wrong password is, so the answer tells nothing of the account.
   const placed = await settleSignIn(deps, user);
   if (!placed) throw new AppError("unauthorized", "Invalid email or password");
-  const token = await openSession(deps, user.id, { method: "password", ...from });
+  const token = await transaction(deps.db, async () => {
+    const token = await openSession(deps, user.id, { method: "password", ...from });
+    await recordAudit(deps, { ...actor!, orgId: placed.orgId, envId: placed.envId }, { action: "login", resourceType: "user", resourceId: user.id, after: { method: "password" }, envId: null });
+    return token;
+  });
   return { token, user: { id: user.id, email: user.email, orgId: placed.orgId, envId: placed.envId } };
 }
 
@@ -82,9 +93,25 @@ export async function userForSession({ db, clock }: Deps, token: string): Promis
   return { ...row, role: row.role as Role };
 }
 
-export async function logout({ db, bus }: Deps, token: string) {
-  await db.delete(sessions).where(eq(sessions.id, sha256Hex(token)));
-  // Committed: live streams held open with the session end now, on every node.
+/** Who is signing in, as the trail names them (the role plays no part in recording). */
+const signingIn = (user: typeof users.$inferSelect, ip: string | null): Scope => ({
+  orgId: user.orgId,
+  envId: user.envId,
+  userId: user.id,
+  via: "session",
+  scopes: "*",
+  role: "viewer",
+  actorName: user.email,
+  ip,
+});
+
+export async function logout(deps: Deps, token: string, scope?: Scope) {
+  const { db, bus } = deps;
+  await transaction(db, async () => {
+    const [ended] = await db.delete(sessions).where(eq(sessions.id, sha256Hex(token))).returning({ userId: sessions.userId });
+    if (ended && scope) await recordAudit(deps, scope, { action: "logout", resourceType: "user", resourceId: ended.userId, envId: null });
+  });
+  // Once committed (deps.bus publishes after the commit): live streams held open with the session end now, on every node.
   bus.publish({ type: "credential.revoked", credential: sessionCredential(token) });
 }
 
@@ -125,14 +152,20 @@ export async function whoAmI(deps: Deps, scope: Scope): Promise<MeBody> {
  * node forgets the account's counted failures when it sees a new value at
  * the account's next login (the counts are in each node's memory).
  */
-export async function unlockLogin({ db, clock }: Deps, email: string) {
-  const [user] = await db
-    .update(users)
-    .set({ loginUnlockedAt: iso(clock.now()) })
-    .where(eq(users.email, email.trim().toLowerCase()))
-    .returning({ email: users.email, unlocked_at: users.loginUnlockedAt });
-  if (!user) throw notFound("User");
-  return { user: { email: user.email }, unlocked_at: user.unlocked_at! };
+export async function unlockLogin(deps: Deps, email: string) {
+  const { db, clock } = deps;
+  return transaction(db, async () => {
+    const [user] = await db
+      .update(users)
+      .set({ loginUnlockedAt: iso(clock.now()) })
+      .where(eq(users.email, email.trim().toLowerCase()))
+      .returning({ id: users.id, email: users.email, orgId: users.orgId, envId: users.envId, unlocked_at: users.loginUnlockedAt });
+    if (!user) throw notFound("User");
+    // Only the operator on the server can (local mode): the trail of the user's current organization names the local CLI.
+    const local: Scope = { orgId: user.orgId, envId: user.envId, userId: null, via: "local", scopes: "*", role: "owner" };
+    await recordAudit(deps, local, { action: "unlock", resourceType: "user", resourceId: user.id, envId: null });
+    return { user: { email: user.email }, unlocked_at: user.unlocked_at! };
+  });
 }
 
 /** The account's last unlock (null: never), read before its login attempt is counted. */

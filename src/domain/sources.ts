@@ -9,6 +9,8 @@ import type { CreateSourceInput, DedupStrategy, ListSourcesQuery, UpdateSourceIn
 import { createSourceInput, updateSourceInput } from "../contracts/sources";
 import { findTemplate, templateDedupsByDefault, templates } from "../rules/templates";
 import { iso } from "../core/clock";
+import { transaction } from "../db/transaction";
+import { recordAudit } from "./audit";
 import type { Deps, Scope } from "./deps";
 import { freeSourceSlug, slugify } from "./slugs";
 import { maskSecret, openSecret, serializeSource } from "./sourceSerializer";
@@ -150,13 +152,17 @@ export async function createSource(deps: Deps, scope: Scope, raw: CreateSourceIn
     createdAt: iso(now),
     updatedAt: iso(now),
   };
-  try {
-    await deps.db.insert(sources).values(row);
-  } catch (err) {
-    if (isUniqueViolation(err)) throw new AppError("conflict", `A source with slug "${slug}" already exists`);
-    throw err;
-  }
-  return { source: serializeSource(deps, row) };
+  const source = serializeSource(deps, row);
+  await transaction(deps.db, async () => {
+    try {
+      await deps.db.insert(sources).values(row);
+    } catch (err) {
+      if (isUniqueViolation(err)) throw new AppError("conflict", `A source with slug "${slug}" already exists`);
+      throw err;
+    }
+    await recordAudit(deps, scope, { action: "create", resourceType: "source", resourceId: row.id, after: source, envId: row.envId });
+  });
+  return { source };
 }
 
 /** The sources of the caller's environment, newest first. */
@@ -189,6 +195,10 @@ export async function getSourceSecret(deps: Deps, scope: Scope, id: string) {
 
 export async function updateSource(deps: Deps, scope: Scope, id: string, raw: UpdateSourceInput) {
   const input = parseOrThrow(updateSourceInput, raw, "Invalid source settings");
+  return transaction(deps.db, () => updateSourceIn(deps, scope, id, input));
+}
+
+async function updateSourceIn(deps: Deps, scope: Scope, id: string, input: UpdateSourceInput) {
   const current = await findRow(deps, scope, id);
   const issues: Issue[] = [];
   const patch: Partial<SourceRow> = {};
@@ -274,7 +284,9 @@ export async function updateSource(deps: Deps, scope: Scope, id: string, raw: Up
 
   if (updated.status === "active" && current.status !== "active") await releaseHeldEvents(deps, updated.id);
   deps.bus.publish({ type: "source.updated", sourceId: updated.id });
-  return { source: serializeSource(deps, updated) };
+  const source = serializeSource(deps, updated);
+  await recordAudit(deps, scope, { action: "update", resourceType: "source", resourceId: updated.id, before: serializeSource(deps, current), after: source });
+  return { source };
 }
 
 /**
@@ -294,7 +306,10 @@ export async function deleteSource(deps: Deps, scope: Scope, id: string) {
   const row = await findRow(deps, scope, id);
   // Its events are applications' messages: they go with their applications.
   if (row.type === "outbound") throw new AppError("conflict", "This source holds the outbound messages of every application; delete applications instead");
-  await deps.db.delete(sources).where(eq(sources.id, row.id));
+  await transaction(deps.db, async () => {
+    await deps.db.delete(sources).where(eq(sources.id, row.id));
+    await recordAudit(deps, scope, { action: "delete", resourceType: "source", resourceId: row.id, before: serializeSource(deps, row) });
+  });
   deps.bus.publish({ type: "source.updated", sourceId: row.id });
   return { success: true as const };
 }

@@ -7,6 +7,7 @@ import { hex32, newId } from "../contracts/ids";
 import type { CreateTopicInput, ListTopicsQuery, PublishInput, TopicDto, UpdateTopicInput } from "../contracts/topics";
 import { createTopicInput, publishInput, updateTopicInput } from "../contracts/topics";
 import { iso } from "../core/clock";
+import { recordAudit } from "./audit";
 import type { Deps, Scope } from "./deps";
 import { payloadErrors, schemaText, validatePayloadForEventType } from "./eventTypes";
 import { isUniqueViolation } from "../db/errors";
@@ -82,6 +83,7 @@ export async function createTopic(deps: Deps, scope: Scope, raw: CreateTopicInpu
         .insert(sources)
         .values({ id: row.sourceId, orgId, envId, slug: sourceSlug, name: row.name, description: sourceDescription(row.name), type: TOPIC_SOURCE_TYPE, createdAt: now, updatedAt: now });
       await tx.insert(topics).values(row);
+      await recordAudit(deps, scope, { action: "create", resourceType: "topic", resourceId: row.id, after: serializeTopic(row), envId: row.envId });
     });
   } catch (err) {
     if (isUniqueViolation(err)) throw slugConflict(slug);
@@ -108,6 +110,10 @@ export async function getTopic(deps: Deps, scope: Scope, idOrSlug: string) {
 /** A renamed topic renames its source too, so the sources list keeps telling which topic it belongs to. */
 export async function updateTopic(deps: Deps, scope: Scope, idOrSlug: string, raw: UpdateTopicInput) {
   const input = parseOrThrow(updateTopicInput, raw, "Invalid topic");
+  return transaction(deps.db, () => updateTopicIn(deps, scope, idOrSlug, input));
+}
+
+async function updateTopicIn(deps: Deps, scope: Scope, idOrSlug: string, input: UpdateTopicInput) {
   const current = await findRow(deps, scope, idOrSlug);
   const patch: Partial<TopicRow> = {};
   if (input.name !== undefined) patch.name = input.name;
@@ -122,6 +128,7 @@ export async function updateTopic(deps: Deps, scope: Scope, idOrSlug: string, ra
     await transaction(deps.db, async (tx) => {
       await tx.update(topics).set(patch).where(eq(topics.id, current.id));
       if (patch.name !== undefined) await tx.update(sources).set({ name: updated.name, description: sourceDescription(updated.name), updatedAt: now }).where(eq(sources.id, current.sourceId));
+      await recordAudit(deps, scope, { action: "update", resourceType: "topic", resourceId: current.id, before: serializeTopic(current), after: serializeTopic(updated) });
     });
   } catch (err) {
     if (isUniqueViolation(err)) throw slugConflict(updated.slug);
@@ -132,9 +139,13 @@ export async function updateTopic(deps: Deps, scope: Scope, idOrSlug: string, ra
 
 /** Deletes the topic with its source, and so with the source's events, connections and collections. */
 export async function deleteTopic(deps: Deps, scope: Scope, idOrSlug: string) {
-  const row = await findRow(deps, scope, idOrSlug);
-  // The topic row goes with its source (the foreign key cascades).
-  await deps.db.delete(sources).where(and(eq(sources.id, row.sourceId), inScope(sources, scope)));
+  const row = await transaction(deps.db, async () => {
+    const row = await findRow(deps, scope, idOrSlug);
+    // The topic row goes with its source (the foreign key cascades).
+    await deps.db.delete(sources).where(and(eq(sources.id, row.sourceId), inScope(sources, scope)));
+    await recordAudit(deps, scope, { action: "delete", resourceType: "topic", resourceId: row.id, before: serializeTopic(row) });
+    return row;
+  });
   deps.bus.publish({ type: "source.updated", sourceId: row.sourceId });
   return { success: true as const };
 }

@@ -17,6 +17,7 @@ import { decodeCursor, encodeCursor } from "../contracts/pagination";
 import { applicationEndpoints, applications, destinations, events, messages } from "../db/schema";
 import { transaction } from "../db/transaction";
 import { iso } from "../core/clock";
+import { recordAudit } from "../domain/audit";
 import type { Deps, Scope } from "../domain/deps";
 import { listEventTypes } from "../domain/eventTypes";
 import { isUniqueViolation } from "../db/errors";
@@ -85,13 +86,17 @@ export async function createApplication(deps: Deps, scope: Scope, raw: CreateApp
     createdAt: now,
     updatedAt: now,
   };
-  try {
-    await deps.db.insert(applications).values(row);
-  } catch (err) {
-    if (isUniqueViolation(err)) throw uidConflict(row.uid);
-    throw err;
-  }
-  return { application: serializeApplication(row) };
+  const application = serializeApplication(row);
+  await transaction(deps.db, async () => {
+    try {
+      await deps.db.insert(applications).values(row);
+    } catch (err) {
+      if (isUniqueViolation(err)) throw uidConflict(row.uid);
+      throw err;
+    }
+    await recordAudit(deps, scope, { action: "create", resourceType: "application", resourceId: row.id, after: application, envId: row.envId });
+  });
+  return { application };
 }
 
 /**
@@ -136,6 +141,10 @@ export async function getApplication(deps: Deps, scope: Scope, appId: string) {
 
 export async function updateApplication(deps: Deps, scope: Scope, appId: string, raw: UpdateApplicationInput) {
   const input = parseOrThrow(updateApplicationInput, raw, "Invalid application");
+  return transaction(deps.db, () => updateApplicationIn(deps, scope, appId, input));
+}
+
+async function updateApplicationIn(deps: Deps, scope: Scope, appId: string, input: UpdateApplicationInput) {
   const row = await findApplication(deps, scope, appId);
   const next: ApplicationRow = { ...row };
   if (input.name !== undefined) next.name = input.name;
@@ -167,7 +176,9 @@ export async function updateApplication(deps: Deps, scope: Scope, appId: string,
     const owned = await deps.db.select({ id: destinations.id }).from(destinations).where(eq(destinations.applicationId, id));
     for (const d of owned) deps.bus.publish({ type: "destination.updated", destinationId: d.id });
   }
-  return { application: serializeApplication(updated) };
+  const application = serializeApplication(updated);
+  await recordAudit(deps, scope, { action: "update", resourceType: "application", resourceId: id, before: serializeApplication(row), after: application });
+  return { application };
 }
 
 /**
@@ -182,6 +193,7 @@ export async function deleteApplication(deps: Deps, scope: Scope, appId: string)
     await tx.delete(events).where(inArray(events.id, ownEvents));
     await tx.delete(destinations).where(eq(destinations.applicationId, row.id));
     await tx.delete(applications).where(eq(applications.id, row.id));
+    await recordAudit(deps, scope, { action: "delete", resourceType: "application", resourceId: row.id, before: serializeApplication(row) });
   });
   return { success: true as const };
 }

@@ -17,6 +17,7 @@ import { lockRow } from "../db/rowLock";
 import { transaction } from "../db/transaction";
 import { findApplication } from "./applications";
 import { iso } from "../core/clock";
+import { recordAudit } from "../domain/audit";
 import type { Deps, Scope } from "../domain/deps";
 import { generateSigningSecret } from "../domain/destinationSecrets";
 import { settleMessages, type MessageSettlement } from "../domain/messageSettlement";
@@ -139,6 +140,7 @@ export async function createEndpoint(deps: Deps, scope: Scope, appId: string, ra
     }
     await tx.insert(destinations).values(destination);
     await tx.insert(applicationEndpoints).values(endpoint);
+    await recordAudit(deps, scope, { action: "create", resourceType: "endpoint", resourceId: id, after: serializeEndpoint({ endpoint, destination }), envId: app.envId });
   });
   return { endpoint: serializeEndpoint({ endpoint, destination }) };
 }
@@ -164,6 +166,10 @@ export async function getEndpoint(deps: Deps, scope: Scope, appId: string, endpo
  * clock (HOOKRELAY_ENDPOINT_DISABLE_AFTER counts from its next failure).
  */
 export async function updateEndpoint(deps: Deps, scope: Scope, appId: string, endpointId: string, raw: UpdateEndpointInput) {
+  return transaction(deps.db, () => updateEndpointIn(deps, scope, appId, endpointId, raw));
+}
+
+async function updateEndpointIn(deps: Deps, scope: Scope, appId: string, endpointId: string, raw: UpdateEndpointInput) {
   const input = parseOrThrow(updateEndpointInput, raw, "Invalid endpoint");
   const current = await findEndpoint(deps, scope, appId, endpointId);
   if (input.url !== undefined && scope.portal) checkPortalUrl(deps, current.app, input.url);
@@ -190,6 +196,7 @@ export async function updateEndpoint(deps: Deps, scope: Scope, appId: string, en
     const { id: _d, ...destinationChanges } = destination;
     await tx.update(applicationEndpoints).set(endpointChanges).where(eq(applicationEndpoints.id, endpoint.id));
     await tx.update(destinations).set(destinationChanges).where(eq(destinations.id, destination.id));
+    await recordAudit(deps, scope, { action: "update", resourceType: "endpoint", resourceId: endpoint.id, before: serializeEndpoint(current), after: serializeEndpoint({ endpoint, destination }) });
   });
   deps.bus.publish({ type: "destination.updated", destinationId: destination.id });
   return { endpoint: serializeEndpoint({ endpoint, destination }) };
@@ -201,9 +208,10 @@ export async function updateEndpoint(deps: Deps, scope: Scope, appId: string, en
  * messages `pending`; one in flight is recorded as it ends.
  */
 export async function deleteEndpoint(deps: Deps, scope: Scope, appId: string, endpointId: string) {
-  const { destination } = await findEndpoint(deps, scope, appId, endpointId);
   const now = deps.clock.now();
-  const changed = await transaction(deps.db, async (tx) => {
+  const { destination, changed } = await transaction(deps.db, async (tx) => {
+    const current = await findEndpoint(deps, scope, appId, endpointId);
+    const { destination } = current;
     const dropped = await tx
       .delete(deliveryAttempts)
       .where(and(eq(deliveryAttempts.destinationId, destination.id), eq(deliveryAttempts.status, "queued")))
@@ -216,7 +224,8 @@ export async function deleteEndpoint(deps: Deps, scope: Scope, appId: string, en
     }
     const settled = await settleMessages(tx, settlements, now);
     await tx.delete(destinations).where(eq(destinations.id, destination.id));
-    return settled.changed;
+    await recordAudit(deps, scope, { action: "delete", resourceType: "endpoint", resourceId: current.endpoint.id, before: serializeEndpoint(current) });
+    return { destination, changed: settled.changed };
   });
   deps.bus.publish({ type: "destination.updated", destinationId: destination.id });
   for (const e of changed) deps.bus.publish({ type: "event.updated", orgId: e.orgId, envId: e.envId, eventId: e.id, sourceId: e.sourceId });
@@ -238,10 +247,10 @@ export async function getEndpointSecret(deps: Deps, scope: Scope, appId: string,
  */
 export async function rotateEndpointSecret(deps: Deps, scope: Scope, appId: string, endpointId: string, raw: RotateSecretInput = {}) {
   const input = parseOrThrow(rotateSecretInput, raw ?? {}, "Invalid rotation");
-  const { endpoint, destination } = await findEndpoint(deps, scope, appId, endpointId);
   const secret = input.secret ?? generateSigningSecret();
   const now = deps.clock.now();
-  await transaction(deps.db, async (tx) => {
+  const destination = await transaction(deps.db, async (tx) => {
+    const { endpoint, destination } = await findEndpoint(deps, scope, appId, endpointId);
     await tx
       .update(destinations)
       .set({ signingSecret: deps.secrets.seal(secret), updatedAt: iso(now) })
@@ -250,6 +259,9 @@ export async function rotateEndpointSecret(deps: Deps, scope: Scope, appId: stri
       .update(applicationEndpoints)
       .set({ previousSecret: destination.signingSecret, previousSecretExpiresAt: iso(new Date(now.getTime() + SECRET_ROTATION_OVERLAP_MS)), updatedAt: iso(now) })
       .where(eq(applicationEndpoints.id, endpoint.id));
+    // The secret itself never enters the trail: that it was rotated is the news.
+    await recordAudit(deps, scope, { action: "rotate_secret", resourceType: "endpoint", resourceId: endpoint.id });
+    return destination;
   });
   deps.bus.publish({ type: "destination.updated", destinationId: destination.id });
   return { secret };

@@ -9,6 +9,7 @@ import { inWriteTurn } from "../db/writeTurn";
 import { admits } from "../rules/fanout";
 import { iso } from "../core/clock";
 import { insertQueuedAttempt, newQueuedAttempt } from "../domain/deliveries";
+import { recordAudit } from "../domain/audit";
 import type { Deps, Scope } from "../domain/deps";
 import { validatePayloadForEventType } from "../domain/eventTypes";
 import { isUniqueViolation } from "../db/errors";
@@ -160,6 +161,8 @@ export async function createMessage(deps: Deps, scope: Scope, appId: string, raw
       .update(sources)
       .set({ eventCount: sql`${sources.eventCount} + 1`, lastEventAt: at })
       .where(eq(sources.id, sourceId));
+    // The payload is the application's data, not a setting: the trail names the message, not its content.
+    await recordAudit(deps, scope, { action: "create", resourceType: "message", resourceId: row.id, after: { application_id: row.applicationId, event_type: row.eventType, status: row.status, idempotency_key: row.idempotencyKey }, envId: row.envId });
     return null;
   }).catch(async (err) => {
     const first = key && isUniqueViolation(err) ? await findByKey(db, app.id, key) : null;

@@ -5,6 +5,8 @@ import { applications } from "../db/schema";
 // A pure leaf shared with the API's auth middleware, which checks what this signs.
 import { signPortalToken } from "../rules/portalTokens";
 import { iso } from "../core/clock";
+import { transaction } from "../db/transaction";
+import { recordAudit } from "../domain/audit";
 import type { Deps, Scope } from "../domain/deps";
 import { findApplication, serializeApplication } from "./applications";
 
@@ -27,7 +29,10 @@ export async function createPortalLink(deps: Deps, scope: Scope, appId: string, 
   const ttlMs = input.expires_in !== undefined ? input.expires_in * 1000 : (deps.settings.portalLinkTtlMs ?? DEFAULT_PORTAL_TTL_MS);
   const exp = Math.floor((deps.clock.now().getTime() + ttlMs) / 1000);
   const token = signPortalToken(deps.secrets.deriveKey(PORTAL_KEY_PURPOSE), { app: row.id, org: row.orgId, env: row.envId, exp, gen: row.portalGeneration });
-  return { url: `${deps.settings.baseUrl}/portal#token=${token}`, expires_at: new Date(exp * 1000).toISOString() };
+  const expiresAt = new Date(exp * 1000).toISOString();
+  // Nothing is stored for a link (it is signed), but handing one out grants access: the trail says who did, never the link.
+  await recordAudit(deps, scope, { action: "create", resourceType: "portal_link", resourceId: row.id, after: { application_id: row.id, expires_at: expiresAt } });
+  return { url: `${deps.settings.baseUrl}/portal#token=${token}`, expires_at: expiresAt };
 }
 
 /**
@@ -37,11 +42,14 @@ export async function createPortalLink(deps: Deps, scope: Scope, appId: string, 
  * afterwards work.
  */
 export async function revokePortalLinks(deps: Deps, scope: Scope, appId: string) {
-  const row = await findApplication(deps, scope, appId);
-  await deps.db
-    .update(applications)
-    .set({ portalGeneration: sql`${applications.portalGeneration} + 1`, updatedAt: iso(deps.clock.now()) })
-    .where(eq(applications.id, row.id));
+  await transaction(deps.db, async () => {
+    const row = await findApplication(deps, scope, appId);
+    await deps.db
+      .update(applications)
+      .set({ portalGeneration: sql`${applications.portalGeneration} + 1`, updatedAt: iso(deps.clock.now()) })
+      .where(eq(applications.id, row.id));
+    await recordAudit(deps, scope, { action: "revoke", resourceType: "portal_link", resourceId: row.id, after: { application_id: row.id } });
+  });
   return { success: true as const };
 }
 

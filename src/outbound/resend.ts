@@ -8,6 +8,7 @@ import { isExpired } from "../rules/fanout";
 import { iso } from "../core/clock";
 import { insertQueuedAttempt, newQueuedAttempt } from "../domain/deliveries";
 import { attemptSerializerFor } from "../domain/deliveryAttempts";
+import { recordAudit } from "../domain/audit";
 import type { Deps, Scope } from "../domain/deps";
 import { findApplication } from "./applications";
 import { attemptColumns, findMessage } from "./messages";
@@ -76,6 +77,7 @@ export async function resendMessage(deps: Deps, scope: Scope, appId: string, idO
   const at = iso(now);
   const chain = and(eq(deliveryAttempts.eventId, row.eventId), eq(deliveryAttempts.destinationId, target.destination.id));
   const result = await inWriteTurn(db, async () => {
+    await recordAudit(deps, scope, { action: "resend", resourceType: "message", resourceId: row.id, after: { application_id: app.id, endpoint_id: endpointId }, envId: row.envId });
     const [outstanding] = await db
       .select({ id: deliveryAttempts.id, status: deliveryAttempts.status, scheduledAt: deliveryAttempts.scheduledAt })
       .from(deliveryAttempts)

@@ -15,6 +15,7 @@ import { AcceptInvitePage } from "./pages/AcceptInvite";
 import { MembersPage } from "./pages/members/list";
 import { SessionContext, sessionHinted, setSessionHint, type Me } from "./session";
 import { ApiKeysPage } from "./pages/ApiKeys";
+import { AuditLogPage } from "./pages/AuditLog";
 import { ApplicationPage } from "./pages/applications/detail";
 import { ApplicationMessagePage } from "./pages/applications/withApplication";
 import { ApplicationEndpointPage } from "./pages/applications/withApplication";
@@ -70,6 +71,7 @@ export const areas: Area[] = [
   { path: "/api-keys", label: "API keys", group: "Settings", icon: "keys" },
   { path: "/environments", label: "Environments", group: "Settings", icon: "environments" },
   { path: "/members", label: "Members", group: "Settings", icon: "members" },
+  { path: "/audit-log", label: "Audit log", group: "Settings", icon: "audit", minRole: "admin" },
 ];
 
 interface Route {
@@ -124,6 +126,7 @@ const routes: Route[] = [
   { pattern: "/environments", title: "Environments", render: () => <EnvironmentsPage /> },
   { pattern: "/profile", title: "Profile", render: () => <ProfilePage /> },
   { pattern: "/members", title: "Members", render: () => <MembersPage /> },
+  { pattern: "/audit-log", title: "Audit log", render: () => <AuditLogPage /> },
 ];
 
 function resolve(path: string): { route: Route | null; params: Record<string, string> } {

@@ -17,6 +17,7 @@ const paths: Record<string, string> = {
   keys: "M11 12a4 4 0 1 1-8 0 4 4 0 0 1 8 0zM11 12h10M17 12v3M20 12v3",
   environments: "M4 7l8-4 8 4-8 4zM4 12l8 4 8-4M4 17l8 4 8-4",
   members: "M9 11a4 4 0 1 0 0-8 4 4 0 0 0 0 8zM2 21v-1a6 6 0 0 1 6-6h2a6 6 0 0 1 6 6v1M16 3.5a4 4 0 0 1 0 7.5M22 21v-1a6 6 0 0 0-4-5.6",
+  audit: "M6 3h9l4 4v14H6zM14 3v5h5M9 12h7M9 16h5",
   menu: "M4 6h16M4 12h16M4 18h16",
   logout: "M15 4h4v16h-4M10 8l-4 4 4 4M6 12h10",
   warning: "M12 3 2 20h20L12 3zM12 10v4M12 17v.01",

@@ -71,7 +71,7 @@ export function registerLoginRoutes(api: Api, throttle: LoginThrottle) {
 export function registerAuthRoutes(api: Api) {
   operation(api, { method: "post", path: "/auth/logout", tags: ["auth"], summary: "End the session", responses: responses({ status: 200, schema: successBody }, [401]) }, async (c) => {
     const token = c.get("sessionToken");
-    if (token) await logout(c.get("deps"), token);
+    if (token) await logout(c.get("deps"), token, c.get("scope"));
     deleteCookie(c, SESSION_COOKIE, { path: "/" });
     return c.json({ success: true }, 200);
   });

@@ -26,7 +26,7 @@ export function registerBackupRoutes(api: Api) {
       summary: "Back up the database now (VACUUM INTO a consistent snapshot) into <data-dir>/backups; ingest and deliveries go on meanwhile",
       responses: responses({ status: 201, schema: backupBody }, [401, 403, 409]),
     },
-    async (c) => c.json({ backup: backupView((await createBackup(c.get("deps"))).backup) }, 201),
+    async (c) => c.json({ backup: backupView((await createBackup(c.get("deps"), "manual", c.get("scope"))).backup) }, 201),
   );
 
   operation(

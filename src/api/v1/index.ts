@@ -5,6 +5,7 @@ import { createLoginThrottle } from "../middleware/loginThrottle";
 import { createStreamGuard } from "../../live/streamGuard";
 import { newApi, type Api } from "../openapi";
 import { registerAlertRuleRoutes } from "./alertRules";
+import { registerAuditLogRoutes } from "./auditLog";
 import { registerApplicationRoutes } from "./applications";
 import { registerEndpointRoutes } from "./endpoints";
 import { registerMemberRoutes } from "./members";
@@ -92,5 +93,6 @@ export function createV1(deps: Deps, opts: { streamsPerCredential?: number; logg
   registerEndpointRoutes(v1);
   registerMessageRoutes(v1);
   registerPortalRoutes(v1);
+  registerAuditLogRoutes(v1);
   return v1;
 }
