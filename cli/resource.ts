@@ -137,7 +137,7 @@ export class Resource<M> {
     const cmd = verb(
       this.cmd,
       "create",
-      o.description ?? `Create a ${this.spec.singular}`,
+      o.description ?? `Create ${article(this.spec.singular)}`,
       o.examples ?? [`hookrelay ${this.spec.noun} create ${required.map((f) => `${flagName(f)} …`).join(" ")}`, `hookrelay ${this.spec.noun} create --data @${this.spec.singular}.json --json`],
     );
     const bindings = addFieldOptions(cmd, o.input, false, o);
@@ -157,7 +157,7 @@ export class Resource<M> {
     const cmd = verb(
       this.cmd,
       "update <id>",
-      o.description ?? `Change fields of a ${this.spec.singular} (only the flags given)`,
+      o.description ?? `Change fields of ${article(this.spec.singular)} (only the flags given)`,
       o.examples ?? [`hookrelay ${this.spec.noun} update ${this.spec.exampleId} --name renamed`, `hookrelay ${this.spec.noun} update ${this.spec.exampleId} --data - < patch.json`],
     );
     const bindings = addFieldOptions(cmd, o.input, true, o);
@@ -180,7 +180,7 @@ export class Resource<M> {
   }
 
   delete(o: VerbOptions & { local: Local<M, [id: string]> }) {
-    const cmd = verb(this.cmd, "delete <id>", o.description ?? `Delete a ${this.spec.singular}`, o.examples ?? [`hookrelay ${this.spec.noun} delete ${this.spec.exampleId} --yes`]).option("-y, --yes", "do not ask for confirmation");
+    const cmd = verb(this.cmd, "delete <id>", o.description ?? `Delete ${article(this.spec.singular)}`, o.examples ?? [`hookrelay ${this.spec.noun} delete ${this.spec.exampleId} --yes`]).option("-y, --yes", "do not ask for confirmation");
     act(cmd, async (ctx, opts, [ref]) => {
       const id = await this.id(ctx, ref!);
       await confirm(opts, `Delete ${this.spec.singular} ${ref === id ? id : `${ref} (${id})`}?`);
@@ -197,4 +197,9 @@ export class Resource<M> {
     act(cmd, (ctx, opts, args) => run(ctx, opts, args, this.spec.domain));
     return cmd;
   }
+}
+
+/** "a destination", "an environment": the help reads as English. */
+function article(noun: string): string {
+  return `${/^[aeio]/i.test(noun) ? "an" : "a"} ${noun}`;
 }

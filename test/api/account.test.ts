@@ -76,7 +76,8 @@ describe("POST /v1/auth/password", () => {
     const stored = await server.deps.db.select().from(sessions).where(eq(sessions.userId, u.id));
     // This one and the login just above.
     expect(stored).toHaveLength(2);
-    const [entry] = await server.deps.db.select().from(auditLog).where(and(eq(auditLog.resourceId, u.id), eq(auditLog.resourceType, "user")));
+    // Among the user's logins, the one change of the account itself.
+    const [entry] = await server.deps.db.select().from(auditLog).where(and(eq(auditLog.resourceId, u.id), eq(auditLog.resourceType, "user"), eq(auditLog.action, "update")));
     expect(entry).toMatchObject({ actorType: "user", actorId: u.id, action: "update" });
     expect(JSON.parse(entry!.changes!)).toEqual({ password: { before: "[masked]", after: "[masked]" } });
   });

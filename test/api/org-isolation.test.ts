@@ -88,6 +88,32 @@ describe("a key or a session of one organization never sees another's resources"
   });
 });
 
+describe("members and the audit trail stay in their organization", () => {
+  it("GET /v1/members lists only the organization's own members; a member of another only is 404 to change or remove", async () => {
+    const ofA = (await call(server, "GET", "/v1/members", { key: keyA })).body.members.map((m: { email: string }) => m.email);
+    const ofB = (await call(server, "GET", "/v1/members", { headers: bob })).body.members.map((m: { email: string }) => m.email);
+    expect(ofA).toContain(ADMIN.email);
+    expect(ofA).not.toContain("bob@b.test");
+    // B's members: bob, and the instance owner who created it (its first owner).
+    expect(ofB.sort()).toEqual([ADMIN.email, "bob@b.test"].sort());
+    const [bobRow] = await server.deps.db.select({ id: users.id }).from(users).where(eq(users.email, "bob@b.test"));
+    expect((await call(server, "PATCH", `/v1/members/${bobRow!.id}`, { key: keyA, body: { role: "viewer" } })).status).toBe(404);
+    expect((await call(server, "DELETE", `/v1/members/${bobRow!.id}`, { key: keyA })).status).toBe(404);
+    const [still] = await server.deps.db.select({ role: memberships.role }).from(memberships).where(and(eq(memberships.userId, bobRow!.id), eq(memberships.orgId, b.id)));
+    expect(still?.role).toBe("owner");
+  });
+
+  it("GET /v1/audit-log shows only the organization's own entries", async () => {
+    const ofB = (await call(server, "GET", "/v1/audit-log?limit=100", { headers: bob })).body.entries as { org_id: string; resource_id: string | null }[];
+    expect(ofB.length).toBeGreaterThan(0);
+    expect(ofB.every((e) => e.org_id === b.id)).toBe(true);
+    expect(ofB.map((e) => e.resource_id)).not.toContain(made.a.source);
+    const ofA = (await call(server, "GET", "/v1/audit-log?limit=100", { key: keyA })).body.entries as { org_id: string; resource_id: string | null }[];
+    expect(ofA.map((e) => e.resource_id)).toContain(made.a.source);
+    expect(ofA.map((e) => e.resource_id)).not.toContain(made.b.source);
+  });
+});
+
 describe("X-Hookrelay-Org: a session switches between its organizations", () => {
   it("acts in the organization named (by slug or id), remembers it, and GET /v1/auth/me says so", async () => {
     const inB = await call(server, "GET", "/v1/sources", { headers: { ...admin, "x-hookrelay-org": b.slug } });

@@ -22,7 +22,7 @@ const page = (description: string) => ({ description, content: { "text/html": { 
  * a redirect, or a small HTML page saying what went wrong.
  */
 export function registerOidcRoutes(api: Api, client: OidcClient | undefined, logger: Logger) {
-  operation(api, { method: "get", path: "/auth/methods", tags: ["auth"], summary: "How one may sign in here (public)", responses: responses({ status: 200, schema: loginMethods }) }, async (c) => {
+  operation(api, { method: "get", path: "/auth/methods", tags: ["auth"], security: [], summary: "How one may sign in here (public)", responses: responses({ status: 200, schema: loginMethods }) }, async (c) => {
     const { oidc, passwordLogin } = c.get("deps").settings;
     return c.json({ password: passwordLogin !== false, oidc: oidc ? { name: oidc.name, login_url: "/v1/auth/oidc/login" } : null }, 200);
   });
@@ -33,6 +33,7 @@ export function registerOidcRoutes(api: Api, client: OidcClient | undefined, log
       method: "get",
       path: "/auth/oidc/login",
       tags: ["auth"],
+      security: [],
       summary: "Start single sign-on: redirects to the OpenID Connect provider (authorization code, PKCE S256, state, nonce)",
       responses: { 302: { description: "To the provider" }, 404: page("Single sign-on is not configured"), 502: page("The provider is misconfigured"), 503: page("The provider cannot be reached") },
     },
@@ -58,6 +59,7 @@ export function registerOidcRoutes(api: Api, client: OidcClient | undefined, log
       method: "get",
       path: "/auth/oidc/callback",
       tags: ["auth"],
+      security: [],
       summary: "The provider's redirect back: checks state, exchanges the code, checks the ID token, signs in and redirects to the UI",
       responses: { 302: { description: "Signed in: to the UI" }, 400: page("A bad or expired sign-in"), 403: page("The identity may not sign in here"), 404: page("Single sign-on is not configured"), 502: page("The provider is misconfigured"), 503: page("The provider cannot be reached") },
     },
