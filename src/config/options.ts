@@ -37,7 +37,15 @@ const oneOf =
     if (!values.includes(v)) throw new ConfigError(`${name} must be one of ${values.join(", ")}, got "${raw}"`);
     return v;
   };
+/** OTEL_TRACES_SAMPLER's values this server knows (the specification's, without the Jaeger ones). */
+export const SAMPLERS = ["always_on", "always_off", "traceidratio", "parentbased_always_on", "parentbased_always_off", "parentbased_traceidratio"] as const;
+export type SamplerName = (typeof SAMPLERS)[number];
 const str = (raw: string) => raw;
+const ratio = (name: string) => (raw: string) => {
+  const n = Number(raw.trim());
+  if (raw.trim() === "" || !Number.isFinite(n) || n < 0 || n > 1) throw new ConfigError(`${name} must be a number from 0 to 1, got "${raw}"`);
+  return n;
+};
 const optStr = (raw: string): string | undefined => (raw === "" ? undefined : raw);
 const url = (name: string) => (raw: string) => {
   if (raw === "") return undefined;
@@ -135,6 +143,15 @@ export const serverOptions = {
   maxEndpointsPerApp: opt({ key: "maxEndpointsPerApp", flag: "--max-endpoints-per-app <n>", env: "HOOKRELAY_MAX_ENDPOINTS_PER_APP", description: "Endpoints an application may have (a portal link cannot add more)", default: 20, parse: int("max endpoints per application", 1, 100000) }),
   portalResendsPerMinute: opt({ key: "portalResendsPerMinute", flag: "--portal-resends-per-minute <n>", env: "HOOKRELAY_PORTAL_RESENDS_PER_MINUTE", description: "Message resends a portal link may ask for per application and minute (more answer 429)", default: 10, parse: int("portal resends per minute", 1, 100000) }),
   portalLinkTtl: opt({ key: "portalLinkTtl", flag: "--portal-link-ttl <duration>", env: "HOOKRELAY_PORTAL_LINK_TTL", description: "How long a consumer portal link lasts unless its request sets expires_in: 60s to 7d", default: 3_600_000, defaultLabel: "1h", parse: boundedDuration("portal link TTL", 60_000, 7 * 86_400_000) }),
+  // OpenTelemetry: the standard OTEL_* variables as the specification names them, and hookrelay's own (docs/observability.md).
+  otelEndpoint: opt<string | undefined>({ key: "otelEndpoint", flag: "--otel-endpoint <url>", env: "OTEL_EXPORTER_OTLP_ENDPOINT", description: "OTLP/HTTP collector base URL: traces are sent to <url>/v1/traces; unset (with no traces endpoint): tracing is off", default: undefined, defaultLabel: "off", parse: url("OTLP endpoint") }),
+  otelTracesEndpoint: opt<string | undefined>({ key: "otelTracesEndpoint", flag: "--otel-traces-endpoint <url>", env: "OTEL_EXPORTER_OTLP_TRACES_ENDPOINT", description: "OTLP/HTTP traces URL used as it is (wins over the base endpoint)", default: undefined, defaultLabel: "<endpoint>/v1/traces", parse: url("OTLP traces endpoint") }),
+  otelHeaders: opt<string | undefined>({ key: "otelHeaders", flag: "--otel-headers <list>", env: "OTEL_EXPORTER_OTLP_HEADERS", description: "Headers sent with every export: name=value pairs, comma separated, values URL-encoded (e.g. x-honeycomb-team=KEY)", default: undefined, defaultLabel: "none", secret: true, parse: optStr }),
+  otelServiceName: opt({ key: "otelServiceName", flag: "--otel-service-name <name>", env: "OTEL_SERVICE_NAME", description: "service.name of the exported spans", default: "hookrelay", parse: str }),
+  otelTracesSampler: opt({ key: "otelTracesSampler", flag: "--otel-traces-sampler <sampler>", env: "OTEL_TRACES_SAMPLER", description: "always_on, always_off, traceidratio, parentbased_always_on, parentbased_always_off or parentbased_traceidratio", default: "parentbased_always_on" as SamplerName, parse: oneOf("traces sampler", SAMPLERS) }),
+  otelTracesSamplerArg: opt({ key: "otelTracesSamplerArg", flag: "--otel-traces-sampler-arg <ratio>", env: "OTEL_TRACES_SAMPLER_ARG", description: "The ratio of traces the traceidratio samplers keep, 0 to 1", default: 1, parse: ratio("traces sampler arg") }),
+  otelPropagate: opt({ key: "otelPropagate", flag: "--otel-propagate <bool>", env: "HOOKRELAY_OTEL_PROPAGATE", description: "Send each delivery attempt's traceparent to its destination (a destination's own traceparent header wins; set it empty to send none)", default: true, parse: bool("otel propagate") }),
+  otelQueueSize: opt({ key: "otelQueueSize", flag: "--otel-queue-size <spans>", env: "HOOKRELAY_OTEL_QUEUE_SIZE", description: "Spans waiting for export at most; past it they are dropped and counted (hookrelay_otel_spans_dropped_total)", default: 2048, parse: int("otel queue size", 1, 1_000_000) }),
   shutdownTimeoutMs: opt({ key: "shutdownTimeoutMs", flag: "--shutdown-timeout-ms <ms>", env: "HOOKRELAY_SHUTDOWN_TIMEOUT_MS", description: "How long SIGTERM waits for in-flight work", default: 10000, parse: int("shutdown timeout", 0, 600000) }),
 } as const;
 

@@ -32,6 +32,8 @@ export function createMetrics(labels: { node?: string } = {}) {
     alertsFired: new Counter({ name: "hookrelay_alerts_fired_total", help: "Alert rule triggers by rule type", labelNames: ["rule_type"], registers }),
     notificationsSent: new Counter({ name: "hookrelay_notifications_sent_total", help: "Alert notifications delivered, by channel type", labelNames: ["channel_type"], registers }),
     notificationsFailed: new Counter({ name: "hookrelay_notifications_failed_total", help: "Alert notifications that failed after their retries, by channel type", labelNames: ["channel_type"], registers }),
+    // Tracing (src/observability/tracing.ts): spans the collector did not take or the full queue refused.
+    spansDropped: new Counter({ name: "hookrelay_otel_spans_dropped_total", help: "Trace spans dropped: the export queue was full or the collector did not take them", registers }),
     openIssues: new Gauge({ name: "hookrelay_open_issues", help: "Issues with status open", registers }),
   };
 }
