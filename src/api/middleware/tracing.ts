@@ -1,5 +1,4 @@
 import { SpanKind, SpanStatusCode, type Tracer } from "@opentelemetry/api";
-import { routePath } from "hono/route";
 import { context, extractContext, trace } from "../../observability/tracing";
 import { clientAddress } from "../clientAddress";
 import type { ApiContext } from "../openapi";
@@ -32,7 +31,7 @@ export function traceRequests(tracer: Tracer) {
     try {
       await context.with(trace.setSpan(parent, span), next);
     } finally {
-      const route = spanRoute(routePath(c, -1));
+      const route = spanRoute(handlerPath(c));
       if (route) {
         span.setAttribute("http.route", route);
         span.updateName(`${method} ${route}`);
@@ -48,6 +47,15 @@ export function traceRequests(tracer: Tracer) {
       span.end();
     }
   };
+}
+
+/**
+ * The path of the route that answered: the first matched route that is not
+ * middleware (`app.use` registers method ALL; the UI's catch-all `*` comes
+ * last and is only reached when nothing else answered).
+ */
+function handlerPath(c: ApiContext): string | undefined {
+  return c.req.matchedRoutes.find((r) => r.method !== "ALL")?.path;
 }
 
 /** Hono's `/v1/sources/:id` as the conventions write routes (`/v1/sources/{id}`); every ingest path is `/v1/ingest/{source}`. */
