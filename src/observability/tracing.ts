@@ -1,4 +1,4 @@
-import { context, propagation, trace, isSpanContextValid, SpanKind, SpanStatusCode, type Context, type Span, type Tracer } from "@opentelemetry/api";
+import { context, propagation, trace, isSpanContextValid, SpanKind, SpanStatusCode, type Attributes, type Context, type Span, type Tracer } from "@opentelemetry/api";
 import { AsyncLocalStorageContextManager } from "@opentelemetry/context-async-hooks";
 import { ExportResultCode, W3CTraceContextPropagator, type ExportResult } from "@opentelemetry/core";
 import { OTLPTraceExporter } from "@opentelemetry/exporter-trace-otlp-http";
@@ -201,10 +201,10 @@ class BoundedProcessor implements SpanProcessor {
  * Runs `fn` as an INTERNAL span named `name` under `parent` (a transform, a
  * filter, an alert evaluation): without a tracer, just runs it.
  */
-export async function inSpan<T>(tracer: Tracer | undefined, parent: Span | undefined, name: string, fn: () => Promise<T>): Promise<T> {
+export async function inSpan<T>(tracer: Tracer | undefined, parent: Span | undefined, name: string, fn: () => Promise<T>, attributes?: Attributes): Promise<T> {
   if (!tracer) return fn();
   const base = parent ? trace.setSpan(context.active(), parent) : context.active();
-  const span = tracer.startSpan(name, { kind: SpanKind.INTERNAL }, base);
+  const span = tracer.startSpan(name, { kind: SpanKind.INTERNAL, attributes }, base);
   try {
     return await context.with(trace.setSpan(base, span), fn);
   } catch (error) {
