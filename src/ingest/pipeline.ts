@@ -195,10 +195,12 @@ export async function probe(deps: Deps, rawId: string, peerIp: string | null, he
 async function store(deps: Deps, write: EventWrite): Promise<WriteResult> {
   const result = await writeEvent(deps.db, () => deps.clock.now(), write);
   if (result.kind === "stored") {
+    // Routing ran inside this commit (src/delivery/router.ts, ingestRouting): the status it left is the routing step's outcome.
     activeSpan()?.setAttributes({
       "hookrelay.event.id": result.id,
+      "hookrelay.event.status": result.status,
       "hookrelay.verification_status": write.verificationStatus,
-      "hookrelay.dedup_status": result.duplicateOf ? "duplicate" : write.dedupStatus,
+      "hookrelay.dedup_status": result.duplicateOf ? "duplicate" : result.dedupStatus,
     });
     deps.bus.publish({ type: "event.created", orgId: write.orgId, envId: write.envId, eventId: result.id, sourceId: write.sourceId });
   }

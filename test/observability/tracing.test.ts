@@ -82,6 +82,8 @@ describe("traces of a webhook (tracing on, every request sampled)", () => {
       "user_agent.original": "provider/1.0",
       "hookrelay.source.id": p.sourceId,
       "hookrelay.event.id": eventId,
+      // Routed inside the ingest commit: one connection matched.
+      "hookrelay.event.status": "pending",
       "hookrelay.verification_status": "skipped",
       "hookrelay.dedup_status": "skipped",
     });
