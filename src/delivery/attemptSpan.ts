@@ -70,6 +70,13 @@ export function endAttemptSpan(span: Span, result: SendResult) {
   span.end();
 }
 
+/** An attempt that ended before its request went out (its transform failed). */
+export function endAttemptSpanUnsent(span: Span, errorType: string) {
+  span.setAttribute("error.type", errorType);
+  span.setStatus({ code: SpanStatusCode.ERROR });
+  span.end();
+}
+
 /** url.full without credentials or query values (an api key or token may ride in them). */
 function safeUrl(raw: string): { full: string; host: string; port: number } {
   try {

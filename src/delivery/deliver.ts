@@ -10,7 +10,7 @@ import type { AttemptRow } from "./queue";
 import type { DeliveryCaches } from "./deliveryCaches";
 import type { DestinationPacer } from "./rateLimiter";
 import { decideRetry } from "./retryPolicy";
-import { endAttemptSpan, propagateTrace, startAttemptSpan, withSpan } from "./attemptSpan";
+import { endAttemptSpan, endAttemptSpanUnsent, propagateTrace, startAttemptSpan, withSpan } from "./attemptSpan";
 import type { Tracer } from "@opentelemetry/api";
 import { inSpan } from "../observability/tracing";
 
@@ -99,7 +99,7 @@ export async function deliver(ctx: DeliveryContext, { row, event, claimedAt }: C
     try {
       transformed = { value: await inSpan(ctx.tracer, span, "transform", () => applyTransform(expression, view, { timeoutMs: DEFAULT_TRANSFORM_TIMEOUT_MS })) };
     } catch (err) {
-      span?.end();
+      if (span) endAttemptSpanUnsent(span, err instanceof TransformError ? "transform_error" : "_OTHER");
       if (!(err instanceof TransformError)) throw err;
       return terminal(row, clock.now(), "transform_error", err.message, { url: destination.url, method: destination.httpMethod });
     }
