@@ -11,7 +11,7 @@ import { wakeable } from "../core/wakeable";
 import { dispatchAlert, RETRY_DELAYS_MS, type Notice } from "./dispatch";
 import { evaluateRule, issueTrigger, type Trigger } from "./evaluate";
 import { errorMessage } from "../contracts/errors";
-import { inSpan } from "../observability/tracing";
+import { inSpan } from "../observability/traceContext";
 
 export interface AlertWorkOptions {
   /** Pauses between tries of a failed notification (default RETRY_DELAYS_MS). */

@@ -1,10 +1,10 @@
 import { SpanKind, SpanStatusCode, type Span, type Tracer } from "@opentelemetry/api";
-import { context, storedContext, trace, traceparentOf } from "../observability/tracing";
+import { context, storedContext, trace, traceparentOf } from "../observability/traceContext";
 import type { OutgoingRequest, SendResult } from "../outgoing/sender";
 
 /**
  * An attempt's CLIENT span (OpenTelemetry HTTP client conventions), child of
- * the span whose context the event stored (src/observability/tracing.ts,
+ * the span whose context the event stored (src/observability/traceContext.ts,
  * STORED_TRACE_HEADER): the attempt joins its ingest request's trace however
  * late, and whichever node sends it.
  */

@@ -12,7 +12,7 @@ import type { DestinationPacer } from "./rateLimiter";
 import { decideRetry } from "./retryPolicy";
 import { endAttemptSpan, endAttemptSpanUnsent, propagateTrace, startAttemptSpan, withSpan } from "./attemptSpan";
 import type { Tracer } from "@opentelemetry/api";
-import { inSpan } from "../observability/tracing";
+import { inSpan } from "../observability/traceContext";
 
 /** A claimed row and its event (null when retention pruned the event meanwhile). */
 export interface Claimed {

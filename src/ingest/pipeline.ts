@@ -12,7 +12,7 @@ import { schemaErrors, type SchemaError } from "../rules/schemaCheck";
 import { takeRejectedSlot } from "./rejectedBudget";
 import { sourceRuntime } from "./sourceRuntime";
 import type { SourceTemplate } from "../rules/templates";
-import { activeSpan, STORED_TRACE_HEADER, traceparentToStore } from "../observability/tracing";
+import { activeSpan, STORED_TRACE_HEADER, traceparentToStore } from "../observability/traceContext";
 
 /** One received request, as the HTTP layer hands it over. */
 export interface IngestRequest {

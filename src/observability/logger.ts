@@ -1,4 +1,4 @@
-import { logTraceFields } from "./tracing";
+import { logTraceFields } from "./traceContext";
 
 /**
  * JSON lines when stdout is not a TTY (or asked for), readable text otherwise.

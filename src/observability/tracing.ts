@@ -1,6 +1,6 @@
-import { context, propagation, trace, isSpanContextValid, SpanKind, SpanStatusCode, type Attributes, type Context, type Span, type Tracer } from "@opentelemetry/api";
+import { context, propagation, type Context, type Span, type Tracer } from "@opentelemetry/api";
 import { AsyncLocalStorageContextManager } from "@opentelemetry/context-async-hooks";
-import { ExportResultCode, W3CTraceContextPropagator, type ExportResult } from "@opentelemetry/core";
+import { ExportResultCode, type ExportResult } from "@opentelemetry/core";
 import { OTLPTraceExporter } from "@opentelemetry/exporter-trace-otlp-http";
 import { resourceFromAttributes } from "@opentelemetry/resources";
 import {
@@ -17,6 +17,7 @@ import {
 } from "@opentelemetry/sdk-trace-base";
 import { ATTR_SERVICE_NAME, ATTR_SERVICE_VERSION } from "@opentelemetry/semantic-conventions";
 import type { SamplerName } from "../config/options";
+import { w3c } from "./traceContext";
 
 /** Where export warnings go (the server's logger). */
 type Warner = { warn(msg: string, fields?: Record<string, unknown>): void };
@@ -40,14 +41,6 @@ export interface TracingSettings {
 }
 
 
-/**
- * The stored copy of a trace context: the ingest (or message) span's
- * `traceparent`, kept among the event's stored headers under this name so an
- * attempt sent later, by any node, continues the same trace
- * (docs/observability.md). Received `x-hookrelay-*` headers are never
- * forwarded (src/outgoing/sender.ts).
- */
-export const STORED_TRACE_HEADER = "x-hookrelay-trace";
 
 /** What serve holds: a tracer (or none when tracing is off) and the way to flush and stop it. */
 export interface Tracing {
@@ -60,7 +53,6 @@ export interface Tracing {
 
 export const tracingOff: Tracing = { flush: async () => {}, shutdown: async () => {} };
 
-const w3c = new W3CTraceContextPropagator();
 let contextInstalled = false;
 
 /**
@@ -196,65 +188,3 @@ class BoundedProcessor implements SpanProcessor {
     return this.inner.shutdown();
   }
 }
-
-/**
- * Runs `fn` as an INTERNAL span named `name` under `parent` (a transform, a
- * filter, an alert evaluation): without a tracer, just runs it.
- */
-export async function inSpan<T>(tracer: Tracer | undefined, parent: Span | undefined, name: string, fn: () => Promise<T>, attributes?: Attributes): Promise<T> {
-  if (!tracer) return fn();
-  const base = parent ? trace.setSpan(context.active(), parent) : context.active();
-  const span = tracer.startSpan(name, { kind: SpanKind.INTERNAL, attributes }, base);
-  try {
-    return await context.with(trace.setSpan(base, span), fn);
-  } catch (error) {
-    span.setStatus({ code: SpanStatusCode.ERROR, message: error instanceof Error ? error.message : String(error) });
-    throw error;
-  } finally {
-    span.end();
-  }
-}
-
-/** The span active here, if tracing is on and one is (the logger and the pipeline ask). */
-export function activeSpan(): Span | undefined {
-  return trace.getActiveSpan();
-}
-
-/** The trace context a provider's request carries (`traceparent`, `tracestate`). */
-export function extractContext(headers: { get(name: string): string | null | undefined }): Context {
-  return w3c.extract(context.active(), headers, { get: (carrier, key) => carrier.get(key) ?? undefined, keys: () => ["traceparent", "tracestate"] });
-}
-
-/** The context an event's stored headers name (STORED_TRACE_HEADER), for its attempts' spans. */
-export function storedContext(headers: Record<string, unknown>): Context | undefined {
-  const parent = headers[STORED_TRACE_HEADER];
-  if (typeof parent !== "string") return undefined;
-  const state = headers["tracestate"];
-  const carrier: Record<string, string> = { traceparent: parent, ...(typeof state === "string" ? { tracestate: state } : {}) };
-  const extracted = w3c.extract(context.active(), carrier, { get: (c, k) => c[k], keys: (c) => Object.keys(c) });
-  return trace.getSpanContext(extracted) ? extracted : undefined;
-}
-
-/** The active span's context as a `traceparent` to store with an event, or undefined when no span is active. */
-export function traceparentToStore(): string | undefined {
-  const span = trace.getActiveSpan();
-  if (!span || !isSpanContextValid(span.spanContext())) return undefined;
-  return traceparentOf(span);
-}
-
-/** W3C `traceparent` naming this span (what a destination receives for its attempt). */
-export function traceparentOf(span: Span): string {
-  const carrier: Record<string, string> = {};
-  w3c.inject(trace.setSpan(context.active(), span), carrier, { set: (c, k, v) => (c[k] = v) });
-  return carrier["traceparent"]!;
-}
-
-/** `trace_id` and `span_id` of the active span, for a log line; empty when there is none. */
-export function logTraceFields(): { trace_id?: string; span_id?: string } {
-  const span = trace.getActiveSpan();
-  if (!span) return {};
-  const { traceId, spanId } = span.spanContext();
-  return isSpanContextValid(span.spanContext()) ? { trace_id: traceId, span_id: spanId } : {};
-}
-
-export { context, trace };

@@ -15,7 +15,7 @@ import { isUniqueViolation } from "../db/errors";
 import { freeSourceSlug } from "../domain/slugs";
 import { findApplication } from "./applications";
 import { serializeMessage } from "./messages";
-import { STORED_TRACE_HEADER, traceparentToStore } from "../observability/tracing";
+import { STORED_TRACE_HEADER, traceparentToStore } from "../observability/traceContext";
 
 /**
  * Sending a message (docs/decisions.md D10, docs/outbound.md). A message is stored as an event
@@ -188,7 +188,7 @@ async function findByKey(db: Db, applicationId: string, key: string) {
 /**
  * A message's stored headers: its content type, and with tracing on the
  * `POST …/messages` span's context, so each endpoint attempt joins its trace
- * (src/observability/tracing.ts, STORED_TRACE_HEADER).
+ * (src/observability/traceContext.ts, STORED_TRACE_HEADER).
  */
 function messageHeaders(): Record<string, string> {
   const parent = traceparentToStore();

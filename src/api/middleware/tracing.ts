@@ -1,5 +1,5 @@
 import { SpanKind, SpanStatusCode, type Tracer } from "@opentelemetry/api";
-import { context, extractContext, trace } from "../../observability/tracing";
+import { context, extractContext, trace } from "../../observability/traceContext";
 import { clientAddress } from "../clientAddress";
 import type { ApiContext } from "../openapi";
 
