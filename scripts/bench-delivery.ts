@@ -2,6 +2,8 @@
  * Delivery throughput and lag of the compiled binary against a bare fetch
  * loop to the same receiver, same machine, same concurrency.
  * `npm run bench:delivery [-- --backlog 100000 --seconds 10 --concurrency 32 --steady-rate 0 --drain-only]`
+ * `npm run bench:delivery -- --tracing [--rounds 2 --backlog 20000]`: the drain with tracing off against
+ * on, every request sampled to a local OTLP receiver (scripts/bench/tracing.ts; goal ≥ 90%).
  *
  * 1. bare: a loop of fetch POSTs from Bun to the sink, `concurrency` at once:
  *    the physical limit of this machine for these requests. The request is
@@ -21,6 +23,7 @@
  * backlog does not grow, lag p50 < 20 ms and p99 < 100 ms; RSS < 200 MB.
  */
 import { join } from "node:path";
+import { benchDeliveryTracing, printTracingRuns } from "./bench/tracing";
 import { adminKey, api, cpuSeconds, ensureBinary, machine, numberArg, peakRssMiB, resetPeakRss, root, rssMiB, startBunProcess, startHookrelay, type Proc, metric, until } from "./bench/lib";
 
 const backlog = numberArg("backlog", 100_000);
@@ -35,6 +38,13 @@ console.log(`machine: ${machine()}; delivery concurrency ${concurrency}; backlog
 
 const sink = await startSink();
 const results: [string, string][] = [];
+
+if (process.argv.includes("--tracing")) {
+  const runs = await benchDeliveryTracing({ rounds: numberArg("rounds", 2), backlog: numberArg("backlog", 20_000), concurrency, connections: ingestConnections, sinkUrl: sink.url, sinkCount: async () => (await sinkStats()).count });
+  printTracingRuns("deliveries/s draining the backlog", runs);
+  await sink.stop();
+  process.exit(0);
+}
 
 // The server and its route first: one event delivered to the sink's /capture shows what a delivery sends.
 const hr = await startHookrelay({ HOOKRELAY_DELIVERY_CONCURRENCY: String(concurrency) });

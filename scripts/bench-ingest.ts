@@ -1,6 +1,8 @@
 /**
  * Ingest throughput against a bare Bun server, same load, same machine.
  * `npm run bench:ingest [-- --seconds 10 --connections 64]`
+ * `npm run bench:ingest -- --tracing [--rounds 2]`: tracing off against on, every
+ * request sampled to a local OTLP receiver (scripts/bench/tracing.ts; goal ≥ 90%).
  * `npm run bench:ingest -- --collection [--rounds 2]`: ingest without and
  * with one collection attached to the source (docs/decisions.md D14: within 10%).
  * Goals (docs/performance.md): NORMAL ≥ 50% of bare req/s, FULL ≥ 30%, with
@@ -8,6 +10,7 @@
  * within 2× bare p99 + 10 ms.
  */
 import { createHmac } from "node:crypto";
+import { benchIngestTracing, printTracingRuns } from "./bench/tracing";
 import { adminKey, api, ensureBinary, load, machine, numberArg, peakRssMiB, startBareServer, startHookrelay, type LoadResult } from "./bench/lib";
 
 const seconds = numberArg("seconds", 10);
@@ -20,6 +23,11 @@ const headers = { "content-type": "application/json", "x-signature": signature }
 
 ensureBinary();
 console.log(`machine: ${machine()}; load: autocannon, ${connections} connections, ${seconds} s per run\n`);
+
+if (process.argv.includes("--tracing")) {
+  printTracingRuns("req/s", await benchIngestTracing({ rounds: numberArg("rounds", 2), seconds, connections, body, headers, secret }));
+  process.exit(0);
+}
 
 if (process.argv.includes("--collection")) {
   await benchWithCollection();

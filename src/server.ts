@@ -17,6 +17,7 @@ import { createBus } from "./live/bus";
 import { createClusterBus, type ClusterBus } from "./live/clusterBus";
 import { createLogger, routeDriverLines, type Logger } from "./observability/logger";
 import { createMetrics } from "./observability/metrics";
+import { startTracing } from "./observability/tracing";
 import { startBackgroundWork } from "./boot/background";
 import { createDeps } from "./boot/deps";
 import { waitForDatabase } from "./runtime/waitForDatabase";
@@ -33,6 +34,8 @@ export interface RunningServer {
   lease: SchedulerLease;
   /** Stops intake, lets in-flight work finish up to the deadline, closes the database. */
   stop(): Promise<void>;
+  /** Sends the spans queued so far to the collector (nothing when tracing is off). */
+  flushTraces(): Promise<void>;
 }
 
 /** The composition root: config → db → workers → Bun.serve(api + ui). */
@@ -94,11 +97,25 @@ async function startLocked(config: Config, lock: ServerLock, logger: Logger, clo
     throw error;
   }
   const metrics = createMetrics({ node: deps.node.id });
+  // Off (no provider, no spans) unless an OTLP endpoint is configured (docs/observability.md).
+  const tracing = startTracing(
+    {
+      endpoint: config.otelEndpoint,
+      tracesEndpoint: config.otelTracesEndpoint,
+      headers: config.otelHeaders,
+      serviceName: config.otelServiceName,
+      serviceVersion: deps.node.version,
+      sampler: config.otelTracesSampler,
+      samplerArg: config.otelTracesSamplerArg,
+      queueSize: config.otelQueueSize,
+    },
+    { logger, dropped: (n) => metrics.spansDropped.inc(n) },
+  );
 
-  const tasks = startBackgroundWork({ deps, config, logger: workLogger, metrics, lease });
+  const tasks = startBackgroundWork({ deps, config, logger: workLogger, metrics, lease, tracer: tracing.tracer });
   let stopping = false;
   const stopDriverLines = store.pg ? routeDriverLines(logger, databaseHealth) : () => {};
-  const app = createApp({ deps, logger, metrics, workersRunning: () => !stopping && tasks.every((t) => t.running()), pingDatabase: () => store.ping(), requestBodyTimeoutMs: config.requestBodyTimeout, databaseHealth, metricsToken: config.metricsToken, streamsPerCredential: config.streamsPerCredential });
+  const app = createApp({ deps, logger, metrics, workersRunning: () => !stopping && tasks.every((t) => t.running()), pingDatabase: () => store.ping(), requestBodyTimeoutMs: config.requestBodyTimeout, databaseHealth, metricsToken: config.metricsToken, streamsPerCredential: config.streamsPerCredential, tracer: tracing.tracer });
 
   const server = Bun.serve({
     port: config.port,
@@ -126,6 +143,7 @@ async function startLocked(config: Config, lock: ServerLock, logger: Logger, clo
     bootstrap: boot,
     store,
     lease,
+    flushTraces: () => tracing.flush(),
     async stop() {
       if (stopping) return;
       stopping = true;
@@ -146,6 +164,8 @@ async function startLocked(config: Config, lock: ServerLock, logger: Logger, clo
       databaseHealth.stop();
       await store.close();
       stopDriverLines();
+      // The last spans go out, within a bound: a collector that is away must not hold the shutdown.
+      await Promise.race([tracing.shutdown().catch(() => {}), new Promise((r) => setTimeout(r, 2000).unref?.())]);
       lock.release();
     },
   };

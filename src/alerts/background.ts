@@ -11,6 +11,7 @@ import { wakeable } from "../core/wakeable";
 import { dispatchAlert, RETRY_DELAYS_MS, type Notice } from "./dispatch";
 import { evaluateRule, issueTrigger, type Trigger } from "./evaluate";
 import { errorMessage } from "../contracts/errors";
+import { inSpan } from "../observability/traceContext";
 
 export interface AlertWorkOptions {
   /** Pauses between tries of a failed notification (default RETRY_DELAYS_MS). */
@@ -42,7 +43,7 @@ export function startAlertWork(ctx: BackgroundContext, opts: AlertWorkOptions = 
 
   /** Sends and records in the background: a slow channel holds up no evaluation. */
   function send(rule: ActiveRule, notice: Notice, now: Date) {
-    const sending: Promise<unknown> = dispatchAlert(deps, rule, notice, now, { logger, metrics, retryDelaysMs: opts.retryDelaysMs ?? RETRY_DELAYS_MS, signal: stopping.signal })
+    const sending: Promise<unknown> = inSpan(ctx.tracer, undefined, "alert.notify", () => dispatchAlert(deps, rule, notice, now, { logger, metrics, retryDelaysMs: opts.retryDelaysMs ?? RETRY_DELAYS_MS, signal: stopping.signal }), { "hookrelay.alert_rule.id": rule.id, "hookrelay.alert.status": notice.status })
       .catch((err) => logger.error("recording an alert failed", { alert_rule_id: rule.id, error: errorMessage(err) }))
       .finally(() => dispatches.delete(sending));
     dispatches.add(sending);
@@ -69,7 +70,7 @@ export function startAlertWork(ctx: BackgroundContext, opts: AlertWorkOptions = 
       // Not firing and cooling down: it can neither fire nor resolve now.
       if (rule.firingSince === null && coolingDown(rule, now)) continue;
       try {
-        const { holds, trigger, resolution } = await evaluateRule(deps, rule, now);
+        const { holds, trigger, resolution } = await inSpan(ctx.tracer, undefined, "alert.evaluate", () => evaluateRule(deps, rule, now), { "hookrelay.alert_rule.id": rule.id, "hookrelay.alert_rule.type": rule.ruleType });
         if (!holds && resolution && rule.firingSince !== null) await resolve(rule, resolution, now);
         else if (trigger) await fire(rule, trigger, now);
       } catch (err) {

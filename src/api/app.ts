@@ -12,6 +12,8 @@ import { rememberPeer } from "./clientAddress";
 import { bodyProgressTimeout } from "./middleware/bodyTimeout";
 import { errorHandler, nulInPath } from "./middleware/errors";
 import { securityHeaders } from "./middleware/secureHeaders";
+import { traceRequests } from "./middleware/tracing";
+import type { Tracer } from "@opentelemetry/api";
 import type { ApiEnv } from "./openapi";
 import { serveUi } from "./ui";
 import { createV1 } from "./v1";
@@ -32,15 +34,18 @@ export interface AppOptions {
   requestBodyTimeoutMs?: number;
   /** Where requests report an unreachable database (one log line when it goes, one when it is back). */
   databaseHealth?: DatabaseHealth;
+  /** Set when tracing is on: every request is a SERVER span (./middleware/tracing.ts). */
+  tracer?: Tracer;
 }
 
 /** The whole HTTP surface as one fetch handler: /v1, health, metrics and the admin UI. */
-export function createApp({ deps, logger, metrics, workersRunning = () => true, pingDatabase, metricsToken, streamsPerCredential, requestBodyTimeoutMs = 10_000, databaseHealth }: AppOptions) {
+export function createApp({ deps, logger, metrics, workersRunning = () => true, pingDatabase, metricsToken, streamsPerCredential, requestBodyTimeoutMs = 10_000, databaseHealth, tracer }: AppOptions) {
   const app = new Hono<ApiEnv>();
   app.onError(errorHandler(logger, databaseHealth));
 
   app.use(securityHeaders);
   app.use(requestId());
+  if (tracer) app.use(traceRequests(tracer));
   app.use(nulInPath);
   app.use(async (c, next) => {
     c.set("deps", deps);

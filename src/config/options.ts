@@ -41,7 +41,15 @@ const oneOf =
     if (!values.includes(v)) throw new ConfigError(`${name} must be one of ${values.join(", ")}, got "${raw}"`);
     return v;
   };
+/** OTEL_TRACES_SAMPLER's values this server knows (the specification's, without the Jaeger ones). */
+export const SAMPLERS = ["always_on", "always_off", "traceidratio", "parentbased_always_on", "parentbased_always_off", "parentbased_traceidratio"] as const;
+export type SamplerName = (typeof SAMPLERS)[number];
 const str = (raw: string) => raw;
+const ratio = (name: string) => (raw: string) => {
+  const n = Number(raw.trim());
+  if (raw.trim() === "" || !Number.isFinite(n) || n < 0 || n > 1) throw new ConfigError(`${name} must be a number from 0 to 1, got "${raw}"`);
+  return n;
+};
 const optStr = (raw: string): string | undefined => (raw === "" ? undefined : raw);
 const url = (name: string) => (raw: string) => {
   if (raw === "") return undefined;
@@ -150,6 +158,15 @@ export const serverOptions = {
   oidcRoleClaim: opt<string | undefined>({ key: "oidcRoleClaim", flag: "--oidc-role-claim <claim>", env: "HOOKRELAY_OIDC_ROLE_CLAIM", description: "Single sign-on: the claim the role map reads (e.g. groups)", default: undefined, defaultLabel: "none", parse: optStr }),
   oidcRoleMap: opt<string | undefined>({ key: "oidcRoleMap", flag: "--oidc-role-map <map>", env: "HOOKRELAY_OIDC_ROLE_MAP", description: "Single sign-on: claim values to roles, e.g. hookrelay-admins:admin,platform:developer; applied at each login to the membership in the instance's first organization, the strongest mapped role winning (none mapped: the role stays)", default: undefined, defaultLabel: "none", parse: roleMapOption }),
   passwordLogin: opt({ key: "passwordLogin", flag: "--password-login <on|off>", env: "HOOKRELAY_PASSWORD_LOGIN", description: "off: POST /v1/auth/login is refused and single sign-on is the only way in (needs it configured; hookrelay users reset-password in local mode still works)", default: true, defaultLabel: "on", parse: bool("password login") }),
+  // OpenTelemetry: the standard OTEL_* variables as the specification names them, and hookrelay's own (docs/observability.md).
+  otelEndpoint: opt<string | undefined>({ key: "otelEndpoint", flag: "--otel-endpoint <url>", env: "OTEL_EXPORTER_OTLP_ENDPOINT", description: "OTLP/HTTP collector base URL: traces are sent to <url>/v1/traces; unset (with no traces endpoint): tracing is off", default: undefined, defaultLabel: "off", parse: url("OTLP endpoint") }),
+  otelTracesEndpoint: opt<string | undefined>({ key: "otelTracesEndpoint", flag: "--otel-traces-endpoint <url>", env: "OTEL_EXPORTER_OTLP_TRACES_ENDPOINT", description: "OTLP/HTTP traces URL used as it is (wins over the base endpoint)", default: undefined, defaultLabel: "<endpoint>/v1/traces", parse: url("OTLP traces endpoint") }),
+  otelHeaders: opt<string | undefined>({ key: "otelHeaders", flag: "--otel-headers <list>", env: "OTEL_EXPORTER_OTLP_HEADERS", description: "Headers sent with every export: name=value pairs, comma separated, values URL-encoded (e.g. x-honeycomb-team=KEY)", default: undefined, defaultLabel: "none", secret: true, parse: optStr }),
+  otelServiceName: opt({ key: "otelServiceName", flag: "--otel-service-name <name>", env: "OTEL_SERVICE_NAME", description: "service.name of the exported spans", default: "hookrelay", parse: str }),
+  otelTracesSampler: opt({ key: "otelTracesSampler", flag: "--otel-traces-sampler <sampler>", env: "OTEL_TRACES_SAMPLER", description: "always_on, always_off, traceidratio, parentbased_always_on, parentbased_always_off or parentbased_traceidratio", default: "parentbased_always_on" as SamplerName, parse: oneOf("traces sampler", SAMPLERS) }),
+  otelTracesSamplerArg: opt({ key: "otelTracesSamplerArg", flag: "--otel-traces-sampler-arg <ratio>", env: "OTEL_TRACES_SAMPLER_ARG", description: "The ratio of traces the traceidratio samplers keep, 0 to 1", default: 1, parse: ratio("traces sampler arg") }),
+  otelPropagate: opt({ key: "otelPropagate", flag: "--otel-propagate <bool>", env: "HOOKRELAY_OTEL_PROPAGATE", description: "Send each delivery attempt's traceparent to its destination (a destination's own traceparent header wins; set it empty to send none)", default: true, parse: bool("otel propagate") }),
+  otelQueueSize: opt({ key: "otelQueueSize", flag: "--otel-queue-size <spans>", env: "HOOKRELAY_OTEL_QUEUE_SIZE", description: "Spans waiting for export at most; past it they are dropped and counted (hookrelay_otel_spans_dropped_total)", default: 2048, parse: int("otel queue size", 1, 1_000_000) }),
   shutdownTimeoutMs: opt({ key: "shutdownTimeoutMs", flag: "--shutdown-timeout-ms <ms>", env: "HOOKRELAY_SHUTDOWN_TIMEOUT_MS", description: "How long SIGTERM waits for in-flight work", default: 10000, parse: int("shutdown timeout", 0, 600000) }),
 } as const;
 

@@ -100,6 +100,8 @@ export function startDeliveryWork(ctx: BackgroundContext, opts: DeliveryWorkOpti
     concurrency: config.deliveryConcurrency,
     logger,
     metrics,
+    tracer: ctx.tracer,
+    propagateTrace: config.otelPropagate,
     pollMs,
     coalesceMs: COALESCE_MS,
     onJobsSettled: (ids) => jobsRunner.current().forEach((runner) => runner.settled(ids)),

@@ -31,6 +31,8 @@ export class OutcomeBatch {
   /** A finished delivery's outcome, counted now and recorded by the next pump. */
   finish(outcome: AttemptOutcome) {
     this.opts.metrics?.deliveries.inc({ outcome: outcome.status === "success" ? "success" : outcomeLabel(outcome.error) });
+    if (outcome.retryAt) this.opts.metrics?.retriesScheduled.inc();
+    if (outcome.dlq) this.opts.metrics?.deadLettered.inc();
     this.outcomes.push(outcome);
   }
 

@@ -12,6 +12,7 @@ import { schemaErrors, type SchemaError } from "../rules/schemaCheck";
 import { takeRejectedSlot } from "./rejectedBudget";
 import { sourceRuntime } from "./sourceRuntime";
 import type { SourceTemplate } from "../rules/templates";
+import { activeSpan, STORED_TRACE_HEADER, traceparentToStore } from "../observability/traceContext";
 
 /** One received request, as the HTTP layer hands it over. */
 export interface IngestRequest {
@@ -66,6 +67,9 @@ export async function receive(deps: Deps, req: IngestRequest): Promise<IngestRes
   const found = await openSource(deps, req.sourceId, now);
   if ("status" in found) return found;
   const { source } = found;
+  // Tracing on: the request's SERVER span (src/api/middleware/tracing.ts) is active here; off: none is.
+  const span = activeSpan();
+  span?.setAttribute("hookrelay.source.id", source.id);
 
   const runtime = sourceRuntime(source, deps.secrets);
   const ip = clientIp(req.peerIp, req.headers.get("x-forwarded-for") ?? undefined, deps.settings.trustProxy);
@@ -94,7 +98,7 @@ export async function receive(deps: Deps, req: IngestRequest): Promise<IngestRes
     query: req.query,
     contentType,
     sourceIp: ip,
-    headers: JSON.stringify(runtime.redactedHeaders.length ? redacted(headers, runtime.redactedHeaders) : headers),
+    headers: JSON.stringify(withStoredTrace(runtime.redactedHeaders.length ? redacted(headers, runtime.redactedHeaders) : headers, span !== undefined)),
     body,
     dedupWindowSeconds: source.dedup_window_seconds,
     eventType: null,
@@ -191,6 +195,13 @@ export async function probe(deps: Deps, rawId: string, peerIp: string | null, he
 async function store(deps: Deps, write: EventWrite): Promise<WriteResult> {
   const result = await writeEvent(deps.db, () => deps.clock.now(), write);
   if (result.kind === "stored") {
+    // Routing ran inside this commit (src/delivery/router.ts, ingestRouting): the status it left is the routing step's outcome.
+    activeSpan()?.setAttributes({
+      "hookrelay.event.id": result.id,
+      "hookrelay.event.status": result.status,
+      "hookrelay.verification_status": write.verificationStatus,
+      "hookrelay.dedup_status": result.duplicateOf ? "duplicate" : result.dedupStatus,
+    });
     deps.bus.publish({ type: "event.created", orgId: write.orgId, envId: write.envId, eventId: result.id, sourceId: write.sourceId });
   }
   return result;
@@ -201,6 +212,20 @@ function notStored(result: Exclude<WriteResult, { kind: "stored" }>): IngestResp
   return result.kind === "source_gone"
     ? reply("not_found", new AppError("not_found", "Source not found"))
     : reply("expired", new AppError("source_expired", "Source has reached its request limit"));
+}
+
+/**
+ * The ingest span's context, stored with the event (docs/observability.md):
+ * its attempts continue the trace from it, on any node and however late. A
+ * received header of that name is never trusted to say it.
+ */
+function withStoredTrace(headers: Record<string, string>, traced: boolean): Record<string, string> {
+  if (!traced) return headers;
+  const parent = traceparentToStore();
+  const out = { ...headers };
+  delete out[STORED_TRACE_HEADER];
+  if (parent) out[STORED_TRACE_HEADER] = parent;
+  return out;
 }
 
 /** A copy with the secret-bearing headers' values replaced; the verifier still sees the originals. */

@@ -1,4 +1,10 @@
-/** JSON lines when stdout is not a TTY (or asked for), readable text otherwise. */
+import { logTraceFields } from "./traceContext";
+
+/**
+ * JSON lines when stdout is not a TTY (or asked for), readable text otherwise.
+ * A line written while a traced request or attempt is handled carries its
+ * `trace_id` and `span_id` (none without tracing: no span is ever active).
+ */
 export type LogLevel = "debug" | "info" | "warn" | "error";
 const order: Record<LogLevel, number> = { debug: 10, info: 20, warn: 30, error: 40 };
 
@@ -18,6 +24,7 @@ export function createLogger(opts: { level: LogLevel; format: "auto" | "text" | 
   const log = (level: LogLevel, msg: string, fields: Record<string, unknown> = {}) => {
     if (order[level] < order[opts.level]) return;
     const time = new Date().toISOString();
+    fields = { ...fields, ...logTraceFields() };
     if (json) {
       out(JSON.stringify({ time, level, msg, ...fields }));
     } else {

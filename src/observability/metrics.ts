@@ -24,6 +24,8 @@ export function createMetrics(labels: { node?: string } = {}) {
     ingestDuration: new Histogram({ name: "hookrelay_ingest_duration_seconds", help: "Ingest latency from request to acknowledgement", buckets: [0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 1], registers }),
     deliveries: new Counter({ name: "hookrelay_deliveries_total", help: "Delivery attempts by outcome", labelNames: ["outcome"], registers }),
     deliveryDuration: new Histogram({ name: "hookrelay_delivery_duration_seconds", help: "Delivery request latency", buckets: [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30], registers }),
+    retriesScheduled: new Counter({ name: "hookrelay_delivery_retries_scheduled_total", help: "Failed attempts that scheduled a retry", registers }),
+    deadLettered: new Counter({ name: "hookrelay_delivery_dlq_total", help: "Failed attempts that ended their chain in the DLQ", registers }),
     queueDepth: new Gauge({ name: "hookrelay_delivery_queue_depth", help: "Deliveries queued or in flight", registers }),
     sseClients: new Gauge({ name: "hookrelay_sse_clients", help: "Open event streams (GET /v1/events/stream)", registers }),
     sseDropped: new Counter({ name: "hookrelay_sse_dropped_total", help: "Event-stream clients dropped for not reading", registers }),
@@ -32,6 +34,8 @@ export function createMetrics(labels: { node?: string } = {}) {
     alertsFired: new Counter({ name: "hookrelay_alerts_fired_total", help: "Alert rule triggers by rule type", labelNames: ["rule_type"], registers }),
     notificationsSent: new Counter({ name: "hookrelay_notifications_sent_total", help: "Alert notifications delivered, by channel type", labelNames: ["channel_type"], registers }),
     notificationsFailed: new Counter({ name: "hookrelay_notifications_failed_total", help: "Alert notifications that failed after their retries, by channel type", labelNames: ["channel_type"], registers }),
+    // Tracing (src/observability/tracing.ts): spans the collector did not take or the full queue refused.
+    spansDropped: new Counter({ name: "hookrelay_otel_spans_dropped_total", help: "Trace spans dropped: the export queue was full or the collector did not take them", registers }),
     openIssues: new Gauge({ name: "hookrelay_open_issues", help: "Issues with status open", registers }),
   };
 }

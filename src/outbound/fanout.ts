@@ -16,6 +16,7 @@ import { isUniqueViolation } from "../db/errors";
 import { freeSourceSlug } from "../domain/slugs";
 import { findApplication } from "./applications";
 import { serializeMessage } from "./messages";
+import { STORED_TRACE_HEADER, traceparentToStore } from "../observability/traceContext";
 
 /**
  * Sending a message (docs/decisions.md D10, docs/outbound.md). A message is stored as an event
@@ -116,6 +117,8 @@ export async function createMessage(deps: Deps, scope: Scope, appId: string, raw
     updatedAt: at,
   };
   const { db } = deps;
+  // Taken here: the write turn may run its work outside this request's async context.
+  const storedHeaders = JSON.stringify(messageHeaders());
   // The turn's write transaction (shared with ingest and the delivery pump): the message, its event
   // and its deliveries commit together. The idempotency check inside it is not raced on SQLite (one
   // writer); on PostgreSQL another turn or node may store the key first: its unique index says so.
@@ -136,7 +139,7 @@ export async function createMessage(deps: Deps, scope: Scope, appId: string, raw
         query: null,
         contentType: "application/json",
         sourceIp: null,
-        headers: JSON.stringify({ "content-type": "application/json" }),
+        headers: storedHeaders,
         body,
         payloadSize: body.byteLength,
         verificationStatus: "skipped",
@@ -183,4 +186,14 @@ async function findByKey(db: Db, applicationId: string, key: string) {
     .where(and(eq(messages.applicationId, applicationId), eq(messages.idempotencyKey, key)))
     .limit(1);
   return found ?? null;
+}
+
+/**
+ * A message's stored headers: its content type, and with tracing on the
+ * `POST …/messages` span's context, so each endpoint attempt joins its trace
+ * (src/observability/traceContext.ts, STORED_TRACE_HEADER).
+ */
+function messageHeaders(): Record<string, string> {
+  const parent = traceparentToStore();
+  return parent ? { "content-type": "application/json", [STORED_TRACE_HEADER]: parent } : { "content-type": "application/json" };
 }

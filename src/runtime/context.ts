@@ -3,6 +3,7 @@ import type { Config } from "../config/config";
 import type { Deps } from "../domain/deps";
 import type { Logger } from "../observability/logger";
 import type { Metrics } from "../observability/metrics";
+import type { Tracer } from "@opentelemetry/api";
 
 /** What every part's background work starts from (src/boot/background.ts hands it out). */
 export interface BackgroundContext {
@@ -12,4 +13,6 @@ export interface BackgroundContext {
   metrics: Metrics;
   /** Whether this node is the cluster's scheduler (src/cluster/schedulerLease.ts). */
   lease: SchedulerLease;
+  /** Set when tracing is on (src/observability/tracing.ts); undefined: no spans at all. */
+  tracer?: Tracer;
 }

@@ -3,7 +3,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { loadConfig } from "../../src/config/config";
 import type { Clock } from "../../src/core/clock";
-import { silentLogger } from "../../src/observability/logger";
+import { silentLogger, type Logger } from "../../src/observability/logger";
 import { startServer, type RunningServer } from "../../src/server";
 import { dropStore, storeEnv } from "./database";
 
@@ -38,7 +38,7 @@ export interface TestServer extends RunningServer {
  * database (the same one again when a test restarts on the same dir). With
  * a clock, time is the test's to move (docs/decisions.md D16).
  */
-export async function startTestServer(env: Record<string, string> = {}, dataDir = tempDir(), clock?: Clock): Promise<TestServer> {
+export async function startTestServer(env: Record<string, string> = {}, dataDir = tempDir(), clock?: Clock, logger: Logger = silentLogger): Promise<TestServer> {
   const store = await storeEnv(dataDir);
   const config = loadConfig({}, {
     HOOKRELAY_PORT: "0",
@@ -49,7 +49,7 @@ export async function startTestServer(env: Record<string, string> = {}, dataDir 
     HOOKRELAY_SHUTDOWN_TIMEOUT_MS: "2000",
     ...env,
   });
-  const server = await startServer(config, { logger: silentLogger, clock });
+  const server = await startServer(config, { logger, clock });
   const request = (path: string, init?: RequestInit) => fetch(server.url + path, init);
   const session = async () => {
     const res = await request("/v1/auth/login", { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify(ADMIN) });

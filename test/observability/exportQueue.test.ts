@@ -1,0 +1,41 @@
+import { SpanKind } from "@opentelemetry/api";
+import { afterAll, describe, expect, it } from "vitest";
+import { startTracing } from "../../src/observability/tracing";
+
+/**
+ * src/observability/tracing.ts: spans wait for export in a bounded queue.
+ * A collector that takes a request and never answers holds the one export
+ * in flight; spans past the queue are dropped and counted, never held.
+ */
+describe("the export queue", () => {
+  const held: Array<() => void> = [];
+  const collector = Bun.serve({
+    port: 0,
+    hostname: "127.0.0.1",
+    fetch: () => new Promise<Response>((resolve) => held.push(() => resolve(Response.json({})))),
+  });
+  afterAll(() => {
+    for (const answer of held) answer();
+    collector.stop(true);
+  });
+
+  it("drops and counts the spans past HOOKRELAY_OTEL_QUEUE_SIZE while the collector does not answer", async () => {
+    let dropped = 0;
+    const warnings: string[] = [];
+    const tracing = startTracing(
+      { endpoint: `http://127.0.0.1:${collector.port}`, serviceName: "hookrelay", sampler: "always_on", queueSize: 4, exportDelayMs: 60_000 },
+      { logger: { warn: (msg) => warnings.push(msg) }, dropped: (n) => (dropped += n) },
+    );
+    const tracer = tracing.tracer!;
+    // The first four fill the queue and go out as one batch (batch size = queue size), which the collector holds.
+    for (let i = 0; i < 4; i++) tracer.startSpan(`s${i}`, { kind: SpanKind.INTERNAL }).end();
+    await new Promise<void>((resolve) => {
+      const check = () => (held.length > 0 ? resolve() : setTimeout(check, 5));
+      check();
+    });
+    // Four more fill the queue again; the export in flight takes no more; ten past them are dropped at once.
+    for (let i = 0; i < 14; i++) tracer.startSpan(`t${i}`, { kind: SpanKind.INTERNAL }).end();
+    expect(dropped).toBe(10);
+    expect(warnings).toEqual([]);
+  });
+});
