@@ -5,7 +5,8 @@ import { AppError } from "../contracts/errors";
 import { hex32 } from "../contracts/ids";
 import { iso } from "../core/clock";
 import { randomToken, sha256Hex } from "./hash";
-import type { Deps } from "./deps";
+import type { Deps, Scope } from "./deps";
+import { recordAudit } from "./audit";
 
 /**
  * One-time links (docs/teams.md, "Invites and password resets"): an invite
@@ -52,7 +53,7 @@ export async function issueLink(
  * every other session. A link unknown, spent or expired is one 400: the
  * answer does not tell which. Returns the user to sign in.
  */
-export async function spendLink(deps: Deps, token: string, input: { password: string; name?: string }): Promise<{ user: { id: string; email: string }; kind: AccountLinkKind; orgId: string | null }> {
+export async function spendLink(deps: Deps, token: string, input: { password: string; name?: string; ip?: string | null }): Promise<{ user: { id: string; email: string }; kind: AccountLinkKind; orgId: string | null }> {
   const passwordHash = await Bun.password.hash(input.password, { algorithm: "argon2id" });
   const now = iso(deps.clock.now());
   return transaction(deps.db, async (tx) => {
@@ -92,6 +93,16 @@ export async function spendLink(deps: Deps, token: string, input: { password: st
       // Sent at the commit (src/db/committedBus.ts): live streams of the ended sessions close on every node.
       for (const s of ended) deps.bus.publish({ type: "credential.revoked", credential: `session:${s.id}` });
     }
+    // The person who spent it is the actor, in the organization they now act in (docs/audit.md).
+    const [placed] = await tx.select({ orgId: users.orgId, envId: users.envId }).from(users).where(eq(users.id, link.userId)).limit(1);
+    const actor: Scope = { orgId: placed!.orgId, envId: placed!.envId, userId: link.userId, via: "session", scopes: "*", role: "viewer", actorName: user!.email, ip: input.ip ?? null };
+    await recordAudit(deps, actor, {
+      action: link.kind === "invite" ? "accept_invite" : "reset_password",
+      resourceType: link.kind === "invite" ? "member" : "user",
+      resourceId: link.userId,
+      after: input.name ? { name: input.name } : null,
+      envId: null,
+    });
     return { user: user!, kind: link.kind as AccountLinkKind, orgId: link.orgId };
   });
 }

@@ -58,7 +58,8 @@ export function changesOf(before: Record<string, unknown> | null, after: Record<
   for (const field of new Set([...Object.keys(before ?? {}), ...Object.keys(after ?? {})])) {
     const b = before?.[field];
     const a = after?.[field];
-    if (JSON.stringify(b) === JSON.stringify(a)) continue;
+    // Absent and null are the same to a reader: a create with an empty field shows nothing for it.
+    if (JSON.stringify(b ?? null) === JSON.stringify(a ?? null)) continue;
     out[field] = SECRET_FIELD.test(field) ? { before: b == null ? null : MASKED, after: a == null ? null : MASKED } : { before: masked(b ?? null), after: masked(a ?? null) };
   }
   return JSON.stringify(out);

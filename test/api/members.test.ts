@@ -142,6 +142,11 @@ describe("POST /v1/auth/invites/accept", () => {
     const [user] = await server.deps.db.select().from(users).where(eq(users.id, res.body.member.user_id));
     expect(user).toMatchObject({ name: "Once Only" });
     expect(await Bun.password.verify(MEMBER_PASSWORD, user!.passwordHash)).toBe(true);
+    // The invitee is the actor of their acceptance, in the organization they joined.
+    const entries = await server.deps.db.select().from(auditLog).where(and(eq(auditLog.resourceId, user!.id), eq(auditLog.action, "accept_invite")));
+    expect(entries).toHaveLength(1);
+    expect(entries[0]).toMatchObject({ actorType: "user", actorId: user!.id, actorName: user!.email, resourceType: "member", orgId: (await membershipOf(user!.id))!.orgId });
+    expect(JSON.parse(entries[0]!.changes!)).toEqual({ name: { before: null, after: "Once Only" } });
     const again = await accept(token, "another long password");
     expect(again.status).toBe(400);
     expect(again.body.error.message).toMatch(/invalid, already used or expired/);

@@ -60,7 +60,7 @@ export function registerLoginRoutes(api: Api, throttle: LoginThrottle) {
     async (c, { body }) => {
       const deps = c.get("deps");
       // The token is 32 random bytes, found by its hash: guessing one is hopeless, so no throttle here.
-      const spent = await spendLink(deps, body.token, { password: body.password, name: body.name });
+      const spent = await spendLink(deps, body.token, { password: body.password, name: body.name, ip: clientAddress(c) });
       const token = await openSession(deps, spent.user.id, { method: "password", ip: clientAddress(c), userAgent: c.req.header("user-agent") ?? null });
       setSessionCookie(c, token);
       return c.json({ user: spent.user }, 200);
