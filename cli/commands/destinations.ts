@@ -5,7 +5,7 @@ import { Resource } from "../resource";
 
 const ID = "dst_0123456789abcdef0123456789abcdef";
 
-/** `hookrelay destinations list|get|create|update|delete|secret`. */
+/** `hookrelay destinations list|get|create|update|delete|secret|public-key`. */
 export function registerDestinations(program: Command) {
   const r = new Resource(program, {
     noun: "destinations",
@@ -22,7 +22,8 @@ export function registerDestinations(program: Command) {
     url: "where to deliver (http:// or https://)",
     headers: "extra request headers: JSON object, or @file.json",
     auth_config: 'auth settings: {"username","password"} (basic), {"token"} (bearer), {"key","api_key"} (api_key)',
-    signing_secret: "Standard Webhooks secret whsec_… (generated when absent)",
+    signing_secret: "Standard Webhooks key: whsec_… (hmac-sha256) or whsk_… (ed25519); generated when absent",
+    signing_algorithm: "hmac-sha256 (v1, a shared secret; the default) or ed25519 (v1a, verified with the public key: see `destinations public-key`)",
   };
   r.list({ query: listDestinationsQuery, local: (m, deps, scope, q) => m.listDestinations(deps, scope, q), examples: ["hookrelay destinations list", "hookrelay destinations list --status paused --json"] });
   r.get({ local: (m, deps, scope, id) => m.getDestination(deps, scope, id) });
@@ -51,6 +52,16 @@ export function registerDestinations(program: Command) {
     async (ctx, _o, [id], domain) => {
       const res = await ctx.run({ method: "GET", path: path`/destinations/${id!}/secret`, expect: "secret", local: async (deps, scope) => (await domain()).getDestinationSecret(deps, scope, id!) });
       ctx.out.result(res, { text: (r) => r.secret });
+    },
+  );
+  r.verb(
+    "public-key <id>",
+    "Print an ed25519 destination's public key (whpk_…): receivers verify its v1a signatures with it; a read key may",
+    [`hookrelay destinations public-key ${ID}`, `export WEBHOOK_PUBLIC_KEY=$(hookrelay destinations public-key ${ID})`],
+    () => {},
+    async (ctx, _o, [id], domain) => {
+      const res = await ctx.run({ method: "GET", path: path`/destinations/${id!}/public-key`, expect: "public_key", local: async (deps, scope) => (await domain()).getDestinationPublicKey(deps, scope, id!) });
+      ctx.out.result(res, { text: (r) => r.public_key });
     },
   );
   return r;

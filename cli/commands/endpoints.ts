@@ -13,14 +13,15 @@ const ID = "0123456789abcdef0123456789abcdef";
 const domain = () => import("../../src/outbound/endpoints");
 const endpointAttempts = () => import("../../src/outbound/endpointAttempts");
 
-const COLUMNS = ["id", "url", "status", { key: "filter_types", header: "event types", get: (e: Record<string, unknown>) => e.filter_types ?? "(all)" }, "rate_limit_per_second", "expires_at", "description", "created_at"];
+const COLUMNS = ["id", "url", "status", { key: "signing_algorithm", header: "signing" }, { key: "filter_types", header: "event types", get: (e: Record<string, unknown>) => e.filter_types ?? "(all)" }, "rate_limit_per_second", "expires_at", "description", "created_at"];
 
 const HELP = {
   url: "where the messages are POSTed (http:// or https://)",
   filter_types: "only these event types: comma-separated, or a JSON array ('null': every type)",
   rate_limit_per_second: "requests per second to this endpoint",
   expires_at: "ISO time after which it receives nothing",
-  secret: "signing secret whsec_<base64> (generated when absent)",
+  secret: "signing key: whsec_<base64> (hmac-sha256) or whsk_<base64> (ed25519); generated when absent",
+  signing_algorithm: "hmac-sha256 (v1, a shared secret; the default) or ed25519 (v1a, verified with the public key: see `endpoints public-key`)",
   status: "active, or disabled (nothing is sent)",
 };
 
@@ -32,7 +33,7 @@ function withApp(cmd: Command) {
 const base = (app: string) => path`/applications/${app}/endpoints`;
 const one = (app: string, id: string, rest = "") => path`/applications/${app}/endpoints/${id}` + rest;
 
-/** `hookrelay endpoints list|get|create|update|delete|secret|rotate-secret|attempts --app APP`. */
+/** `hookrelay endpoints list|get|create|update|delete|secret|public-key|rotate-secret|attempts --app APP`. */
 export function registerEndpoints(program: Command) {
   const cmd = noun(program, "endpoints", "An application's endpoints: the URLs its messages are sent to, each with its signing secret", [
     "hookrelay endpoints create --app acme --url https://acme.example.com/webhooks --filter-types order.created,order.shipped",
@@ -109,12 +110,24 @@ export function registerEndpoints(program: Command) {
     ctx.out.result(res, { text: (r) => r.secret });
   });
 
+  const publicKey = withApp(
+    verb(cmd, "public-key <id>", "Print an ed25519 endpoint's public key (whpk_…): receivers verify its v1a signatures with it; a read key may", [
+      `hookrelay endpoints public-key ${ID} --app acme`,
+      `export WEBHOOK_PUBLIC_KEY=$(hookrelay endpoints public-key ${ID} --app acme)`,
+    ]),
+  );
+  act(publicKey, async (ctx, opts, [id]) => {
+    const app = opts.app as string;
+    const res = await ctx.run({ method: "GET", path: one(app, id!, "/public-key"), expect: "public_key", local: async (deps, scope) => (await domain()).getEndpointPublicKey(deps, scope, app, id!) });
+    ctx.out.result(res, { text: (r) => r.public_key });
+  });
+
   const rotate = withApp(
-    verb(cmd, "rotate-secret <id>", "Replace the signing secret and print the new one; for 24 hours requests are signed with the old one too", [
+    verb(cmd, "rotate-secret <id>", "Replace the signing secret (or ed25519 key) and print the new one; for 24 hours requests are signed with the old one too", [
       `hookrelay endpoints rotate-secret ${ID} --app acme`,
       `hookrelay endpoints rotate-secret ${ID} --app acme --secret whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw --json`,
     ]),
-  ).option("--secret <whsec>", "the new secret (default: a generated one)");
+  ).option("--secret <key>", "the new key, whsec_… or whsk_… (default: a new one of the endpoint's algorithm)");
   act(rotate, async (ctx, opts: Opts, [id]) => {
     const app = opts.app as string;
     const body = opts.secret === undefined ? {} : { secret: opts.secret as string };

@@ -148,18 +148,37 @@ function base64Length(b64: string | undefined): number {
 }
 
 /**
- * Standard Webhooks secret: `whsec_` + base64 of 24..64 random bytes
- * (the range the Standard Webhooks spec recommends).
+ * How requests are signed (https://www.standardwebhooks.com): `hmac-sha256`
+ * (`v1`, a shared `whsec_` secret) or `ed25519` (`v1a`, a `whsk_` private
+ * key whose `whpk_` public key receivers verify with). `standard-webhooks`,
+ * the name HMAC had before Ed25519 was offered, is still read as HMAC.
+ */
+export const SIGNING_ALGORITHMS = ["hmac-sha256", "ed25519"] as const;
+export type SigningAlgorithm = (typeof SIGNING_ALGORITHMS)[number];
+export const signingAlgorithm = z.preprocess((v) => (v === "standard-webhooks" ? "hmac-sha256" : v), z.enum(SIGNING_ALGORITHMS));
+
+/**
+ * A Standard Webhooks key: `whsec_` + base64 of 24..64 random bytes (the
+ * range the spec recommends) for HMAC, or `whsk_` + base64 of a 32-byte
+ * Ed25519 seed.
  */
 export const signingSecret = z
   .string()
   .trim()
   .superRefine((s, ctx) => {
+    const ed25519 = /^whsk_([A-Za-z0-9+/]+={0,2})$/.exec(s);
+    if (ed25519) {
+      if (base64Length(ed25519[1]) !== 32) ctx.addIssue({ code: "custom", message: "must be whsk_ followed by the base64 of 32 bytes" });
+      return;
+    }
     const bytes = base64Length(/^whsec_([A-Za-z0-9+/]+={0,2})$/.exec(s)?.[1]);
     if (bytes < 24 || bytes > 64) {
-      ctx.addIssue({ code: "custom", message: "must be whsec_ followed by the base64 of 24 to 64 bytes" });
+      ctx.addIssue({ code: "custom", message: "must be whsec_ followed by the base64 of 24 to 64 bytes, or whsk_ followed by the base64 of 32 bytes" });
     }
   });
+
+/** What GET …/public-key answers: the key receivers verify `v1a` signatures with. */
+export const publicKeyBody = z.object({ public_key: z.string().describe("whpk_ + base64 of the 32-byte Ed25519 public key"), algorithm: z.enum(SIGNING_ALGORITHMS) });
 
 const destinationFields = {
   name: z.string().trim().min(1).max(200),
@@ -175,6 +194,7 @@ const destinationFields = {
   retry_strategy: z.enum(RETRY_STRATEGIES),
   retry_interval_seconds: z.int().min(1).max(86_400),
   signing_secret: signingSecret,
+  signing_algorithm: signingAlgorithm,
   status: z.enum(DESTINATION_STATUSES),
 };
 
@@ -190,6 +210,7 @@ export const createDestinationInput = z.object({
   retry_strategy: destinationFields.retry_strategy.optional(),
   retry_interval_seconds: destinationFields.retry_interval_seconds.optional(),
   signing_secret: destinationFields.signing_secret.optional(),
+  signing_algorithm: destinationFields.signing_algorithm.optional(),
   status: destinationFields.status.optional(),
   org_id: z.string().max(64).optional(),
   env_id: z.string().max(64).optional(),
@@ -216,6 +237,7 @@ export const destination = z.object({
   max_retries: z.number().int(),
   retry_strategy: z.string(),
   retry_interval_seconds: z.number().int(),
+  signing_algorithm: z.enum(SIGNING_ALGORITHMS),
   status: z.string(),
   created_at: z.string(),
   updated_at: z.string(),

@@ -1,6 +1,6 @@
 import { z } from "zod";
 import { isoDate } from "./common";
-import { destinationUrl, signingSecret } from "./destinations";
+import { destinationUrl, SIGNING_ALGORITHMS, signingAlgorithm, signingSecret } from "./destinations";
 import { eventTypeName } from "./eventTypes";
 
 /** Application endpoints (spec: Application endpoint; docs/decisions.md D10): where an application's messages are sent. */
@@ -8,9 +8,6 @@ import { eventTypeName } from "./eventTypes";
 /** `disabled`: nothing is sent to it (set by hand, or after HOOKRELAY_ENDPOINT_DISABLE_AFTER without a success). */
 export const ENDPOINT_STATUSES = ["active", "disabled"] as const;
 export type EndpointStatus = (typeof ENDPOINT_STATUSES)[number];
-
-/** The one algorithm implemented: https://www.standardwebhooks.com (the `svix` and `standardwebhooks` libraries verify it). */
-export const SIGNING_ALGORITHMS = ["standard-webhooks"] as const;
 
 /** How long a rotated-out secret keeps signing beside the new one. */
 export const SECRET_ROTATION_OVERLAP_MS = 24 * 3600 * 1000;
@@ -33,8 +30,8 @@ const fields = {
   description: z.string().max(5000).nullable(),
   filter_types: filterTypesInput,
   rate_limit_per_second: z.int().min(1).max(100_000).nullable(),
-  signing_algorithm: z.enum(SIGNING_ALGORITHMS, { error: "only standard-webhooks is implemented" }),
-  /** `whsec_` + base64 of 24..64 bytes; generated when absent. Never returned except by GET …/secret. */
+  signing_algorithm: signingAlgorithm,
+  /** `whsec_` (hmac-sha256) or `whsk_` (ed25519) key; generated when absent. Never returned except by GET …/secret. */
   secret: signingSecret,
   /** After this the endpoint receives nothing. */
   expires_at: isoDate.nullable(),
@@ -61,7 +58,7 @@ export const endpoint = z.object({
   application_id: z.string(),
   url: z.string(),
   description: z.string().nullable(),
-  signing_algorithm: z.string(),
+  signing_algorithm: z.enum(SIGNING_ALGORITHMS),
   status: z.string(),
   filter_types: z.string().nullable().describe("JSON array of event type names, encoded as a string; null: every type"),
   rate_limit_per_second: z.number().int().nullable(),

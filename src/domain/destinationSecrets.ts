@@ -1,9 +1,11 @@
 import { randomBytes } from "node:crypto";
 import { and, eq, isNotNull, notLike } from "drizzle-orm";
 import { jsonText } from "../contracts/common";
-import { AUTH_SECRET_FIELDS, type AuthType } from "../contracts/destinations";
+import { AUTH_SECRET_FIELDS, type AuthType, type SigningAlgorithm } from "../contracts/destinations";
+import { AppError } from "../contracts/errors";
 import { MASK } from "../contracts/notificationChannels";
 import { destinations } from "../db/schema";
+import { algorithmOf, generateEd25519Key, publicKeyOf } from "../outgoing/signing";
 import type { Deps } from "./deps";
 import type { SecretBox } from "./secrets";
 
@@ -53,6 +55,33 @@ export function openAuthConfig(row: DestinationRow, secrets: SecretBox, opts: { 
 /** Standard Webhooks secret: 32 random bytes. */
 export function generateSigningSecret(): string {
   return `whsec_${randomBytes(32).toString("base64")}`;
+}
+
+/**
+ * The key a destination or endpoint signs with: the one given, which must be
+ * of the algorithm's kind (whsec_ for hmac-sha256, whsk_ for ed25519), or a
+ * new one. Without an algorithm, a given key's prefix chooses it.
+ */
+export function signingKeyFor(algorithm: SigningAlgorithm | undefined, given: string | undefined, field: string): { algorithm: SigningAlgorithm; key: string } {
+  if (given === undefined) {
+    const chosen = algorithm ?? "hmac-sha256";
+    return { algorithm: chosen, key: chosen === "ed25519" ? generateEd25519Key() : generateSigningSecret() };
+  }
+  const kind = algorithmOf(given);
+  if (algorithm && kind !== algorithm) {
+    throw new AppError("validation_error", `A ${kind} key cannot sign for signing_algorithm ${algorithm}`, [
+      { field: `body.${field}`, message: algorithm === "ed25519" ? "must be a whsk_ key for ed25519" : "must be a whsec_ secret for hmac-sha256" },
+    ]);
+  }
+  return { algorithm: kind, key: given };
+}
+
+/** The public key receivers verify `v1a` signatures with; an HMAC secret has none (409: there is nothing public to read). */
+export function publicKeyOfRow(row: Pick<DestinationRow, "signingAlgorithm" | "signingSecret">, secrets: SecretBox, what: string) {
+  if (row.signingAlgorithm !== "ed25519") {
+    throw new AppError("conflict", `This ${what} signs with ${row.signingAlgorithm}, a shared secret: it has no public key (set signing_algorithm to ed25519)`);
+  }
+  return { public_key: publicKeyOf(secrets.open(row.signingSecret)), algorithm: "ed25519" as const };
 }
 
 export function maskedAuthConfig(row: DestinationRow, secrets: SecretBox): string | null {

@@ -8,6 +8,7 @@ import {
   type CreateDestinationInput,
   type Destination,
   type DestinationStatus,
+  type SigningAlgorithm,
   type UpdateDestinationInput,
 } from "../contracts/destinations";
 import { AppError, notFound, fromZod } from "../contracts/errors";
@@ -18,7 +19,7 @@ import { recordAudit } from "./audit";
 import type { Deps, Scope } from "./deps";
 import { createScope, inScope } from "./scope";
 import type { SecretBox } from "./secrets";
-import { generateSigningSecret, maskedAuthConfig, openAuthConfig, sealHeaders, shownHeaders } from "./destinationSecrets";
+import { maskedAuthConfig, openAuthConfig, publicKeyOfRow, sealHeaders, shownHeaders, signingKeyFor } from "./destinationSecrets";
 
 type DestinationRow = typeof destinations.$inferSelect;
 type AuthConfig = Record<string, unknown>;
@@ -44,6 +45,7 @@ export function serializeDestination(row: DestinationRow, secrets: SecretBox, sc
     max_retries: row.maxRetries,
     retry_strategy: row.retryStrategy,
     retry_interval_seconds: row.retryIntervalSeconds,
+    signing_algorithm: row.signingAlgorithm as Destination["signing_algorithm"],
     status: row.status,
     created_at: row.createdAt,
     updated_at: row.updatedAt,
@@ -89,6 +91,7 @@ export async function createDestination(deps: Deps, scope: Scope, input: CreateD
   const authType = input.auth_type ?? DESTINATION_DEFAULTS.auth_type;
   const auth = resolveAuthConfig(authType, input.auth_config, null);
   const now = iso(clock.now());
+  const signing = signingKeyFor(input.signing_algorithm, input.signing_secret, "signing_secret");
   const row: DestinationRow = {
     id: newId("destination"),
     orgId,
@@ -104,7 +107,8 @@ export async function createDestination(deps: Deps, scope: Scope, input: CreateD
     maxRetries: input.max_retries ?? DESTINATION_DEFAULTS.max_retries,
     retryStrategy: input.retry_strategy ?? DESTINATION_DEFAULTS.retry_strategy,
     retryIntervalSeconds: input.retry_interval_seconds ?? DESTINATION_DEFAULTS.retry_interval_seconds,
-    signingSecret: secrets.seal(input.signing_secret ?? generateSigningSecret()),
+    signingSecret: secrets.seal(signing.key),
+    signingAlgorithm: signing.algorithm,
     status: input.status ?? DESTINATION_DEFAULTS.status,
     applicationId: null,
     createdAt: now,
@@ -155,6 +159,11 @@ export async function getDestinationSecret(deps: Deps, scope: Scope, rawId: stri
   return { secret: deps.secrets.open(row.signingSecret) };
 }
 
+/** An ed25519 destination's public key: not a secret, a read key may read it. */
+export async function getDestinationPublicKey(deps: Deps, scope: Scope, rawId: string) {
+  return publicKeyOfRow(await findDestinationRow(deps, scope, rawId), deps.secrets, "destination");
+}
+
 export async function updateDestination(deps: Deps, scope: Scope, rawId: string, input: UpdateDestinationInput) {
   return transaction(deps.db, () => updateDestinationIn(deps, scope, rawId, input));
 }
@@ -179,7 +188,15 @@ async function updateDestinationIn(deps: Deps, scope: Scope, rawId: string, inpu
   if (input.max_retries !== undefined) next.maxRetries = input.max_retries;
   if (input.retry_strategy !== undefined) next.retryStrategy = input.retry_strategy;
   if (input.retry_interval_seconds !== undefined) next.retryIntervalSeconds = input.retry_interval_seconds;
-  if (input.signing_secret !== undefined) next.signingSecret = secrets.seal(input.signing_secret);
+  // A new algorithm needs key material of its kind: the one given, or a new one.
+  const algorithmChanges = input.signing_algorithm !== undefined && input.signing_algorithm !== row.signingAlgorithm;
+  if (input.signing_secret !== undefined || algorithmChanges) {
+    // A key given alone chooses the algorithm by its prefix.
+    const algorithm = input.signing_algorithm ?? (input.signing_secret === undefined ? (row.signingAlgorithm as SigningAlgorithm) : undefined);
+    const signing = signingKeyFor(algorithm, input.signing_secret, "signing_secret");
+    next.signingSecret = secrets.seal(signing.key);
+    next.signingAlgorithm = signing.algorithm;
+  }
   if (input.status !== undefined) next.status = input.status;
   next.updatedAt = iso(clock.now());
   const { id, orgId, envId, createdAt, ...changes } = next;

@@ -1,5 +1,5 @@
 import { and, desc, eq } from "drizzle-orm";
-import { DESTINATION_DEFAULTS } from "../contracts/destinations";
+import { DESTINATION_DEFAULTS, type SigningAlgorithm } from "../contracts/destinations";
 import {
   createEndpointInput,
   rotateSecretInput,
@@ -19,7 +19,7 @@ import { findApplication } from "./applications";
 import { iso } from "../core/clock";
 import { recordAudit } from "../domain/audit";
 import type { Deps, Scope } from "../domain/deps";
-import { generateSigningSecret } from "../domain/destinationSecrets";
+import { publicKeyOfRow, signingKeyFor } from "../domain/destinationSecrets";
 import { settleMessages, type MessageSettlement } from "../domain/messageSettlement";
 import { checkPortalUrl } from "./endpointGuard";
 
@@ -48,7 +48,7 @@ export function serializeEndpoint({ endpoint: e, destination: d }: Joined): Endp
     application_id: e.applicationId,
     url: d.url,
     description: e.description,
-    signing_algorithm: e.signingAlgorithm,
+    signing_algorithm: d.signingAlgorithm as EndpointDto["signing_algorithm"],
     status: d.status,
     filter_types: e.filterTypes,
     rate_limit_per_second: d.rateLimitPerSecond,
@@ -92,6 +92,7 @@ export async function createEndpoint(deps: Deps, scope: Scope, appId: string, ra
   if (scope.portal) checkPortalUrl(deps, app, input.url);
   const now = iso(deps.clock.now());
   const id = hex32();
+  const signing = signingKeyFor(input.signing_algorithm, input.secret, "secret");
   const destination: DestinationRow = {
     id: endpointDestinationId(id),
     orgId: app.orgId,
@@ -107,7 +108,8 @@ export async function createEndpoint(deps: Deps, scope: Scope, appId: string, ra
     maxRetries: DESTINATION_DEFAULTS.max_retries,
     retryStrategy: DESTINATION_DEFAULTS.retry_strategy,
     retryIntervalSeconds: DESTINATION_DEFAULTS.retry_interval_seconds,
-    signingSecret: deps.secrets.seal(input.secret ?? generateSigningSecret()),
+    signingSecret: deps.secrets.seal(signing.key),
+    signingAlgorithm: signing.algorithm,
     status: input.status ?? "active",
     applicationId: app.id,
     createdAt: now,
@@ -120,7 +122,6 @@ export async function createEndpoint(deps: Deps, scope: Scope, appId: string, ra
     applicationId: app.id,
     destinationId: destination.id,
     description: input.description ?? null,
-    signingAlgorithm: input.signing_algorithm ?? "standard-webhooks",
     filterTypes: filterTypesText(input.filter_types),
     expiresAt: isoOrNull(input.expires_at),
     previousSecret: null,
@@ -185,7 +186,12 @@ async function updateEndpointIn(deps: Deps, scope: Scope, appId: string, endpoin
   if (input.description !== undefined) endpoint.description = input.description;
   if (input.filter_types !== undefined) endpoint.filterTypes = filterTypesText(input.filter_types);
   if (input.rate_limit_per_second !== undefined) destination.rateLimitPerSecond = input.rate_limit_per_second;
-  if (input.signing_algorithm !== undefined) endpoint.signingAlgorithm = input.signing_algorithm;
+  if (input.signing_algorithm !== undefined && input.signing_algorithm !== destination.signingAlgorithm) {
+    // A new algorithm is a rotation to a new key of its kind: the old key keeps signing through the overlap.
+    Object.assign(endpoint, overlapFrom(current.destination, deps.clock.now()));
+    destination.signingSecret = deps.secrets.seal(signingKeyFor(input.signing_algorithm, undefined, "signing_algorithm").key);
+    destination.signingAlgorithm = input.signing_algorithm;
+  }
   if (input.expires_at !== undefined) endpoint.expiresAt = isoOrNull(input.expires_at);
   if (input.status !== undefined) {
     if (input.status === "active" && destination.status !== "active") endpoint.failingSince = null;
@@ -232,6 +238,17 @@ export async function deleteEndpoint(deps: Deps, scope: Scope, appId: string, en
   return { success: true as const };
 }
 
+/** The replaced key keeps signing beside the new one until the overlap ends. */
+function overlapFrom(replaced: DestinationRow, now: Date): Pick<EndpointRow, "previousSecret" | "previousSecretExpiresAt"> {
+  return { previousSecret: replaced.signingSecret, previousSecretExpiresAt: iso(new Date(now.getTime() + SECRET_ROTATION_OVERLAP_MS)) };
+}
+
+/** An ed25519 endpoint's public key: not a secret, a read key (or its portal link) may read it. */
+export async function getEndpointPublicKey(deps: Deps, scope: Scope, appId: string, endpointId: string) {
+  const { destination } = await findEndpoint(deps, scope, appId, endpointId);
+  return publicKeyOfRow(destination, deps.secrets, "endpoint");
+}
+
 /** The plaintext signing secret: the one place it leaves the database. */
 export async function getEndpointSecret(deps: Deps, scope: Scope, appId: string, endpointId: string) {
   const { destination } = await findEndpoint(deps, scope, appId, endpointId);
@@ -247,21 +264,22 @@ export async function getEndpointSecret(deps: Deps, scope: Scope, appId: string,
  */
 export async function rotateEndpointSecret(deps: Deps, scope: Scope, appId: string, endpointId: string, raw: RotateSecretInput = {}) {
   const input = parseOrThrow(rotateSecretInput, raw ?? {}, "Invalid rotation");
-  const secret = input.secret ?? generateSigningSecret();
   const now = deps.clock.now();
-  const destination = await transaction(deps.db, async (tx) => {
+  const { destination, secret } = await transaction(deps.db, async (tx) => {
     const { endpoint, destination } = await findEndpoint(deps, scope, appId, endpointId);
+    // A new key of the same algorithm, or the one given (its prefix chooses the algorithm).
+    const signing = signingKeyFor(input.secret === undefined ? (destination.signingAlgorithm as SigningAlgorithm) : undefined, input.secret, "secret");
     await tx
       .update(destinations)
-      .set({ signingSecret: deps.secrets.seal(secret), updatedAt: iso(now) })
+      .set({ signingSecret: deps.secrets.seal(signing.key), signingAlgorithm: signing.algorithm, updatedAt: iso(now) })
       .where(eq(destinations.id, destination.id));
     await tx
       .update(applicationEndpoints)
-      .set({ previousSecret: destination.signingSecret, previousSecretExpiresAt: iso(new Date(now.getTime() + SECRET_ROTATION_OVERLAP_MS)), updatedAt: iso(now) })
+      .set({ ...overlapFrom(destination, now), updatedAt: iso(now) })
       .where(eq(applicationEndpoints.id, endpoint.id));
     // The secret itself never enters the trail: that it was rotated is the news.
     await recordAudit(deps, scope, { action: "rotate_secret", resourceType: "endpoint", resourceId: endpoint.id });
-    return destination;
+    return { destination, secret: signing.key };
   });
   deps.bus.publish({ type: "destination.updated", destinationId: destination.id });
   return { secret };

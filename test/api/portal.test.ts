@@ -52,6 +52,18 @@ describe("POST /v1/applications/{appId}/portal", () => {
 });
 
 describe("a portal link's token", () => {
+  it("reads its endpoints' Ed25519 public keys, so the customer can verify v1a signatures", async () => {
+    const { token } = await portalToken(app.uid);
+    const h = asPortal(token);
+    const made = await call(server, "POST", `/v1/applications/${app.id}/endpoints`, { headers: h, body: { url: `${sink.url}/portal-ed`, signing_algorithm: "ed25519" } });
+    expect(made.status).toBe(201);
+    const read = await call(server, "GET", `/v1/applications/${app.id}/endpoints/${made.body.endpoint.id}/public-key`, { headers: h });
+    expect(read.status).toBe(200);
+    expect(read.body).toEqual({ public_key: expect.stringMatching(/^whpk_[A-Za-z0-9+/]{43}=$/), algorithm: "ed25519" });
+    const other = await createEndpoint(server, key, otherApp.id, { url: "https://other.example.com/", signing_algorithm: "ed25519" });
+    expect((await call(server, "GET", `/v1/applications/${otherApp.id}/endpoints/${other.id}/public-key`, { headers: h })).status).toBe(404);
+  });
+
   it("manages the application's endpoints and messages without any login: endpoints, secret reveal and rotation, event types, attempts, resend", async () => {
     const { token } = await portalToken(app.uid);
     const h = asPortal(token);
@@ -133,7 +145,7 @@ describe("a portal link's token", () => {
         }
       }
     }
-    expect(granted).toBe(15);
+    expect(granted).toBe(16);
     expect(refused).toBeGreaterThan(50);
     // The same token, a step outside: listing applications, sending a message, minting another link.
     expect((await call(server, "GET", "/v1/applications", { headers: h })).status).toBe(403);

@@ -124,7 +124,7 @@ describe("endpoints", () => {
   it("creates endpoints under --app (filter types as a list or JSON) and reads them back in both modes", async () => {
     ok(await remote(["event-types", "create", "--name", "order.created", "--schema", JSON.stringify(ORDER_SCHEMA)]));
     orders = ok(await local(["endpoints", "create", "--app", "acme", "--url", `${sink.url}/orders`, "--filter-types", "order.created,order.refunded", "--description", "Order sync"])).endpoint;
-    expect(orders).toMatchObject({ application_id: app.id, url: `${sink.url}/orders`, filter_types: '["order.created","order.refunded"]', status: "active", signing_algorithm: "standard-webhooks" });
+    expect(orders).toMatchObject({ application_id: app.id, url: `${sink.url}/orders`, filter_types: '["order.created","order.refunded"]', status: "active", signing_algorithm: "hmac-sha256" });
     expect(orders).not.toHaveProperty("secret");
     all = ok(await remote(["endpoints", "create", "--app", app.id, "--data", JSON.stringify({ url: `${sink.url}/all`, rate_limit_per_second: 20 })])).endpoint;
     expect(all).toMatchObject({ filter_types: null, rate_limit_per_second: 20 });

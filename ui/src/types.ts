@@ -39,6 +39,7 @@ export const DEDUP_STRATEGIES = ["body_hash", "header", "field"] as const;
 export const AUTH_TYPES = ["none", "basic", "bearer", "api_key"] as const;
 export const RETRY_STRATEGIES = ["exponential", "linear"] as const;
 export const DESTINATION_STATUSES = ["active", "paused", "disabled"] as const;
+export const SIGNING_ALGORITHMS = ["hmac-sha256", "ed25519"] as const;
 export const FILTER_OPERATORS = ["eq", "neq", "gt", "gte", "lt", "lte", "contains", "in", "exists", "regex"] as const;
 export const ATTEMPT_STATUSES = ["queued", "delivering", "success", "failed"] as const;
 export const TRIGGER_TYPES = ["initial", "retry", "manual", "bulk_retry", "replay", "redrive"] as const;

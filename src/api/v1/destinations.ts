@@ -1,6 +1,6 @@
 import { successBody } from "../../contracts/common";
-import { createDestinationInput, destinationBody, destinationList, destinationSecret, listDestinationsQuery, updateDestinationInput } from "../../contracts/destinations";
-import { createDestination, deleteDestination, getDestination, getDestinationSecret, listDestinations, updateDestination } from "../../domain/destinations";
+import { createDestinationInput, destinationBody, destinationList, destinationSecret, listDestinationsQuery, publicKeyBody, updateDestinationInput } from "../../contracts/destinations";
+import { createDestination, deleteDestination, getDestination, getDestinationPublicKey, getDestinationSecret, listDestinations, updateDestination } from "../../domain/destinations";
 import { revealsSecret } from "../middleware/auth";
 import { idParam, jsonBody, operation, responses, type Api } from "../openapi";
 
@@ -34,6 +34,19 @@ export function registerDestinationRoutes(api: Api) {
       responses: responses({ status: 200, schema: destinationSecret }, [401, 403, 404]),
     },
     async (c, { params }) => c.json(await getDestinationSecret(c.get("deps"), c.get("scope"), params.id), 200),
+  );
+  operation(
+    api,
+    {
+      method: "get",
+      path: "/destinations/{id}/public-key",
+      tags,
+      summary: "Read the destination's Ed25519 public key (whpk_…), which verifies its v1a signatures; a read key may",
+      description: "409 when the destination signs with hmac-sha256: a shared secret has no public half.",
+      request: { params: idParam },
+      responses: responses({ status: 200, schema: publicKeyBody }, [401, 404, 409]),
+    },
+    async (c, { params }) => c.json(await getDestinationPublicKey(c.get("deps"), c.get("scope"), params.id), 200),
   );
   operation(
     api,

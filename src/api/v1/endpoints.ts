@@ -1,8 +1,9 @@
 import { appParam } from "../../contracts/applications";
+import { publicKeyBody } from "../../contracts/destinations";
 import { successBody } from "../../contracts/common";
 import { createEndpointInput, endpointBody, endpointList, endpointParams, endpointSecret, rotateSecretInput, updateEndpointInput } from "../../contracts/endpoints";
 import { endpointAttempts, listEndpointAttemptsQuery } from "../../contracts/messages";
-import { createEndpoint, deleteEndpoint, getEndpoint, getEndpointSecret, listEndpoints, rotateEndpointSecret, updateEndpoint } from "../../outbound/endpoints";
+import { createEndpoint, deleteEndpoint, getEndpoint, getEndpointPublicKey, getEndpointSecret, listEndpoints, rotateEndpointSecret, updateEndpoint } from "../../outbound/endpoints";
 import { listEndpointAttempts } from "../../outbound/endpointAttempts";
 import { revealsSecret } from "../middleware/auth";
 import { portalOperation } from "../middleware/portal";
@@ -70,6 +71,19 @@ export function registerEndpointRoutes(api: Api) {
       responses: responses({ status: 200, schema: endpointSecret }, [401, 403, 404]),
     },
     async (c, { params }) => c.json(await getEndpointSecret(c.get("deps"), c.get("scope"), params.appId, params.id), 200),
+  );
+  portalOperation(
+    api,
+    {
+      tags,
+      method: "get",
+      path: `${base}/{id}/public-key`,
+      summary: "Read the endpoint's Ed25519 public key (whpk_…), which verifies its v1a signatures; a read key may",
+      description: "409 when the endpoint signs with hmac-sha256: a shared secret has no public half.",
+      request: { params: endpointParams },
+      responses: responses({ status: 200, schema: publicKeyBody }, [401, 403, 404, 409]),
+    },
+    async (c, { params }) => c.json(await getEndpointPublicKey(c.get("deps"), c.get("scope"), params.appId, params.id), 200),
   );
   portalOperation(
     api,

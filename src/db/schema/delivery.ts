@@ -23,6 +23,8 @@ export const destinations = sqliteTable(
     retryIntervalSeconds: integer("retry_interval_seconds").notNull().default(30),
     /** Encrypted at rest. */
     signingSecret: text("signing_secret").notNull(),
+    /** hmac-sha256 (signing_secret is whsec_…) or ed25519 (whsk_…): an application endpoint's too. */
+    signingAlgorithm: text("signing_algorithm").notNull().default("hmac-sha256"),
     status: text("status").notNull().default("active"),
     /**
      * Set on the destination an application endpoint delivers through

@@ -44,8 +44,8 @@ export const applications = sqliteTable(
  * An endpoint is delivered to through a destination row of its own
  * (`dst_<endpoint id>`, destinations.application_id set, hidden from the
  * destinations API): the delivery engine's queue, workers, retries, DLQ and
- * issues work on it unchanged. Its URL, status, rate limit and current
- * signing secret live on that row; what only endpoints have lives here.
+ * issues work on it unchanged. Its URL, status, rate limit, current
+ * signing secret and its algorithm live on that row; what only endpoints have lives here.
  */
 export const applicationEndpoints = sqliteTable(
   "application_endpoints",
@@ -60,7 +60,6 @@ export const applicationEndpoints = sqliteTable(
       .notNull()
       .references(() => destinations.id, { onDelete: "cascade" }),
     description: text("description"),
-    signingAlgorithm: text("signing_algorithm").notNull().default("standard-webhooks"),
     /** JSON array of event type names; null: every type. */
     filterTypes: text("filter_types"),
     expiresAt: text("expires_at"),

@@ -12,7 +12,8 @@ import { parseJsonField } from "../format";
 import { useLoad, useSubmit } from "../hooks";
 import { ResourceListPage, useDeleteResource } from "../resources";
 import { Link, navigate } from "../router";
-import { AUTH_TYPES, DESTINATION_STATUSES, METHODS, RETRY_STRATEGIES, type Destination } from "../types";
+import { AUTH_TYPES, DESTINATION_STATUSES, METHODS, RETRY_STRATEGIES, SIGNING_ALGORITHMS, type Destination } from "../types";
+import { PublicKeyField, SIGNING_HELP } from "../components/publicKey";
 import { WriteForm } from "../components/writeForm";
 import { Can, SecretHidden } from "../can";
 
@@ -62,6 +63,7 @@ interface Form {
   max_retries: string;
   retry_strategy: string;
   retry_interval_seconds: string;
+  signing_algorithm: string;
   status: string;
 }
 
@@ -82,6 +84,7 @@ const blank: Form = {
   max_retries: "8",
   retry_strategy: "exponential",
   retry_interval_seconds: "30",
+  signing_algorithm: "hmac-sha256",
   status: "active",
 };
 
@@ -105,13 +108,14 @@ function toForm(d: Destination): Form {
     max_retries: String(d.max_retries),
     retry_strategy: d.retry_strategy,
     retry_interval_seconds: String(d.retry_interval_seconds),
+    signing_algorithm: d.signing_algorithm,
     status: d.status,
   };
 }
 
 // auth_config's parts have inputs of their own: their messages go there, not to the fieldset.
 const authParts = ["username", "password", "token", "key", "api_key", "to"].map((k) => `auth_config.${k}`);
-const fields = ["name", "url", "http_method", "headers", "auth_type", "auth_config", ...authParts, "timeout_ms", "rate_limit_per_second", "max_retries", "retry_strategy", "retry_interval_seconds", "status"];
+const fields = ["name", "url", "http_method", "headers", "auth_type", "auth_config", ...authParts, "timeout_ms", "rate_limit_per_second", "max_retries", "retry_strategy", "retry_interval_seconds", "signing_algorithm", "status"];
 
 export function DestinationEditPage({ id }: { id?: string }) {
   const existing = useLoad(() => (id ? api.get<{ destination: Destination }>(`/destinations/${encodeURIComponent(id)}`) : Promise.resolve(null)), [id]);
@@ -164,6 +168,7 @@ function DestinationForm({ destination, onSaved }: { destination: Destination | 
       retry_strategy: f.retry_strategy,
       retry_interval_seconds: int("retry_interval_seconds", "Retry interval"),
       status: f.status,
+      signing_algorithm: f.signing_algorithm,
     };
     // Auth secrets are never sent back by the API: only send auth when it is new or being changed.
     const authChanged = !editing || f.auth_type !== destination.auth_type || f.auth_password || f.auth_token || f.auth_api_key;
@@ -221,9 +226,18 @@ function DestinationForm({ destination, onSaved }: { destination: Destination | 
       {editing ? (
         <section className="panel" aria-label="Signing secret">
           <h2>Signing secret</h2>
-          <p className="muted">Requests to this destination carry Standard Webhooks headers (webhook-id, webhook-timestamp, webhook-signature) signed with this secret, so your service can check they came from hookrelay.</p>
+          {destination.signing_algorithm === "ed25519" ? (
+            <>
+              <p className="muted">
+                Requests to this destination carry Standard Webhooks headers signed with Ed25519 (<code>v1a</code>): your service verifies webhook-signature with this <strong>public key</strong>, which is not a secret.
+              </p>
+              <PublicKeyField path={`/destinations/${encodeURIComponent(destination.id)}`} version={destination.updated_at} />
+            </>
+          ) : (
+            <p className="muted">Requests to this destination carry Standard Webhooks headers (webhook-id, webhook-timestamp, webhook-signature) signed with this secret, so your service can check they came from hookrelay.</p>
+          )}
           {secret ? (
-            <CopyField value={secret} label="Signing secret" />
+            <CopyField value={secret} label={destination.signing_algorithm === "ed25519" ? "Private key" : "Signing secret"} />
           ) : (
             <Can permission="readSecrets" otherwise={<SecretHidden />}>
               <button type="button" className="btn" onClick={revealSecret}>
@@ -333,6 +347,17 @@ function DestinationForm({ destination, onSaved }: { destination: Destination | 
             </Field>
             <Field label="Retry interval (s)" error={fieldErrors.retry_interval_seconds} help="Exponential doubles it each time (capped at 6 h).">
               {(p) => <input {...p} type="number" min={1} value={f.retry_interval_seconds} onChange={(e) => set("retry_interval_seconds", e.target.value)} />}
+            </Field>
+            <Field
+              label="Signing algorithm"
+              error={fieldErrors.signing_algorithm}
+              help={`${SIGNING_HELP[f.signing_algorithm as keyof typeof SIGNING_HELP]}${editing && f.signing_algorithm !== destination.signing_algorithm ? " Saving replaces the key at once." : ""}`}
+            >
+              {(p) => (
+                <select {...p} name="signing_algorithm" value={f.signing_algorithm} onChange={(e) => set("signing_algorithm", e.target.value)}>
+                  <Options values={SIGNING_ALGORITHMS} />
+                </select>
+              )}
             </Field>
           </div>
         </fieldset>

@@ -54,7 +54,9 @@ export function EndpointPage({ place, id }: { place: AppPlace; id: string }) {
       <ErrorAlert error={confirmDelete ? null : error} />
       {created ? (
         <div className="alert ok" role="status">
-          Endpoint added. Reveal its signing secret below and give it to the code behind the URL, so it can check each request.
+          {e.signing_algorithm === "ed25519"
+            ? "Endpoint added. Give its public key below to the code behind the URL, so it can check each request."
+            : "Endpoint added. Reveal its signing secret below and give it to the code behind the URL, so it can check each request."}
         </div>
       ) : null}
       {e.status === "disabled" ? (

@@ -11,6 +11,8 @@ import { navigate } from "../../router";
 import type { Endpoint, EventType } from "../../types";
 import { BackToApp } from "../backToApp";
 import { WriteForm } from "../../components/writeForm";
+import { SIGNING_HELP } from "../../components/publicKey";
+import { SIGNING_ALGORITHMS } from "../../types";
 
 interface Form {
   url: string;
@@ -20,6 +22,7 @@ interface Form {
   types: string[];
   rate_limit_per_second: string;
   expires_at: string;
+  signing_algorithm: string;
   secret: string;
 }
 
@@ -32,11 +35,12 @@ function toForm(e: Endpoint | null): Form {
     types: types ?? [],
     rate_limit_per_second: e?.rate_limit_per_second ? String(e.rate_limit_per_second) : "",
     expires_at: e?.expires_at ? toLocalInput(new Date(e.expires_at)) : "",
+    signing_algorithm: e?.signing_algorithm ?? "hmac-sha256",
     secret: "",
   };
 }
 
-const formFields = ["url", "description", "filter_types", "rate_limit_per_second", "expires_at", "secret"];
+const formFields = ["url", "description", "filter_types", "rate_limit_per_second", "expires_at", "signing_algorithm", "secret"];
 
 export function NewEndpointPage({ place }: { place: AppPlace }) {
   return (
@@ -122,6 +126,7 @@ export function EndpointForm({ place, endpoint, onSaved }: { place: AppPlace; en
       rate_limit_per_second: rate,
       expires_at: fromLocalInput(f.expires_at) ?? null,
     };
+    if (!editing || f.signing_algorithm !== endpoint.signing_algorithm) body.signing_algorithm = f.signing_algorithm;
     if (!editing && f.secret.trim()) body.secret = f.secret.trim();
     const res = await submit(
       () => (editing ? api.patch<{ endpoint: Endpoint }>(endpointPath(place, endpoint.id), body) : api.post<{ endpoint: Endpoint }>(appPath(place, "/endpoints"), body)),
@@ -151,7 +156,22 @@ export function EndpointForm({ place, endpoint, onSaved }: { place: AppPlace; en
           {(p) => <input {...p} type="datetime-local" name="expires_at" value={f.expires_at} onChange={(e) => set({ expires_at: e.target.value })} />}
         </Field>
       </div>
-      {editing ? null : (
+      <Field
+        label="Signing algorithm"
+        error={fieldErrors.signing_algorithm}
+        help={`${SIGNING_HELP[f.signing_algorithm as keyof typeof SIGNING_HELP]}${editing && f.signing_algorithm !== endpoint.signing_algorithm ? " Saving makes a new key; the old one keeps signing beside it for 24 hours." : ""}`}
+      >
+        {(p) => (
+          <select {...p} name="signing_algorithm" value={f.signing_algorithm} onChange={(e) => set({ signing_algorithm: e.target.value })}>
+            {SIGNING_ALGORITHMS.map((a) => (
+              <option key={a} value={a}>
+                {a}
+              </option>
+            ))}
+          </select>
+        )}
+      </Field>
+      {editing || f.signing_algorithm === "ed25519" ? null : (
         <Field label="Signing secret (optional)" error={fieldErrors.secret} help="whsec_ followed by base64. Empty: one is generated; reveal it on the endpoint's page.">
           {(p) => <input {...p} type="password" autoComplete="off" name="secret" className="mono" value={f.secret} onChange={(e) => set({ secret: e.target.value })} placeholder="whsec_…" />}
         </Field>

@@ -1,4 +1,4 @@
-/** An endpoint's signing secret: reveal it, rotate it with the 24-hour overlap. */
+/** An endpoint's signing secret (or ed25519 key pair): its public key, reveal the secret, rotate it with the 24-hour overlap. */
 import { useState } from "react";
 import { api } from "../../api";
 import { CopyField } from "../../components/copy";
@@ -9,6 +9,7 @@ import { useAction } from "../../hooks";
 import { endpointPath, type AppPlace } from "../../outbound";
 import type { Endpoint } from "../../types";
 import { SecretHidden, useCan } from "../../can";
+import { PublicKeyField } from "../../components/publicKey";
 
 /** Reveal the signing secret, or rotate it after a confirmation that says what the 24-hour overlap means. */
 export function SecretPanel({ place, endpoint }: { place: AppPlace; endpoint: Endpoint }) {
@@ -33,16 +34,29 @@ export function SecretPanel({ place, endpoint }: { place: AppPlace; endpoint: En
       toast("Signing secret rotated");
     });
 
+  const ed25519 = endpoint.signing_algorithm === "ed25519";
   return (
     <section className={rotated ? "secret-box" : "panel"} aria-label="Signing secret">
       <h2>{rotated ? "New signing secret" : "Signing secret"}</h2>
+      {ed25519 ? (
+        <>
+          <p className="muted">
+            Signed with Ed25519 (Standard Webhooks <code>v1a</code>). The receiver verifies the webhook-signature header with this <strong>public key</strong>: it is not a secret, share it freely.
+          </p>
+          <PublicKeyField path={endpointPath(place, endpoint.id)} version={`${endpoint.updated_at}${rotated ? "+rotated" : ""}`} />
+        </>
+      ) : null}
       <p className={rotated ? undefined : "muted"}>
         {rotated
-          ? "For the next 24 hours every request carries two signatures, one with this secret and one with the old one: switch the receiver to this secret any time before then."
-          : "Every request is signed with this secret (Standard Webhooks: the standardwebhooks and svix libraries verify it). The receiver checks the webhook-signature header with it and refuses requests that fail."}
+          ? ed25519
+            ? "For the next 24 hours every request carries two signatures, one with the new key and one with the old one: give the receiver the new public key any time before then."
+            : "For the next 24 hours every request carries two signatures, one with this secret and one with the old one: switch the receiver to this secret any time before then."
+          : ed25519
+            ? "The private key (whsk_…) signs; it never leaves hookrelay unless revealed here."
+            : "Every request is signed with this secret (Standard Webhooks: the standardwebhooks and svix libraries verify it). The receiver checks the webhook-signature header with it and refuses requests that fail."}
       </p>
       <ErrorAlert error={confirm ? null : error} />
-      {secret ? <CopyField value={secret} label="Signing secret" /> : null}
+      {secret ? <CopyField value={secret} label={ed25519 ? "Private key" : "Signing secret"} /> : null}
       {canReveal ? (
         <div className="btn-row" style={{ marginTop: secret ? 12 : 0 }}>
           {secret ? null : (
