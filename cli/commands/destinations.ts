@@ -1,11 +1,13 @@
 import type { Command } from "commander";
+import { recoverInput } from "../../src/contracts/recover";
 import { createDestinationInput, listDestinationsQuery, updateDestinationInput } from "../../src/contracts/destinations";
-import { path } from "../context";
+import { parseInput, path } from "../context";
+import { recoverFlags, runRecover } from "../recover";
 import { Resource } from "../resource";
 
 const ID = "dst_0123456789abcdef0123456789abcdef";
 
-/** `hookrelay destinations list|get|create|update|delete|secret`. */
+/** `hookrelay destinations list|get|create|update|delete|secret|recover`. */
 export function registerDestinations(program: Command) {
   const r = new Resource(program, {
     noun: "destinations",
@@ -52,6 +54,14 @@ export function registerDestinations(program: Command) {
       const res = await ctx.run({ method: "GET", path: path`/destinations/${id!}/secret`, expect: "secret", local: async (deps, scope) => (await domain()).getDestinationSecret(deps, scope, id!) });
       ctx.out.result(res, { text: (r) => r.secret });
     },
+  );
+  r.verb(
+    "recover <id>",
+    "Send again every event whose latest attempt at the destination failed within --since/--until (a background job)",
+    [`hookrelay destinations recover ${ID} --since 2026-01-31T12:00:00Z --until 2026-01-31T14:00:00Z --wait`, `hookrelay destinations recover ${ID} --since 2026-01-31T12:00:00Z --json`],
+    recoverFlags,
+    async (ctx, o, [id]) =>
+      runRecover(ctx, o, path`/destinations/${id!}/recover`, async (deps, scope, body) => (await import("../../src/domain/recovery")).recoverDestination(deps, scope, id!, parseInput(recoverInput, body))),
   );
   return r;
 }
