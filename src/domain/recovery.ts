@@ -32,6 +32,7 @@ import { createJob, newJobRow, settleJobTotal, type JobRow } from "./jobs";
  * failed) are never sent again: the job counts them as `skipped`.
  */
 export const RECOVER_BATCH = 100;
+const CLOCK_SLACK_MS = 60_000;
 
 export interface RecoverParams {
   destination_id: string;
@@ -127,6 +128,9 @@ export async function recoverStep(deps: Deps, job: JobRow): Promise<boolean> {
         failedLatest(job, params),
         ne(events.status, "rejected"),
         after ? or(gt(events.receivedAt, after.t), and(eq(events.receivedAt, after.t), gt(events.id, after.id))) : undefined,
+        // An attempt is made after its event is received: past the cursor's events, the destination index skips the attempts of those walked
+        // (a minute early, for the clocks of nodes sharing a PostgreSQL database).
+        after ? gte(a.createdAt, iso(new Date(Date.parse(after.t) - CLOCK_SLACK_MS))) : undefined,
       ),
     )
     .orderBy(asc(events.receivedAt), asc(events.id))

@@ -1,5 +1,5 @@
 import { inScope } from "./scope";
-import { and, asc, count, eq, exists, gt, inArray, isNull, lte, notExists, or, sql, type SQL } from "drizzle-orm";
+import { and, asc, count, eq, exists, gt, inArray, lte, notExists, or, sql, type SQL } from "drizzle-orm";
 import type { RedriveInput } from "../contracts/deliveryAttempts";
 import { notFound } from "../contracts/errors";
 import { normalizeId } from "../contracts/ids";

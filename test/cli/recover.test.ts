@@ -1,5 +1,4 @@
 import { describe, expect, it } from "vitest";
-import type { TestServer } from "../helpers/server";
 import type { Sink } from "../helpers/sink";
 import { useServer } from "../helpers/fixture";
 import { cli, modeEnvs, ok, refused } from "./helpers";
@@ -9,14 +8,13 @@ import { cli, modeEnvs, ok, refused } from "./helpers";
  * a real sink that is down and then back. A job started in local mode is run
  * by the server's job runner (its poll finds it).
  */
-let server: TestServer;
 let sink: Sink;
 let remoteEnv: Record<string, string>;
 let localEnv: Record<string, string>;
 let down = true;
 
 useServer({ sink: true }, (s) => {
-  ({ server, sink } = s);
+  ({ sink } = s);
   ({ remoteEnv, localEnv } = modeEnvs(s.server, s.key));
   sink.respond = (req) => (req.path === "/recover" && down ? new Response("down", { status: 503 }) : new Response("ok"));
 });
