@@ -113,6 +113,41 @@ describe("POST /v1/destinations/{id}/recover", () => {
     expect(audit.body.entries[0]).toMatchObject({ action: "recover", resource_type: "destination", resource_id: p.destinationId });
   });
 
+  it("walks a large window in pages, each event once; a disabled destination's events count as failed", async () => {
+    const p = await pipeline(server, key, { url: `${sink.url}/many`, destination: { max_retries: 0 } });
+    const down = outage("/many");
+    const since = at();
+    tick(1000);
+    // One clock instant for all of them: the walk's order and cursor fall back on the id.
+    const ids = await Promise.all(Array.from({ length: 150 }, (_, n) => sendEvent(server, p.sourceId, { n })));
+    const dlqSize = async () => (await call(server, "GET", `/v1/delivery-attempts?is_dlq=1&destination_id=${p.destinationId}&limit=1`, { key })).body.pagination.total;
+    await waitFor(async () => (await dlqSize()) === 150, { what: "150 failures in the DLQ" });
+    down.down = false;
+    tick(1000);
+    const seen = sink.requests.length;
+    const res = await call(server, "POST", `/v1/destinations/${p.destinationId}/recover`, { key, body: { since } });
+    expect(res.body).toMatchObject({ total: 150, skipped: 0 });
+    expect(await waitForJob(res.body.job_id)).toMatchObject({ total: 150, processed: 150, succeeded: 150, failed: 0 });
+    await waitFor(async () => (await dlqSize()) === 0 && sink.requests.length - seen >= 150, { what: "every event sent again" });
+    const resent = countBy(sink.requests.slice(seen), "x-hookrelay-event-id");
+    expect(resent.size).toBe(150);
+    expect([...resent.values()].every((n) => n === 1)).toBe(true);
+    expect(new Set(ids)).toEqual(new Set(resent.keys()));
+
+    const off = await pipeline(server, key, { url: `${sink.url}/off`, destination: { max_retries: 0 } });
+    const offDown = outage("/off");
+    const failed = [await sendEvent(server, off.sourceId, { n: 1 }), await sendEvent(server, off.sourceId, { n: 2 })];
+    for (const id of failed) await waitForEventStatus(server, key, id, ["failed"]);
+    offDown.down = false;
+    expect((await call(server, "PATCH", `/v1/destinations/${off.destinationId}`, { key, body: { status: "disabled" } })).status).toBe(200);
+    tick(1000);
+    const before = sink.requests.length;
+    const none = await call(server, "POST", `/v1/destinations/${off.destinationId}/recover`, { key, body: { since } });
+    expect(await waitForJob(none.body.job_id)).toMatchObject({ total: 2, processed: 2, succeeded: 0, failed: 2 });
+    expect(sink.requests.length).toBe(before);
+    for (const id of failed) expect(await listAttempts(server, key, { event_id: id, is_dlq: "1" })).toHaveLength(1);
+  });
+
   it("answers 400 to a bad window and 404 to an unknown destination", async () => {
     const p = await pipeline(server, key, { url: `${sink.url}/bad` });
     const url = `/v1/destinations/${p.destinationId}/recover`;
