@@ -6,6 +6,7 @@
  * everything under test goes through the UI.
  */
 import { beforeAll, describe, expect, it } from "vitest";
+import { waitFor } from "../helpers/delivery";
 import type { Sink } from "../helpers/sink";
 import { loginThroughUi, screenshot, type Browser, type Hookrelay, sessionCall } from "./helpers";
 import { useBinaryAndBrowser } from "./fixture";
@@ -34,12 +35,7 @@ describe("the Recover panel", () => {
       expect(res.status).toBe(200);
     }
     await sink.waitFor(2);
-    // Both in the DLQ before recovering.
-    for (let i = 0; i < 200; i++) {
-      const dlq = await call<{ pagination: { total: number } }>("GET", `/delivery-attempts?is_dlq=1&destination_id=${destination.id}&limit=1`);
-      if (dlq.pagination.total === 2) break;
-      await Bun.sleep(50);
-    }
+    await waitFor(async () => (await call<{ pagination: { total: number } }>("GET", `/delivery-attempts?is_dlq=1&destination_id=${destination.id}&limit=1`)).pagination.total === 2, { what: "both in the DLQ" });
 
     healthy = true;
     await page.goto(`${server.url}/destinations/${destination.id}`);
