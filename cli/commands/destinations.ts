@@ -1,11 +1,13 @@
 import type { Command } from "commander";
+import { recoverInput } from "../../src/contracts/recover";
 import { createDestinationInput, listDestinationsQuery, updateDestinationInput } from "../../src/contracts/destinations";
-import { path } from "../context";
+import { parseInput, path } from "../context";
+import { recoverFlags, runRecover } from "../recover";
 import { Resource } from "../resource";
 
 const ID = "dst_0123456789abcdef0123456789abcdef";
 
-/** `hookrelay destinations list|get|create|update|delete|secret|public-key`. */
+/** `hookrelay destinations list|get|create|update|delete|secret|public-key|recover`. */
 export function registerDestinations(program: Command) {
   const r = new Resource(program, {
     noun: "destinations",
@@ -63,6 +65,14 @@ export function registerDestinations(program: Command) {
       const res = await ctx.run({ method: "GET", path: path`/destinations/${id!}/public-key`, expect: "public_key", local: async (deps, scope) => (await domain()).getDestinationPublicKey(deps, scope, id!) });
       ctx.out.result(res, { text: (r) => r.public_key });
     },
+  );
+  r.verb(
+    "recover <id>",
+    "Send again every event whose latest attempt at the destination failed within --since/--until (a background job)",
+    [`hookrelay destinations recover ${ID} --since 2026-01-31T12:00:00Z --until 2026-01-31T14:00:00Z --wait`, `hookrelay destinations recover ${ID} --since 2026-01-31T12:00:00Z --json`],
+    recoverFlags,
+    async (ctx, o, [id]) =>
+      runRecover(ctx, o, path`/destinations/${id!}/recover`, async (deps, scope, body) => (await import("../../src/domain/recovery")).recoverDestination(deps, scope, id!, parseInput(recoverInput, body))),
   );
   return r;
 }

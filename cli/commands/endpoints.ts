@@ -1,4 +1,5 @@
 import { Option, type Command } from "commander";
+import { recoverInput } from "../../src/contracts/recover";
 import { createEndpointInput, rotateSecretInput, updateEndpointInput } from "../../src/contracts/endpoints";
 import { listEndpointAttemptsQuery } from "../../src/contracts/messages";
 import { act, dataOption, noun, verb, type Opts } from "../command";
@@ -8,6 +9,7 @@ import { ATTEMPT_COLUMNS } from "../output/attempts";
 import { confirm } from "../prompt";
 import { addFieldOptions, bodyOf, fieldKind } from "../schemaFlags";
 import { cursorPageFlags, nextPage } from "../paging";
+import { recoverFlags, runRecover } from "../recover";
 
 const ID = "0123456789abcdef0123456789abcdef";
 const domain = () => import("../../src/outbound/endpoints");
@@ -33,7 +35,7 @@ function withApp(cmd: Command) {
 const base = (app: string) => path`/applications/${app}/endpoints`;
 const one = (app: string, id: string, rest = "") => path`/applications/${app}/endpoints/${id}` + rest;
 
-/** `hookrelay endpoints list|get|create|update|delete|secret|public-key|rotate-secret|attempts --app APP`. */
+/** `hookrelay endpoints list|get|create|update|delete|secret|public-key|rotate-secret|attempts|recover --app APP`. */
 export function registerEndpoints(program: Command) {
   const cmd = noun(program, "endpoints", "An application's endpoints: the URLs its messages are sent to, each with its signing secret", [
     "hookrelay endpoints create --app acme --url https://acme.example.com/webhooks --filter-types order.created,order.shipped",
@@ -162,6 +164,19 @@ export function registerEndpoints(program: Command) {
     });
     ctx.out.result(res, { list: "attempts", columns: ATTEMPT_COLUMNS, empty: "No attempts." });
     nextPage(ctx, res, "attempts");
+  });
+
+  const recover = recoverFlags(
+    withApp(
+      verb(cmd, "recover <id>", "Send again every message whose latest attempt at the endpoint failed within --since/--until (a background job)", [
+        `hookrelay endpoints recover ${ID} --app acme --since 2026-01-31T12:00:00Z --wait`,
+        `hookrelay endpoints recover ${ID} --app acme --since 2026-01-31T12:00:00Z --until 2026-01-31T14:00:00Z --json`,
+      ]),
+    ),
+  );
+  act(recover, async (ctx, opts, [id]) => {
+    const app = opts.app as string;
+    await runRecover(ctx, opts, one(app, id!, "/recover"), async (deps, scope, body) => (await import("../../src/outbound/endpointRecovery")).recoverEndpoint(deps, scope, app, id!, parseInput(recoverInput, body)));
   });
   return cmd;
 }

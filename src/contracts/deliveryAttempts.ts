@@ -4,7 +4,7 @@ import { pageQuery } from "./pagination";
 /** Delivery attempts (spec: Delivery attempt; docs/decisions.md D6). */
 
 export const ATTEMPT_STATUSES = ["queued", "delivering", "success", "failed"] as const;
-export const TRIGGER_TYPES = ["initial", "retry", "manual", "bulk_retry", "replay", "redrive"] as const;
+export const TRIGGER_TYPES = ["initial", "retry", "manual", "bulk_retry", "replay", "redrive", "recover"] as const;
 export type TriggerType = (typeof TRIGGER_TYPES)[number];
 
 const flagQuery = z.enum(["0", "1", "true", "false"]).transform((v) => (v === "1" || v === "true" ? 1 : 0));

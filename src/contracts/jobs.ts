@@ -1,8 +1,8 @@
 import { z } from "zod";
 
-/** Background jobs with visible progress: replay, bulk retry, DLQ redrive. */
+/** Background jobs with visible progress: replay, bulk retry, DLQ redrive, recovery by time. */
 
-export const JOB_KINDS = ["replay", "bulk_retry", "redrive"] as const;
+export const JOB_KINDS = ["replay", "bulk_retry", "redrive", "recover"] as const;
 export type JobKind = (typeof JOB_KINDS)[number];
 export const JOB_STATUSES = ["running", "completed"] as const;
 

@@ -1,6 +1,7 @@
 import { bulkRetryStep } from "../domain/bulkRetry";
 import type { Deps } from "../domain/deps";
 import { completeJob, runningJobs, type JobRow } from "../domain/jobs";
+import { recoverStep } from "../domain/recovery";
 import { redriveStep } from "../domain/redrive";
 import { outstandingJobDeliveries, replayBatchSize, replayStep } from "../domain/replay";
 import type { Logger } from "../observability/logger";
@@ -8,7 +9,7 @@ import type { BackgroundTask } from "../core/tasks";
 import { errorMessage } from "../contracts/errors";
 
 /**
- * Runs replay, bulk-retry and redrive jobs. Every `running` job row is
+ * Runs replay, bulk-retry, redrive and recovery jobs. Every `running` job row is
  * picked up: when created (bus `job.created`), at start-up (jobs survive a
  * restart and resume from their cursor) and by a slow poll (jobs created by
  * a CLI in local mode). Each job runs in its own loop; a job is never run
@@ -90,7 +91,8 @@ export function startJobRunner(deps: Deps, opts: JobRunnerOptions): JobRunner {
       if (stopped) return;
       await waitSettled(job.id);
     } else {
-      const step = job.kind === "bulk_retry" ? bulkRetryStep : job.kind === "redrive" ? redriveStep : null;
+      const steps: Record<string, ((deps: Deps, job: JobRow) => Promise<boolean>) | undefined> = { bulk_retry: bulkRetryStep, redrive: redriveStep, recover: recoverStep };
+      const step = steps[job.kind] ?? null;
       if (!step) {
         opts.logger.warn("unknown job kind; completing it", { job_id: job.id, kind: job.kind });
       } else {

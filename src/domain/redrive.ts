@@ -1,5 +1,5 @@
 import { inScope } from "./scope";
-import { and, asc, count, eq, exists, gt, inArray, isNull, lte, notExists, or, sql, type SQL } from "drizzle-orm";
+import { and, asc, count, eq, exists, gt, inArray, lte, notExists, or, sql, type SQL } from "drizzle-orm";
 import type { RedriveInput } from "../contracts/deliveryAttempts";
 import { notFound } from "../contracts/errors";
 import { normalizeId } from "../contracts/ids";
@@ -7,10 +7,9 @@ import { connections, deliveryAttempts, destinations, events, jobs } from "../db
 import type { Db } from "../db/db";
 import { transaction } from "../db/transaction";
 import { iso } from "../core/clock";
-import { newQueuedAttempt, type AttemptInsert } from "./deliveries";
+import { requeueChain } from "./chainRequeue";
 import { recordAudit } from "./audit";
 import type { Deps, Scope } from "./deps";
-import { findDestinationRow } from "./destinations";
 import { createJob, newJobRow, type JobRow } from "./jobs";
 
 /**
@@ -24,6 +23,9 @@ import { createJob, newJobRow, type JobRow } from "./jobs";
  * not be (their destination was deleted or is disabled) and stay in the DLQ.
  * DLQ rows of rejected events (a forced delivery that failed) are not
  * redriven: the job counts them as `skipped` and they stay in the DLQ.
+ * An application endpoint's DLQ is redriven by its destination id,
+ * `dst_<endpoint id>`; its messages read `pending` again until the new
+ * deliveries settle (chainRequeue.ts).
  */
 export const REDRIVE_BATCH = 100;
 
@@ -32,6 +34,23 @@ interface RedriveParams {
   connection_id: string | null;
   /** DLQ rows that entered it after the job started are not part of it. */
   until: string;
+}
+
+/**
+ * A destination of the caller's scope, an application endpoint's included:
+ * an endpoint's deliveries go to the destination `dst_<endpoint id>` (what
+ * its attempts show as destination_id), so that is how a redrive names its
+ * DLQ (docs/outbound.md).
+ */
+async function redrivableDestination(deps: Deps, scope: Scope, rawId: string): Promise<string> {
+  const id = normalizeId(rawId, "destination", "Destination");
+  const [row] = await deps.db
+    .select({ id: destinations.id })
+    .from(destinations)
+    .where(and(eq(destinations.id, id), inScope(destinations, scope)))
+    .limit(1);
+  if (!row) throw notFound("Destination");
+  return row.id;
 }
 
 /** The DLQ rows the job redrives (`rejected: false`) or skips (`rejected: true`). */
@@ -52,7 +71,7 @@ function dlqFilter(db: Db, job: Pick<JobRow, "orgId" | "envId">, p: RedriveParam
 }
 
 export async function startRedrive(deps: Deps, scope: Scope, input: RedriveInput): Promise<{ job_id: string; total: number; skipped: number }> {
-  const destinationId = input.destination_id ? (await findDestinationRow(deps, scope, input.destination_id)).id : null;
+  const destinationId = input.destination_id ? await redrivableDestination(deps, scope, input.destination_id) : null;
   let connectionId: string | null = null;
   if (input.connection_id) {
     const id = normalizeId(input.connection_id, undefined, "Connection");
@@ -108,32 +127,7 @@ export async function redriveStep(deps: Deps, job: JobRow): Promise<boolean> {
     for (const row of batch) {
       const target = targets.get(row.destinationId);
       if (!target || target.status === "disabled") continue;
-      const chain = and(
-        eq(deliveryAttempts.eventId, row.eventId),
-        eq(deliveryAttempts.destinationId, row.destinationId),
-        row.connectionId ? eq(deliveryAttempts.connectionId, row.connectionId) : isNull(deliveryAttempts.connectionId),
-      );
-      await tx.update(deliveryAttempts).set({ isDlq: 0 }).where(and(chain, eq(deliveryAttempts.isDlq, 1)));
-      const [outstanding] = await tx
-        .select({ id: deliveryAttempts.id })
-        .from(deliveryAttempts)
-        .where(and(chain, inArray(deliveryAttempts.status, ["queued", "delivering"])))
-        .limit(1);
-      if (!outstanding) {
-        const next: AttemptInsert = newQueuedAttempt({
-          orgId: row.orgId,
-          envId: row.envId,
-          eventId: row.eventId,
-          connectionId: row.connectionId,
-          destinationId: row.destinationId,
-          requestUrl: target.url,
-          requestMethod: target.method,
-          triggerType: "redrive",
-          now,
-          jobId: job.id,
-        });
-        await tx.insert(deliveryAttempts).values(next);
-      }
+      await requeueChain(tx, row, { url: target.url, method: target.method }, { triggerType: "redrive", now, jobId: job.id });
       queued++;
     }
     await tx

@@ -1,6 +1,8 @@
 import { successBody } from "../../contracts/common";
 import { createDestinationInput, destinationBody, destinationList, destinationSecret, listDestinationsQuery, publicKeyBody, updateDestinationInput } from "../../contracts/destinations";
 import { createDestination, deleteDestination, getDestination, getDestinationPublicKey, getDestinationSecret, listDestinations, updateDestination } from "../../domain/destinations";
+import { recoverInput, recoverStarted } from "../../contracts/recover";
+import { recoverDestination } from "../../domain/recovery";
 import { revealsSecret } from "../middleware/auth";
 import { idParam, jsonBody, operation, responses, type Api } from "../openapi";
 
@@ -64,5 +66,17 @@ export function registerDestinationRoutes(api: Api) {
     api,
     { method: "delete", path: "/destinations/{id}", tags, summary: "Delete a destination and its connections", request: { params: idParam }, responses: responses({ status: 200, schema: successBody }, [401, 403, 404]) },
     async (c, { params }) => c.json(await deleteDestination(c.get("deps"), c.get("scope"), params.id), 200),
+  );
+  operation(
+    api,
+    {
+      method: "post",
+      path: "/destinations/{id}/recover",
+      tags,
+      summary: "Send again every event whose latest attempt at this destination failed within [since, until) (a background job: GET /jobs/{job_id})",
+      request: { params: idParam, ...jsonBody(recoverInput) },
+      responses: responses({ status: 202, schema: recoverStarted, description: "Job started" }, [400, 401, 403, 404]),
+    },
+    async (c, { params, body }) => c.json(await recoverDestination(c.get("deps"), c.get("scope"), params.id, body), 202),
   );
 }

@@ -5,9 +5,11 @@ import { createEndpointInput, endpointBody, endpointList, endpointParams, endpoi
 import { endpointAttempts, listEndpointAttemptsQuery } from "../../contracts/messages";
 import { createEndpoint, deleteEndpoint, getEndpoint, getEndpointPublicKey, getEndpointSecret, listEndpoints, rotateEndpointSecret, updateEndpoint } from "../../outbound/endpoints";
 import { listEndpointAttempts } from "../../outbound/endpointAttempts";
+import { recoverInput, recoverStarted } from "../../contracts/recover";
+import { recoverEndpoint } from "../../outbound/endpointRecovery";
 import { revealsSecret } from "../middleware/auth";
 import { portalOperation } from "../middleware/portal";
-import { jsonBody, responses, type Api } from "../openapi";
+import { jsonBody, operation, responses, type Api } from "../openapi";
 
 /** An application's endpoints (docs/decisions.md D10, docs/outbound.md); every route is open to the application's portal link. */
 export function registerEndpointRoutes(api: Api) {
@@ -110,5 +112,18 @@ export function registerEndpointRoutes(api: Api) {
       responses: responses({ status: 200, schema: endpointAttempts }, [400, 401, 403, 404]),
     },
     async (c, { params, query }) => c.json(await listEndpointAttempts(c.get("deps"), c.get("scope"), params.appId, params.id, query), 200),
+  );
+  // Operators only: a portal link cannot start a recovery (a job that may send a whole outage again).
+  operation(
+    api,
+    {
+      tags,
+      method: "post",
+      path: `${base}/{id}/recover`,
+      summary: "Send again every message whose latest attempt at this endpoint failed within [since, until) (a background job: GET /jobs/{job_id})",
+      request: { params: endpointParams, ...jsonBody(recoverInput) },
+      responses: responses({ status: 202, schema: recoverStarted, description: "Job started" }, [400, 401, 403, 404]),
+    },
+    async (c, { params, body }) => c.json(await recoverEndpoint(c.get("deps"), c.get("scope"), params.appId, params.id, body), 202),
   );
 }

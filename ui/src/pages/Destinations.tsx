@@ -1,5 +1,6 @@
 import { useRef, useState, type FormEvent } from "react";
 import { api, errorMessage } from "../api";
+import { RecoverPanel } from "../components/recoverPanel";
 import { StatusBadge } from "../components/badges";
 import { CopyField } from "../components/copy";
 import { DetailActions } from "../components/detailActions";
@@ -364,6 +365,7 @@ function DestinationForm({ destination, onSaved }: { destination: Destination | 
 
         <FormActions busy={busy} label={editing ? "Save destination" : "Create destination"} cancelTo="/destinations" />
       </WriteForm>
+      {editing ? <RecoverPanel path={`/destinations/${encodeURIComponent(destination.id)}`} what="event" /> : null}
 
       <ConfirmDialog {...deletion.dialog} title="Delete this destination?" confirmLabel="Delete destination">
         <p>

@@ -1,8 +1,9 @@
-/** One endpoint: its settings, disabling it, its signing secret, deleting it and its recent delivery attempts. */
+/** One endpoint: its settings, disabling it, its signing secret, deleting it, its recent delivery attempts and recovering an outage. */
 import { useState } from "react";
 import { api } from "../../api";
 import { DetailActions } from "../../components/detailActions";
 import { ConfirmDialog } from "../../components/dialogs";
+import { RecoverPanel } from "../../components/recoverPanel";
 import { ErrorAlert, PageHead, PageLoading } from "../../components/layout";
 import { toast } from "../../components/toasts";
 import { useAction, useLoad } from "../../hooks";
@@ -73,6 +74,8 @@ export function EndpointPage({ place, id }: { place: AppPlace; id: string }) {
       <SecretPanel place={place} endpoint={e} />
       <EndpointForm key={e.updated_at} place={place} endpoint={e} onSaved={(saved) => loaded.setData(() => ({ endpoint: saved }))} />
       <EndpointAttempts place={place} endpoint={e} />
+      {/* Operators only: a portal link cannot start a recovery. */}
+      {place.portal ? null : <RecoverPanel path={endpointPath(place, e.id)} what="message" />}
 
       <ConfirmDialog open={confirmDelete} title="Delete this endpoint?" confirmLabel="Delete endpoint" busy={busy} error={error} onConfirm={remove} onCancel={() => setConfirmDelete(false)}>
         <p>

@@ -1,0 +1,70 @@
+import { and, eq, inArray, isNull, sql } from "drizzle-orm";
+import type { TriggerType } from "../contracts/deliveryAttempts";
+import { deliveryAttempts, events, messages } from "../db/schema";
+import type { Tx } from "../db/transaction";
+import { iso } from "../core/clock";
+import { newQueuedAttempt } from "./deliveries";
+
+/**
+ * Starts one delivery chain again (an event to one destination, through one
+ * connection or, for an application endpoint, through none): the chain
+ * leaves the DLQ (is_dlq 0; dlq_at stays as history) and a new queued row
+ * starts it with a fresh retry budget. A delivery still outstanding is not
+ * doubled. Used by DLQ redrive (redrive.ts) and recovery (recovery.ts).
+ *
+ * An endpoint's chain belongs to a message, whose status is kept by counters
+ * (messageSettlement.ts): the new chain counts as outstanding and the one
+ * that left the DLQ no longer counts as failed, as a resend does
+ * (src/outbound/resend.ts), so the message reads `pending` until it settles.
+ */
+export interface ChainToRequeue {
+  orgId: string;
+  envId: string;
+  eventId: string;
+  connectionId: string | null;
+  destinationId: string;
+}
+
+export async function requeueChain(
+  tx: Tx,
+  chain: ChainToRequeue,
+  target: { url: string; method: string },
+  fields: { triggerType: Exclude<TriggerType, "retry" | "replay">; now: Date; jobId: string },
+): Promise<{ queued: boolean }> {
+  const same = and(
+    eq(deliveryAttempts.eventId, chain.eventId),
+    eq(deliveryAttempts.destinationId, chain.destinationId),
+    chain.connectionId ? eq(deliveryAttempts.connectionId, chain.connectionId) : isNull(deliveryAttempts.connectionId),
+  );
+  const leftDlq = (
+    await tx
+      .update(deliveryAttempts)
+      .set({ isDlq: 0 })
+      .where(and(same, eq(deliveryAttempts.isDlq, 1)))
+      .returning({ id: deliveryAttempts.id })
+  ).length;
+  const [outstanding] = await tx
+    .select({ id: deliveryAttempts.id })
+    .from(deliveryAttempts)
+    .where(and(same, inArray(deliveryAttempts.status, ["queued", "delivering"])))
+    .limit(1);
+  if (outstanding) return { queued: false };
+  await tx.insert(deliveryAttempts).values(
+    newQueuedAttempt({ ...chain, requestUrl: target.url, requestMethod: target.method, triggerType: fields.triggerType, now: fields.now, jobId: fields.jobId }),
+  );
+  if (chain.connectionId === null) {
+    const at = iso(fields.now);
+    const [message] = await tx
+      .update(messages)
+      .set({
+        outstanding: sql`${messages.outstanding} + 1`,
+        failed: sql`CASE WHEN ${messages.failed} > ${leftDlq} THEN ${messages.failed} - ${leftDlq} ELSE 0 END`,
+        status: "pending",
+        updatedAt: at,
+      })
+      .where(eq(messages.eventId, chain.eventId))
+      .returning({ id: messages.id });
+    if (message) await tx.update(events).set({ status: "pending" }).where(eq(events.id, chain.eventId));
+  }
+  return { queued: true };
+}
