@@ -1,4 +1,5 @@
 import { can } from "../contracts/roles";
+import { retryScheduleText } from "../contracts/retrySchedule";
 import { and, desc, eq, isNull } from "drizzle-orm";
 import { destinations } from "../db/schema";
 import {
@@ -44,6 +45,7 @@ export function serializeDestination(row: DestinationRow, secrets: SecretBox, sc
     max_retries: row.maxRetries,
     retry_strategy: row.retryStrategy,
     retry_interval_seconds: row.retryIntervalSeconds,
+    retry_schedule: row.retrySchedule,
     status: row.status,
     created_at: row.createdAt,
     updated_at: row.updatedAt,
@@ -104,6 +106,7 @@ export async function createDestination(deps: Deps, scope: Scope, input: CreateD
     maxRetries: input.max_retries ?? DESTINATION_DEFAULTS.max_retries,
     retryStrategy: input.retry_strategy ?? DESTINATION_DEFAULTS.retry_strategy,
     retryIntervalSeconds: input.retry_interval_seconds ?? DESTINATION_DEFAULTS.retry_interval_seconds,
+    retrySchedule: retryScheduleText(input.retry_schedule),
     signingSecret: secrets.seal(input.signing_secret ?? generateSigningSecret()),
     status: input.status ?? DESTINATION_DEFAULTS.status,
     applicationId: null,
@@ -179,6 +182,7 @@ async function updateDestinationIn(deps: Deps, scope: Scope, rawId: string, inpu
   if (input.max_retries !== undefined) next.maxRetries = input.max_retries;
   if (input.retry_strategy !== undefined) next.retryStrategy = input.retry_strategy;
   if (input.retry_interval_seconds !== undefined) next.retryIntervalSeconds = input.retry_interval_seconds;
+  if (input.retry_schedule !== undefined) next.retrySchedule = retryScheduleText(input.retry_schedule);
   if (input.signing_secret !== undefined) next.signingSecret = secrets.seal(input.signing_secret);
   if (input.status !== undefined) next.status = input.status;
   next.updatedAt = iso(clock.now());

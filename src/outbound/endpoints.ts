@@ -11,6 +11,7 @@ import {
   type UpdateEndpointInput,
 } from "../contracts/endpoints";
 import { AppError, notFound, parseOrThrow } from "../contracts/errors";
+import { retryScheduleText } from "../contracts/retrySchedule";
 import { hex32, idPrefix } from "../contracts/ids";
 import { applicationEndpoints, applications, deliveryAttempts, destinations } from "../db/schema";
 import { lockRow } from "../db/rowLock";
@@ -52,6 +53,7 @@ export function serializeEndpoint({ endpoint: e, destination: d }: Joined): Endp
     status: d.status,
     filter_types: e.filterTypes,
     rate_limit_per_second: d.rateLimitPerSecond,
+    retry_schedule: d.retrySchedule,
     expires_at: e.expiresAt,
     portal_held: e.portalHeld,
     created_at: e.createdAt,
@@ -107,6 +109,7 @@ export async function createEndpoint(deps: Deps, scope: Scope, appId: string, ra
     maxRetries: DESTINATION_DEFAULTS.max_retries,
     retryStrategy: DESTINATION_DEFAULTS.retry_strategy,
     retryIntervalSeconds: DESTINATION_DEFAULTS.retry_interval_seconds,
+    retrySchedule: retryScheduleText(input.retry_schedule),
     signingSecret: deps.secrets.seal(input.secret ?? generateSigningSecret()),
     status: input.status ?? "active",
     applicationId: app.id,
@@ -185,6 +188,7 @@ async function updateEndpointIn(deps: Deps, scope: Scope, appId: string, endpoin
   if (input.description !== undefined) endpoint.description = input.description;
   if (input.filter_types !== undefined) endpoint.filterTypes = filterTypesText(input.filter_types);
   if (input.rate_limit_per_second !== undefined) destination.rateLimitPerSecond = input.rate_limit_per_second;
+  if (input.retry_schedule !== undefined) destination.retrySchedule = retryScheduleText(input.retry_schedule);
   if (input.signing_algorithm !== undefined) endpoint.signingAlgorithm = input.signing_algorithm;
   if (input.expires_at !== undefined) endpoint.expiresAt = isoOrNull(input.expires_at);
   if (input.status !== undefined) {

@@ -226,6 +226,7 @@ CREATE TABLE "destinations" (
 	"max_retries" bigint DEFAULT 8 NOT NULL,
 	"retry_strategy" text DEFAULT 'exponential' NOT NULL,
 	"retry_interval_seconds" bigint DEFAULT 30 NOT NULL,
+	"retry_schedule" text,
 	"signing_secret" text NOT NULL,
 	"status" text DEFAULT 'active' NOT NULL,
 	"application_id" text,
