@@ -60,14 +60,15 @@ export const retryScheduleInput = z
     },
     z.array(retryStep).min(1, "a schedule has at least one step").max(RETRY_SCHEDULE_MAX_STEPS, `a schedule has at most ${RETRY_SCHEDULE_MAX_STEPS} steps`).nullable(),
   )
-  .describe(
-    `The delay before each retry, used instead of retry_strategy, retry_interval_seconds and max_retries when set (its length is the number of retries): 1 to ${RETRY_SCHEDULE_MAX_STEPS} durations of 1s to 7d, e.g. ${JSON.stringify(RETRY_SCHEDULE_EXAMPLE)}; null: none`,
-  );
+  .meta({
+    description: `The delay before each retry, used instead of the retry policy (a destination's retry_strategy, retry_interval_seconds and max_retries; an endpoint's defaults) when set; its length is the number of retries. 1 to ${RETRY_SCHEDULE_MAX_STEPS} durations of 1s to 7d; null: none`,
+    examples: [RETRY_SCHEDULE_EXAMPLE],
+  });
 
 export const retryScheduleOutput = z
   .string()
   .nullable()
-  .describe(`JSON array of durations, encoded as a string, e.g. ${JSON.stringify(JSON.stringify(RETRY_SCHEDULE_EXAMPLE))}; null: retry_strategy applies`);
+  .meta({ description: "JSON array of durations, encoded as a string; null: the retry policy applies", examples: [JSON.stringify(RETRY_SCHEDULE_EXAMPLE)] });
 
 /** A schedule as stored: its JSON text, or null. */
 export const retryScheduleText = (steps: readonly string[] | null | undefined) => (steps && steps.length > 0 ? JSON.stringify(steps) : null);

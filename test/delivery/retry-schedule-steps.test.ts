@@ -110,6 +110,12 @@ describe("retry_schedule on the destinations API", () => {
     expect(changes).toContainEqual(expect.objectContaining({ retry_schedule: { before: '["1m"]', after: null } }));
   });
 
+  it("is documented in the OpenAPI document with Svix's default as its example", async () => {
+    const doc = (await call(server, "GET", "/v1/openapi.json", { key })).body;
+    const input = doc.paths["/destinations"].post.requestBody.content["application/json"].schema.properties.retry_schedule;
+    expect(input).toMatchObject({ minItems: 1, maxItems: 20, examples: [["5s", "5m", "30m", "2h", "5h", "10h", "10h"]] });
+  });
+
   it.each([
     ["an empty list", []],
     ["21 steps", Array(21).fill("1m")],
