@@ -26,6 +26,7 @@ export function registerDestinations(program: Command) {
     auth_config: 'auth settings: {"username","password"} (basic), {"token"} (bearer), {"key","api_key"} (api_key)',
     signing_secret: "Standard Webhooks key: whsec_… (hmac-sha256) or whsk_… (ed25519); generated when absent",
     signing_algorithm: "hmac-sha256 (v1, a shared secret; the default) or ed25519 (v1a, verified with the public key: see `destinations public-key`)",
+    retry_schedule: "the delay before each retry, e.g. 5s,5m,30m,2h: 1 to 20 steps of 1s to 7d, in place of the retry strategy, interval and max retries",
   };
   r.list({ query: listDestinationsQuery, local: (m, deps, scope, q) => m.listDestinations(deps, scope, q), examples: ["hookrelay destinations list", "hookrelay destinations list --status paused --json"] });
   r.get({ local: (m, deps, scope, id) => m.getDestination(deps, scope, id) });
@@ -43,7 +44,7 @@ export function registerDestinations(program: Command) {
     input: updateDestinationInput,
     help,
     local: (m, deps, scope, id, body) => m.updateDestination(deps, scope, id, body),
-    examples: [`hookrelay destinations update ${ID} --status paused`, `hookrelay destinations update ${ID} --rate-limit-per-second null --timeout-ms 10000`],
+    examples: [`hookrelay destinations update ${ID} --status paused`, `hookrelay destinations update ${ID} --rate-limit-per-second null --timeout-ms 10000`, `hookrelay destinations update ${ID} --retry-schedule 5s,5m,30m,2h,5h,10h,10h`],
   });
   r.delete({ local: (m, deps, scope, id) => m.deleteDestination(deps, scope, id), description: "Delete a destination (and its connections)" });
   r.verb(

@@ -21,6 +21,7 @@ const HELP = {
   url: "where the messages are POSTed (http:// or https://)",
   filter_types: "only these event types: comma-separated, or a JSON array ('null': every type)",
   rate_limit_per_second: "requests per second to this endpoint",
+  retry_schedule: "the delay before each retry, e.g. 5s,5m,30m,2h: 1 to 20 steps of 1s to 7d ('null': the default exponential retries)",
   expires_at: "ISO time after which it receives nothing",
   secret: "signing key: whsec_<base64> (hmac-sha256) or whsk_<base64> (ed25519); generated when absent",
   signing_algorithm: "hmac-sha256 (v1, a shared secret; the default) or ed25519 (v1a, verified with the public key: see `endpoints public-key`)",
@@ -80,6 +81,7 @@ export function registerEndpoints(program: Command) {
     verb(cmd, "update <id>", "Change fields of an endpoint (only the flags given); --status disabled stops sending to it", [
       `hookrelay endpoints update ${ID} --app acme --status disabled`,
       `hookrelay endpoints update ${ID} --app acme --filter-types null --expires-at 2030-01-01T00:00:00Z`,
+      `hookrelay endpoints update ${ID} --app acme --retry-schedule 5s,5m,30m,2h`,
     ]),
   );
   const updateFlags = addFieldOptions(update, updateEndpointInput, true, { help: HELP });

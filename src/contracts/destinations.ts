@@ -1,4 +1,5 @@
 import { z } from "zod";
+import { retryScheduleInput, retryScheduleOutput } from "./retrySchedule";
 
 /** Destinations (docs/decisions.md D6): where connections deliver events. */
 
@@ -193,6 +194,7 @@ const destinationFields = {
   max_retries: z.int().min(0).max(50),
   retry_strategy: z.enum(RETRY_STRATEGIES),
   retry_interval_seconds: z.int().min(1).max(86_400),
+  retry_schedule: retryScheduleInput,
   signing_secret: signingSecret,
   signing_algorithm: signingAlgorithm,
   status: z.enum(DESTINATION_STATUSES),
@@ -209,6 +211,7 @@ export const createDestinationInput = z.object({
   max_retries: destinationFields.max_retries.optional(),
   retry_strategy: destinationFields.retry_strategy.optional(),
   retry_interval_seconds: destinationFields.retry_interval_seconds.optional(),
+  retry_schedule: destinationFields.retry_schedule.optional(),
   signing_secret: destinationFields.signing_secret.optional(),
   signing_algorithm: destinationFields.signing_algorithm.optional(),
   status: destinationFields.status.optional(),
@@ -238,6 +241,7 @@ export const destination = z.object({
   retry_strategy: z.string(),
   retry_interval_seconds: z.number().int(),
   signing_algorithm: z.enum(SIGNING_ALGORITHMS),
+  retry_schedule: retryScheduleOutput,
   status: z.string(),
   created_at: z.string(),
   updated_at: z.string(),

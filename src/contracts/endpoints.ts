@@ -2,6 +2,7 @@ import { z } from "zod";
 import { isoDate } from "./common";
 import { destinationUrl, SIGNING_ALGORITHMS, signingAlgorithm, signingSecret } from "./destinations";
 import { eventTypeName } from "./eventTypes";
+import { retryScheduleInput, retryScheduleOutput } from "./retrySchedule";
 
 /** Application endpoints (spec: Application endpoint; docs/decisions.md D10): where an application's messages are sent. */
 
@@ -30,6 +31,8 @@ const fields = {
   description: z.string().max(5000).nullable(),
   filter_types: filterTypesInput,
   rate_limit_per_second: z.int().min(1).max(100_000).nullable(),
+  /** Replaces the default exponential retries (docs/delivery.md, "Retry schedules"). */
+  retry_schedule: retryScheduleInput,
   signing_algorithm: signingAlgorithm,
   /** `whsec_` (hmac-sha256) or `whsk_` (ed25519) key; generated when absent. Never returned except by GET …/secret. */
   secret: signingSecret,
@@ -62,6 +65,7 @@ export const endpoint = z.object({
   status: z.string(),
   filter_types: z.string().nullable().describe("JSON array of event type names, encoded as a string; null: every type"),
   rate_limit_per_second: z.number().int().nullable(),
+  retry_schedule: retryScheduleOutput,
   expires_at: z.string().nullable(),
   portal_held: z.number().int().describe("1: its URL was set through a portal link, so it is held to the private-address block unless the application allows private endpoints"),
   created_at: z.string(),

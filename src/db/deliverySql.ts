@@ -121,7 +121,8 @@ export const deliverySql = preparedFor((db: Db) => {
     destinationForDelivery: sqlite.prepare<DestinationForDelivery, [string]>(
       `SELECT d.id, d.org_id AS orgId, d.env_id AS envId, d.name, d.url, d.http_method AS httpMethod, d.headers, d.auth_type AS authType,
               d.auth_config AS authConfig, d.timeout_ms AS timeoutMs, d.rate_limit_per_second AS rateLimitPerSecond, d.max_retries AS maxRetries,
-              d.retry_strategy AS retryStrategy, d.retry_interval_seconds AS retryIntervalSeconds, d.signing_secret AS signingSecret, d.status,
+              d.retry_strategy AS retryStrategy, d.retry_interval_seconds AS retryIntervalSeconds,
+              d.retry_schedule AS retrySchedule, d.signing_secret AS signingSecret, d.status,
               d.application_id AS applicationId, d.created_at AS createdAt, d.updated_at AS updatedAt,
               e.id AS endpointId, e.expires_at AS endpointExpiresAt, e.previous_secret AS previousSecret,
               e.previous_secret_expires_at AS previousUntil, a.rate_limit AS applicationRateLimit,

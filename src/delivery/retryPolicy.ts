@@ -7,6 +7,11 @@
  * - linear: the same interval between every try (Hookdeck's and Convoy's meaning).
  * - A `Retry-After` on a 429 or 503 replaces the computed delay (also capped at 6 h).
  * - max_retries counts retries after the first try: max_retries 8 means at most 9 tries.
+ * - A retry schedule (retry_schedule), when set, replaces all three: retry n
+ *   waits its n-th step, and there are as many retries as steps. Its jitter
+ *   only adds (up to +20%): a receiver told "5m" is never tried again sooner.
+ *   Steps go up to 7 days (src/contracts/retrySchedule.ts), past the 6 h cap.
+ * - A 410 Gone is never retried: the receiver said the URL is gone for good.
  */
 export const MAX_RETRY_DELAY_MS = 6 * 3600 * 1000;
 export const JITTER = 0.2;
@@ -15,10 +20,22 @@ export interface RetrySettings {
   retryStrategy: string;
   retryIntervalSeconds: number;
   maxRetries: number;
+  /** Seconds before each retry; null: the strategy above applies. */
+  retrySchedule?: readonly number[] | null;
+}
+
+/** How many retries follow a first try that failed. */
+export function retriesAllowed(settings: RetrySettings): number {
+  return settings.retrySchedule ? settings.retrySchedule.length : settings.maxRetries;
 }
 
 /** Delay before retry number `retry` (1 = the first retry). `random` is in [0, 1). */
 export function retryDelayMs(settings: RetrySettings, retry: number, random: () => number = Math.random): number {
+  const schedule = settings.retrySchedule;
+  if (schedule) {
+    const step = schedule[Math.min(retry, schedule.length) - 1]! * 1000;
+    return Math.round(step * (1 + JITTER * random()));
+  }
   const base = settings.retryIntervalSeconds * 1000;
   if (settings.retryStrategy === "linear") return Math.min(base, MAX_RETRY_DELAY_MS);
   // 2^(retry-1) overflows to Infinity long before it matters; Math.min copes.
@@ -57,9 +74,9 @@ export function decideRetry(opts: {
   now: Date;
   random?: () => number;
 }): RetryDecision {
-  if (!opts.retryable || opts.noRetry) return { retry: false };
+  if (!opts.retryable || opts.noRetry || opts.responseStatus === 410) return { retry: false };
   const retriesUsed = opts.attemptNumber - 1;
-  if (retriesUsed >= opts.settings.maxRetries) return { retry: false };
+  if (retriesUsed >= retriesAllowed(opts.settings)) return { retry: false };
   if (opts.responseStatus === 429 || opts.responseStatus === 503) {
     const after = parseRetryAfter(opts.retryAfter, opts.now);
     if (after !== null) return { retry: true, delayMs: after };

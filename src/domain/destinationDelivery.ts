@@ -1,5 +1,6 @@
 import { eq } from "drizzle-orm";
 import type { DestinationAuth, DestinationStatus, RetryStrategy } from "../contracts/destinations";
+import { retryScheduleSeconds } from "../contracts/retrySchedule";
 import { destinations } from "../db/schema";
 import type { Deps } from "./deps";
 import { openAuthConfig, openHeaders } from "./destinationSecrets";
@@ -25,6 +26,8 @@ export interface DeliveryDestination {
   maxRetries: number;
   retryStrategy: RetryStrategy;
   retryIntervalSeconds: number;
+  /** Seconds before each retry (replaces the three above when set). */
+  retrySchedule: number[] | null;
   /** `whsec_<base64>`, for the Standard Webhooks signature. */
   signingSecret: string;
   status: DestinationStatus;
@@ -60,6 +63,7 @@ export function deliveryDestinationFromRow(row: DestinationRow, secrets: SecretB
     maxRetries: row.maxRetries,
     retryStrategy: row.retryStrategy as RetryStrategy,
     retryIntervalSeconds: row.retryIntervalSeconds,
+    retrySchedule: retryScheduleSeconds(row.retrySchedule),
     signingSecret: secrets.open(row.signingSecret),
     status: row.status as DestinationStatus,
     updatedAt: row.updatedAt,

@@ -1,4 +1,5 @@
 import { can } from "../contracts/roles";
+import { retryScheduleText } from "../contracts/retrySchedule";
 import { and, desc, eq, isNull } from "drizzle-orm";
 import { destinations } from "../db/schema";
 import {
@@ -46,6 +47,7 @@ export function serializeDestination(row: DestinationRow, secrets: SecretBox, sc
     retry_strategy: row.retryStrategy,
     retry_interval_seconds: row.retryIntervalSeconds,
     signing_algorithm: row.signingAlgorithm as Destination["signing_algorithm"],
+    retry_schedule: row.retrySchedule,
     status: row.status,
     created_at: row.createdAt,
     updated_at: row.updatedAt,
@@ -107,6 +109,7 @@ export async function createDestination(deps: Deps, scope: Scope, input: CreateD
     maxRetries: input.max_retries ?? DESTINATION_DEFAULTS.max_retries,
     retryStrategy: input.retry_strategy ?? DESTINATION_DEFAULTS.retry_strategy,
     retryIntervalSeconds: input.retry_interval_seconds ?? DESTINATION_DEFAULTS.retry_interval_seconds,
+    retrySchedule: retryScheduleText(input.retry_schedule),
     signingSecret: secrets.seal(signing.key),
     signingAlgorithm: signing.algorithm,
     status: input.status ?? DESTINATION_DEFAULTS.status,
@@ -188,6 +191,7 @@ async function updateDestinationIn(deps: Deps, scope: Scope, rawId: string, inpu
   if (input.max_retries !== undefined) next.maxRetries = input.max_retries;
   if (input.retry_strategy !== undefined) next.retryStrategy = input.retry_strategy;
   if (input.retry_interval_seconds !== undefined) next.retryIntervalSeconds = input.retry_interval_seconds;
+  if (input.retry_schedule !== undefined) next.retrySchedule = retryScheduleText(input.retry_schedule);
   // A new algorithm needs key material of its kind: the one given, or a new one.
   const algorithmChanges = input.signing_algorithm !== undefined && input.signing_algorithm !== row.signingAlgorithm;
   if (input.signing_secret !== undefined || algorithmChanges) {

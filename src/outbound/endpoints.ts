@@ -11,6 +11,7 @@ import {
   type UpdateEndpointInput,
 } from "../contracts/endpoints";
 import { AppError, notFound, parseOrThrow } from "../contracts/errors";
+import { retryScheduleText } from "../contracts/retrySchedule";
 import { hex32, idPrefix } from "../contracts/ids";
 import { applicationEndpoints, applications, deliveryAttempts, destinations } from "../db/schema";
 import { lockRow } from "../db/rowLock";
@@ -52,6 +53,7 @@ export function serializeEndpoint({ endpoint: e, destination: d }: Joined): Endp
     status: d.status,
     filter_types: e.filterTypes,
     rate_limit_per_second: d.rateLimitPerSecond,
+    retry_schedule: d.retrySchedule,
     expires_at: e.expiresAt,
     portal_held: e.portalHeld,
     created_at: e.createdAt,
@@ -108,6 +110,7 @@ export async function createEndpoint(deps: Deps, scope: Scope, appId: string, ra
     maxRetries: DESTINATION_DEFAULTS.max_retries,
     retryStrategy: DESTINATION_DEFAULTS.retry_strategy,
     retryIntervalSeconds: DESTINATION_DEFAULTS.retry_interval_seconds,
+    retrySchedule: retryScheduleText(input.retry_schedule),
     signingSecret: deps.secrets.seal(signing.key),
     signingAlgorithm: signing.algorithm,
     status: input.status ?? "active",
@@ -186,6 +189,7 @@ async function updateEndpointIn(deps: Deps, scope: Scope, appId: string, endpoin
   if (input.description !== undefined) endpoint.description = input.description;
   if (input.filter_types !== undefined) endpoint.filterTypes = filterTypesText(input.filter_types);
   if (input.rate_limit_per_second !== undefined) destination.rateLimitPerSecond = input.rate_limit_per_second;
+  if (input.retry_schedule !== undefined) destination.retrySchedule = retryScheduleText(input.retry_schedule);
   if (input.signing_algorithm !== undefined && input.signing_algorithm !== destination.signingAlgorithm) {
     // A new algorithm is a rotation to a new key of its kind: the old key keeps signing through the overlap.
     Object.assign(endpoint, overlapFrom(current.destination, deps.clock.now()));

@@ -42,6 +42,7 @@ describe("POST /v1/applications/{appId}/endpoints", () => {
       status: "active",
       filter_types: JSON.stringify(["order.created", "order.paid"]),
       rate_limit_per_second: 5,
+      retry_schedule: null,
       expires_at: "2099-01-01T00:00:00.000Z",
       portal_held: 0,
       created_at: e.created_at,

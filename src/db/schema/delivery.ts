@@ -21,6 +21,8 @@ export const destinations = sqliteTable(
     maxRetries: integer("max_retries").notNull().default(8),
     retryStrategy: text("retry_strategy").notNull().default("exponential"),
     retryIntervalSeconds: integer("retry_interval_seconds").notNull().default(30),
+    /** JSON array of durations (src/contracts/retrySchedule.ts); when set it replaces the three above. */
+    retrySchedule: text("retry_schedule"),
     /** Encrypted at rest. */
     signingSecret: text("signing_secret").notNull(),
     /** hmac-sha256 (signing_secret is whsec_…) or ed25519 (whsk_…): an application endpoint's too. */

@@ -10,6 +10,7 @@ import { ErrorAlert, PageHead, PageLoading } from "../components/layout";
 import { Time } from "../components/time";
 import { toast } from "../components/toasts";
 import { parseJsonField } from "../format";
+import { readSchedule, RETRY_SCHEDULE_HELP, RETRY_SCHEDULE_PLACEHOLDER, scheduleText } from "../retrySchedule";
 import { useLoad, useSubmit } from "../hooks";
 import { ResourceListPage, useDeleteResource } from "../resources";
 import { Link, navigate } from "../router";
@@ -40,7 +41,7 @@ export function DestinationsPage() {
           ),
         },
         { label: "Status", render: (d) => <StatusBadge status={d.status} /> },
-        { label: "Retries", hideNarrow: true, render: (d) => `${d.max_retries} × ${d.retry_strategy}` },
+        { label: "Retries", hideNarrow: true, render: (d) => (d.retry_schedule ? `schedule: ${scheduleText(d.retry_schedule)}` : `${d.max_retries} × ${d.retry_strategy}`) },
         { label: "Created", hideNarrow: true, render: (d) => <Time iso={d.created_at} /> },
       ]}
     />
@@ -65,6 +66,7 @@ interface Form {
   retry_strategy: string;
   retry_interval_seconds: string;
   signing_algorithm: string;
+  retry_schedule: string;
   status: string;
 }
 
@@ -86,6 +88,7 @@ const blank: Form = {
   retry_strategy: "exponential",
   retry_interval_seconds: "30",
   signing_algorithm: "hmac-sha256",
+  retry_schedule: "",
   status: "active",
 };
 
@@ -110,13 +113,14 @@ function toForm(d: Destination): Form {
     retry_strategy: d.retry_strategy,
     retry_interval_seconds: String(d.retry_interval_seconds),
     signing_algorithm: d.signing_algorithm,
+    retry_schedule: scheduleText(d.retry_schedule),
     status: d.status,
   };
 }
 
 // auth_config's parts have inputs of their own: their messages go there, not to the fieldset.
 const authParts = ["username", "password", "token", "key", "api_key", "to"].map((k) => `auth_config.${k}`);
-const fields = ["name", "url", "http_method", "headers", "auth_type", "auth_config", ...authParts, "timeout_ms", "rate_limit_per_second", "max_retries", "retry_strategy", "retry_interval_seconds", "signing_algorithm", "status"];
+const fields = ["name", "url", "http_method", "headers", "auth_type", "auth_config", ...authParts, "timeout_ms", "rate_limit_per_second", "max_retries", "retry_strategy", "retry_interval_seconds", "retry_schedule", "signing_algorithm", "status"];
 
 export function DestinationEditPage({ id }: { id?: string }) {
   const existing = useLoad(() => (id ? api.get<{ destination: Destination }>(`/destinations/${encodeURIComponent(id)}`) : Promise.resolve(null)), [id]);
@@ -171,6 +175,9 @@ function DestinationForm({ destination, onSaved }: { destination: Destination | 
       status: f.status,
       signing_algorithm: f.signing_algorithm,
     };
+    const schedule = readSchedule(f.retry_schedule);
+    if ("error" in schedule) errors.retry_schedule = schedule.error;
+    else body.retry_schedule = schedule.steps;
     // Auth secrets are never sent back by the API: only send auth when it is new or being changed.
     const authChanged = !editing || f.auth_type !== destination.auth_type || f.auth_password || f.auth_token || f.auth_api_key;
     if (authChanged) {
@@ -361,6 +368,9 @@ function DestinationForm({ destination, onSaved }: { destination: Destination | 
               )}
             </Field>
           </div>
+          <Field label="Retry schedule" error={fieldErrors.retry_schedule} help={RETRY_SCHEDULE_HELP}>
+            {(p) => <input {...p} type="text" name="retry_schedule" className="mono" value={f.retry_schedule} onChange={(e) => set("retry_schedule", e.target.value)} placeholder={RETRY_SCHEDULE_PLACEHOLDER} />}
+          </Field>
         </fieldset>
 
         <FormActions busy={busy} label={editing ? "Save destination" : "Create destination"} cancelTo="/destinations" />

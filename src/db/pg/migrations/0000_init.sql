@@ -225,6 +225,7 @@ CREATE TABLE "destinations" (
 	"max_retries" bigint DEFAULT 8 NOT NULL,
 	"retry_strategy" text DEFAULT 'exponential' NOT NULL,
 	"retry_interval_seconds" bigint DEFAULT 30 NOT NULL,
+	"retry_schedule" text,
 	"signing_secret" text NOT NULL,
 	"signing_algorithm" text DEFAULT 'hmac-sha256' NOT NULL,
 	"status" text DEFAULT 'active' NOT NULL,

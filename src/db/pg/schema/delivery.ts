@@ -23,6 +23,8 @@ export const destinations = pgTable(
     maxRetries: bigint("max_retries", { mode: "number" }).notNull().default(8),
     retryStrategy: text("retry_strategy").notNull().default("exponential"),
     retryIntervalSeconds: bigint("retry_interval_seconds", { mode: "number" }).notNull().default(30),
+    /** JSON array of durations (src/contracts/retrySchedule.ts); when set it replaces the three above. */
+    retrySchedule: text("retry_schedule"),
     /** Encrypted at rest. */
     signingSecret: text("signing_secret").notNull(),
     /** hmac-sha256 (signing_secret is whsec_…) or ed25519 (whsk_…): an application endpoint's too. */

@@ -10,6 +10,7 @@ import { appPath, endpointPage, endpointPath, filterTypesOf, type AppPlace } fro
 import { navigate } from "../../router";
 import type { Endpoint, EventType } from "../../types";
 import { BackToApp } from "../backToApp";
+import { ENDPOINT_RETRY_SCHEDULE_HELP, readSchedule, RETRY_SCHEDULE_PLACEHOLDER, scheduleText } from "../../retrySchedule";
 import { WriteForm } from "../../components/writeForm";
 import { SIGNING_HELP } from "../../components/publicKey";
 import { SIGNING_ALGORITHMS } from "../../types";
@@ -23,6 +24,7 @@ interface Form {
   rate_limit_per_second: string;
   expires_at: string;
   signing_algorithm: string;
+  retry_schedule: string;
   secret: string;
 }
 
@@ -36,11 +38,12 @@ function toForm(e: Endpoint | null): Form {
     rate_limit_per_second: e?.rate_limit_per_second ? String(e.rate_limit_per_second) : "",
     expires_at: e?.expires_at ? toLocalInput(new Date(e.expires_at)) : "",
     signing_algorithm: e?.signing_algorithm ?? "hmac-sha256",
+    retry_schedule: scheduleText(e?.retry_schedule ?? null),
     secret: "",
   };
 }
 
-const formFields = ["url", "description", "filter_types", "rate_limit_per_second", "expires_at", "signing_algorithm", "secret"];
+const formFields = ["url", "description", "filter_types", "rate_limit_per_second", "expires_at", "retry_schedule", "signing_algorithm", "secret"];
 
 export function NewEndpointPage({ place }: { place: AppPlace }) {
   return (
@@ -114,6 +117,8 @@ export function EndpointForm({ place, endpoint, onSaved }: { place: AppPlace; en
     if (!f.every && f.types.length === 0) errors.filter_types = "Choose at least one event type, or every event type";
     const rate = f.rate_limit_per_second.trim() === "" ? null : Number(f.rate_limit_per_second);
     if (rate !== null && !Number.isInteger(rate)) errors.rate_limit_per_second = "Must be a whole number of requests per second";
+    const schedule = readSchedule(f.retry_schedule);
+    if ("error" in schedule) errors.retry_schedule = schedule.error;
     if (Object.keys(errors).length > 0) {
       setFieldErrors(errors);
       if (errors.url) urlRef.current?.focus();
@@ -127,6 +132,8 @@ export function EndpointForm({ place, endpoint, onSaved }: { place: AppPlace; en
       expires_at: fromLocalInput(f.expires_at) ?? null,
     };
     if (!editing || f.signing_algorithm !== endpoint.signing_algorithm) body.signing_algorithm = f.signing_algorithm;
+    // The portal does not edit retry settings: an application's customer sees none.
+    if (!place.portal && "steps" in schedule) body.retry_schedule = schedule.steps;
     if (!editing && f.secret.trim()) body.secret = f.secret.trim();
     const res = await submit(
       () => (editing ? api.patch<{ endpoint: Endpoint }>(endpointPath(place, endpoint.id), body) : api.post<{ endpoint: Endpoint }>(appPath(place, "/endpoints"), body)),
@@ -171,6 +178,11 @@ export function EndpointForm({ place, endpoint, onSaved }: { place: AppPlace; en
           </select>
         )}
       </Field>
+      {place.portal ? null : (
+        <Field label="Retry schedule (optional)" error={fieldErrors.retry_schedule} help={ENDPOINT_RETRY_SCHEDULE_HELP}>
+          {(p) => <input {...p} type="text" name="retry_schedule" className="mono" value={f.retry_schedule} onChange={(e) => set({ retry_schedule: e.target.value })} placeholder={RETRY_SCHEDULE_PLACEHOLDER} />}
+        </Field>
+      )}
       {editing || f.signing_algorithm === "ed25519" ? null : (
         <Field label="Signing secret (optional)" error={fieldErrors.secret} help="whsec_ followed by base64. Empty: one is generated; reveal it on the endpoint's page.">
           {(p) => <input {...p} type="password" autoComplete="off" name="secret" className="mono" value={f.secret} onChange={(e) => set({ secret: e.target.value })} placeholder="whsec_…" />}

@@ -1,0 +1,1 @@
+ALTER TABLE `destinations` ADD `retry_schedule` text;
