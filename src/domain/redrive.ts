@@ -7,6 +7,7 @@ import { connections, deliveryAttempts, destinations, events, jobs } from "../db
 import type { Db } from "../db/db";
 import { transaction } from "../db/transaction";
 import { iso } from "../core/clock";
+import { clearedDlqColumns, resumeLine } from "./ordering";
 import { newQueuedAttempt, type AttemptInsert } from "./deliveries";
 import { recordAudit } from "./audit";
 import type { Deps, Scope } from "./deps";
@@ -113,7 +114,7 @@ export async function redriveStep(deps: Deps, job: JobRow): Promise<boolean> {
         eq(deliveryAttempts.destinationId, row.destinationId),
         row.connectionId ? eq(deliveryAttempts.connectionId, row.connectionId) : isNull(deliveryAttempts.connectionId),
       );
-      await tx.update(deliveryAttempts).set({ isDlq: 0 }).where(and(chain, eq(deliveryAttempts.isDlq, 1)));
+      const cleared = await tx.update(deliveryAttempts).set({ isDlq: 0 }).where(and(chain, eq(deliveryAttempts.isDlq, 1))).returning(clearedDlqColumns);
       const [outstanding] = await tx
         .select({ id: deliveryAttempts.id })
         .from(deliveryAttempts)
@@ -132,8 +133,9 @@ export async function redriveStep(deps: Deps, job: JobRow): Promise<boolean> {
           now,
           jobId: job.id,
         });
+        await resumeLine(tx, cleared, next, iso(now));
         await tx.insert(deliveryAttempts).values(next);
-      }
+      } else await resumeLine(tx, cleared, null, iso(now));
       queued++;
     }
     await tx

@@ -53,6 +53,8 @@ export function serializeEndpoint({ endpoint: e, destination: d }: Joined): Endp
     filter_types: e.filterTypes,
     rate_limit_per_second: d.rateLimitPerSecond,
     expires_at: e.expiresAt,
+    ordered: e.ordered === 1,
+    on_dlq: e.onDlq as EndpointDto["on_dlq"],
     portal_held: e.portalHeld,
     created_at: e.createdAt,
     updated_at: e.updatedAt,
@@ -127,6 +129,8 @@ export async function createEndpoint(deps: Deps, scope: Scope, appId: string, ra
     previousSecretExpiresAt: null,
     failingSince: null,
     portalHeld: scope.portal ? 1 : 0,
+    ordered: input.ordered ? 1 : 0,
+    onDlq: input.on_dlq ?? "continue",
     createdAt: now,
     updatedAt: now,
   };
@@ -187,6 +191,8 @@ async function updateEndpointIn(deps: Deps, scope: Scope, appId: string, endpoin
   if (input.rate_limit_per_second !== undefined) destination.rateLimitPerSecond = input.rate_limit_per_second;
   if (input.signing_algorithm !== undefined) endpoint.signingAlgorithm = input.signing_algorithm;
   if (input.expires_at !== undefined) endpoint.expiresAt = isoOrNull(input.expires_at);
+  if (input.ordered !== undefined) endpoint.ordered = input.ordered ? 1 : 0;
+  if (input.on_dlq !== undefined) endpoint.onDlq = input.on_dlq;
   if (input.status !== undefined) {
     if (input.status === "active" && destination.status !== "active") endpoint.failingSince = null;
     destination.status = input.status;

@@ -58,7 +58,8 @@ const array = (values: readonly unknown[]): SQL => sql`${sql.param(values)}`;
 const CLAIMED = sql.raw(`a.id, a.org_id AS "orgId", a.env_id AS "envId", a.event_id AS "eventId", a.connection_id AS "connectionId",
   a.destination_id AS "destinationId", a.request_url AS "requestUrl", a.request_method AS "requestMethod",
   a.attempt_number::int AS "attemptNumber", a.trigger_type AS "triggerType", a.no_retry::int AS "noRetry", a.forced::int AS forced,
-  a.job_id AS "jobId", a.lease_until AS "leaseUntil"`);
+  a.job_id AS "jobId", a.lease_until AS "leaseUntil",
+  a.ordering_lane AS "orderingLane", a.ordering_key AS "orderingKey", a.ordering_hold::int AS "orderingHold"`);
 
 // ---------------------------------------------------------------- the claim
 

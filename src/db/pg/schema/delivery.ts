@@ -121,7 +121,7 @@ export const deliveryAttempts = pgTable(
     jobId: text("job_id"),
     /**
      * Ordered delivery (docs/delivery.md, "Ordered delivery"): the line this
-     * row waits in, `<connection or destination id>` + NUL + `<key>` (no NUL
+     * row waits in, `<connection or destination id>:<key>` (no `:`
      * and key: the null-key line); null for unordered rows, manual retries and
      * replays. A row of a line whose head is not settled is inserted `held`,
      * never claimed, and turned `queued` when the head settles.

@@ -1,0 +1,70 @@
+import { and, asc, eq, inArray, or, sql } from "drizzle-orm";
+import { dialectOf } from "./dialect";
+import type { Db } from "./db";
+import { pgArray, pgRows } from "./pg/rows";
+import { deliveryAttempts } from "./schema";
+
+/**
+ * Ordered delivery's lines (docs/delivery.md, "Ordered delivery";
+ * docs/decisions.md D22). A line has at most one row `queued` or
+ * `delivering` (its head); the rows behind it are `held`, which no claim
+ * reads, until the head settles and the oldest held row is turned `queued`.
+ * A head in the DLQ of a `block` target (ordering_hold = 1) keeps its line
+ * busy until an operator redrives or skips it.
+ */
+
+const a = deliveryAttempts;
+/** A row that keeps its line from moving on: its head in flight or waiting to be tried, or a blocking DLQ head. */
+const ACTIVE = or(inArray(a.status, ["queued", "delivering"]), and(eq(a.isDlq, 1), eq(a.orderingHold, 1)))!;
+
+/** The advisory-lock namespace (pg_advisory_xact_lock's first int4) of ordering lines. */
+const LANE_LOCK_SPACE = 0x68726f6c; // "hrol"
+
+/**
+ * Inside a write transaction: holds these lines until the COMMIT, so that
+ * routing (which decides held or queued from what it reads) and settling
+ * (which promotes the next held row) never interleave on one line. SQLite:
+ * the write transaction already excludes every other writer. PostgreSQL:
+ * transaction advisory locks, taken in ascending order (no deadlock between
+ * two batches); lines are hashed to 32 bits, two that collide only wait on
+ * each other.
+ */
+export async function lockLanes(db: Db, lanes: Iterable<string>): Promise<void> {
+  if (dialectOf(db) !== "postgres") return;
+  const keys = [...new Set([...lanes].map((l) => Number(BigInt.asIntN(32, Bun.hash.wyhash(l)))))].sort((x, y) => x - y);
+  if (keys.length === 0) return;
+  await pgRows(db, sql`SELECT count(pg_advisory_xact_lock(${LANE_LOCK_SPACE}::int4, k)) FROM unnest(${pgArray(keys)}::int4[]) AS k`);
+}
+
+/** Of these lines, those with any live row (a head, held rows, a blocking DLQ head): a new row joins them `held`. */
+export async function occupiedLanes(db: Db, lanes: readonly string[]): Promise<Set<string>> {
+  if (lanes.length === 0) return new Set();
+  const rows = await db
+    .selectDistinct({ lane: a.orderingLane })
+    .from(a)
+    .where(and(inArray(a.orderingLane, [...new Set(lanes)]), or(ACTIVE, eq(a.status, "held"))));
+  return new Set(rows.map((r) => r.lane!));
+}
+
+/**
+ * For each line with no active row: its oldest held row (received order:
+ * scheduled_at holds the event's received_at while held, then the event
+ * id) becomes `queued`, due `now`. Answers how many rows it promoted.
+ */
+export async function promoteHeads(db: Db, lanes: Iterable<string>, now: string): Promise<number> {
+  let promoted = 0;
+  for (const lane of new Set(lanes)) {
+    const [active] = await db.select({ id: a.id }).from(a).where(and(eq(a.orderingLane, lane), ACTIVE)).limit(1);
+    if (active) continue;
+    const [next] = await db
+      .select({ id: a.id })
+      .from(a)
+      .where(and(eq(a.orderingLane, lane), eq(a.status, "held")))
+      .orderBy(asc(a.scheduledAt), asc(a.eventId))
+      .limit(1);
+    if (!next) continue;
+    await db.update(a).set({ status: "queued", scheduledAt: now }).where(and(eq(a.id, next.id), eq(a.status, "held")));
+    promoted++;
+  }
+  return promoted;
+}
