@@ -49,7 +49,7 @@ export type ListMessageAttemptsQuery = z.input<typeof listMessageAttemptsQuery>;
 export const listEndpointAttemptsQuery = z.object({
   cursor: z.string().max(2000).optional(),
   limit: queryLimit(100),
-  status: z.enum(["queued", "delivering", "success", "failed"]).optional(),
+  status: z.enum(["queued", "delivering", "success", "failed", "held"]).optional(),
 });
 export type ListEndpointAttemptsQuery = z.input<typeof listEndpointAttemptsQuery>;
 

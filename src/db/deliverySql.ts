@@ -168,7 +168,7 @@ export const deliverySql = preparedFor((db: Db) => {
       `UPDATE events SET status = s.next
          FROM (SELECT event_id,
                       CASE WHEN sum(is_dlq) > 0 THEN 'failed' WHEN sum(status = 'success') > 0 THEN 'delivered' END AS next,
-                      sum(status IN ('queued', 'delivering')) AS outstanding
+                      sum(status IN ('queued', 'delivering', 'held')) AS outstanding
                  FROM delivery_attempts
                 WHERE event_id IN (SELECT value FROM json_each(?1)) AND coalesce(trigger_type, '') != 'replay'
                 GROUP BY event_id) AS s

@@ -1,4 +1,4 @@
-import { and, asc, eq, inArray, or, sql } from "drizzle-orm";
+import { and, asc, eq, inArray, isNotNull, or, sql } from "drizzle-orm";
 import { dialectOf } from "./dialect";
 import type { Db } from "./db";
 import { pgArray, pgRows } from "./pg/rows";
@@ -67,4 +67,21 @@ export async function promoteHeads(db: Db, lanes: Iterable<string>, now: string)
     promoted++;
   }
   return promoted;
+}
+
+/**
+ * Lines with rows held but no head: their head went some way other than a
+ * recorded outcome (retention pruned its event, an operator deleted it).
+ * At most `limit`, read from attempts_lane.
+ */
+export async function headlessLanes(db: Db, limit: number): Promise<string[]> {
+  // The inner rows are `x`: the outer row's column keeps its table's name.
+  const active = sql`EXISTS (SELECT 1 FROM delivery_attempts x WHERE x.ordering_lane = ${a.orderingLane}
+    AND (x.status IN ('queued', 'delivering') OR (x.is_dlq = 1 AND x.ordering_hold = 1)))`;
+  const rows = await db
+    .selectDistinct({ lane: a.orderingLane })
+    .from(a)
+    .where(and(isNotNull(a.orderingLane), eq(a.status, "held"), sql`NOT ${active}`))
+    .limit(limit);
+  return rows.map((r) => r.lane!);
 }

@@ -1,7 +1,7 @@
 import { and, eq, inArray, isNotNull, isNull, or, sql, type SQL } from "drizzle-orm";
 import type { Db } from "../db/db";
 import { deliveryAttempts } from "../db/schema";
-import { lockLanes, occupiedLanes, promoteHeads } from "../db/orderingLanes";
+import { headlessLanes, lockLanes, occupiedLanes, promoteHeads } from "../db/orderingLanes";
 import { transaction } from "../db/transaction";
 import { AppError } from "../contracts/errors";
 import { cleanKey, orderingLane } from "../rules/orderingKey";
@@ -87,6 +87,19 @@ export async function resumeLine(db: Db, cleared: readonly ClearedDlq[], next: A
 
 /** Columns to read back when clearing a DLQ flag, for resumeLine. */
 export const clearedDlqColumns = { lane: a.orderingLane, key: a.orderingKey, hold: a.orderingHold };
+
+/**
+ * The safety net (the cluster's scheduler, every minute): lines whose head
+ * is gone without a recorded outcome move on. Answers how many rows it queued.
+ */
+export async function sweepHeadlessLines(deps: Pick<Deps, "db" | "clock">): Promise<number> {
+  const lanes = await headlessLanes(deps.db, MAX_ORDERING_LINES);
+  if (lanes.length === 0) return 0;
+  return transaction(deps.db, async (tx) => {
+    await lockLanes(tx, lanes);
+    return promoteHeads(tx, lanes, iso(deps.clock.now()));
+  });
+}
 
 /** Where an ordered target's rows are: a connection's, or (connection null) an application endpoint's destination's. */
 export type OrderingTarget = { connectionId: string } | { destinationId: string };

@@ -1,4 +1,4 @@
-import { and, desc, eq } from "drizzle-orm";
+import { and, desc, eq, inArray } from "drizzle-orm";
 import { DESTINATION_DEFAULTS } from "../contracts/destinations";
 import {
   createEndpointInput,
@@ -220,7 +220,7 @@ export async function deleteEndpoint(deps: Deps, scope: Scope, appId: string, en
     const { destination } = current;
     const dropped = await tx
       .delete(deliveryAttempts)
-      .where(and(eq(deliveryAttempts.destinationId, destination.id), eq(deliveryAttempts.status, "queued")))
+      .where(and(eq(deliveryAttempts.destinationId, destination.id), inArray(deliveryAttempts.status, ["queued", "held"])))
       .returning({ eventId: deliveryAttempts.eventId });
     const settlements = new Map<string, MessageSettlement>();
     for (const d of dropped) {

@@ -354,7 +354,7 @@ async function refreshEventStatusesPg(db: Db, eventIds: readonly string[]): Prom
     sql`UPDATE events SET status = s.next
           FROM (SELECT event_id,
                        CASE WHEN sum(is_dlq) > 0 THEN 'failed' WHEN count(*) FILTER (WHERE status = 'success') > 0 THEN 'delivered' END AS next,
-                       count(*) FILTER (WHERE status IN ('queued', 'delivering')) AS outstanding
+                       count(*) FILTER (WHERE status IN ('queued', 'delivering', 'held')) AS outstanding
                   FROM delivery_attempts
                  WHERE event_id = ANY(${array(eventIds)}::text[]) AND coalesce(trigger_type, '') <> 'replay'
                  GROUP BY event_id) AS s
