@@ -2,7 +2,7 @@ import { and, asc, eq, inArray, isNotNull, or, sql } from "drizzle-orm";
 import { dialectOf } from "./dialect";
 import type { Db } from "./db";
 import { pgArray, pgRows } from "./pg/rows";
-import { deliveryAttempts } from "./schema";
+import { deliveryAttempts, events } from "./schema";
 
 /**
  * Ordered delivery's lines (docs/delivery.md, "Ordered delivery";
@@ -84,4 +84,34 @@ export async function headlessLanes(db: Db, limit: number): Promise<string[]> {
     .where(and(isNotNull(a.orderingLane), eq(a.status, "held"), sql`NOT ${active}`))
     .limit(limit);
   return rows.map((r) => r.lane!);
+}
+
+/** A line's head that was never tried: a row received earlier may still take its place (see demoteHead). */
+export interface UntriedHead {
+  id: string;
+  eventId: string;
+  receivedAt: string;
+}
+
+/** Of these lines, the heads queued for their first try, with their event's received time. */
+export async function untriedHeads(db: Db, lanes: readonly string[]): Promise<Map<string, UntriedHead>> {
+  const out = new Map<string, UntriedHead>();
+  if (lanes.length === 0) return out;
+  const rows = await db
+    .select({ lane: a.orderingLane, id: a.id, eventId: a.eventId, receivedAt: events.receivedAt })
+    .from(a)
+    .innerJoin(events, eq(events.id, a.eventId))
+    .where(and(inArray(a.orderingLane, [...new Set(lanes)]), eq(a.status, "queued"), eq(a.attemptNumber, 1)));
+  for (const r of rows) out.set(r.lane!, { id: r.id, eventId: r.eventId, receivedAt: r.receivedAt });
+  return out;
+}
+
+/** Puts an untried head back in its line (held, at its received time), unless a claim took it meanwhile. */
+export async function demoteHead(db: Db, head: UntriedHead): Promise<boolean> {
+  const rows = await db
+    .update(a)
+    .set({ status: "held", scheduledAt: head.receivedAt })
+    .where(and(eq(a.id, head.id), eq(a.status, "queued")))
+    .returning({ id: a.id });
+  return rows.length > 0;
 }

@@ -1,7 +1,7 @@
 import { and, eq, inArray, isNotNull, isNull, or, sql, type SQL } from "drizzle-orm";
 import type { Db } from "../db/db";
 import { deliveryAttempts } from "../db/schema";
-import { headlessLanes, lockLanes, occupiedLanes, promoteHeads } from "../db/orderingLanes";
+import { demoteHead, headlessLanes, lockLanes, occupiedLanes, promoteHeads, untriedHeads } from "../db/orderingLanes";
 import { transaction } from "../db/transaction";
 import { AppError } from "../contracts/errors";
 import { cleanKey, orderingLane } from "../rules/orderingKey";
@@ -42,17 +42,28 @@ export async function placeInLines(db: Db, rows: AttemptInsert[]): Promise<void>
   if (lined.length === 0) return;
   // A line's order is (received_at, event id): within a batch the first of them is the head.
   const at = (r: AttemptInsert) => receivedOf.get(r) ?? r.scheduledAt;
-  lined.sort((x, y) => (at(x) < at(y) ? -1 : at(x) > at(y) ? 1 : x.eventId < y.eventId ? -1 : x.eventId > y.eventId ? 1 : 0));
+  lined.sort((x, y) => (before(at(x), x.eventId, at(y), y.eventId) ? -1 : before(at(y), y.eventId, at(x), x.eventId) ? 1 : 0));
   const lanes = lined.map((r) => r.orderingLane!);
   await lockLanes(db, lanes);
   const occupied = await occupiedLanes(db, lanes);
+  // Events received on two nodes at nearly the same time may be routed in the other order: a head not
+  // yet tried gives its place to a row received before it.
+  const heads = await untriedHeads(db, [...occupied]);
   for (const r of lined) {
-    if (occupied.has(r.orderingLane!)) {
-      r.status = "held";
-      r.scheduledAt = receivedOf.get(r) ?? r.scheduledAt;
-    } else occupied.add(r.orderingLane!);
+    const lane = r.orderingLane!;
+    if (!occupied.has(lane)) {
+      occupied.add(lane);
+      continue;
+    }
+    const head = heads.get(lane);
+    heads.delete(lane);
+    if (head && before(at(r), r.eventId, head.receivedAt, head.eventId) && (await demoteHead(db, head))) continue;
+    r.status = "held";
+    r.scheduledAt = at(r);
   }
 }
+
+const before = (at: string, id: string, thanAt: string, thanId: string) => at < thanAt || (at === thanAt && id < thanId);
 
 /** Inside the recording transaction: these lines' heads settled; the next row of each is queued. */
 export async function moveLinesOn(db: Db, lanes: ReadonlySet<string>, now: string): Promise<number> {
