@@ -14,6 +14,7 @@ import { Link, navigate, useLocation } from "../router";
 import { FILTER_OPERATORS, type Connection, type Destination, type EventListItem, type FilterRule, type Source } from "../types";
 import { WriteForm } from "../components/writeForm";
 import { Can } from "../can";
+import { OrderingPanel } from "../components/orderingPanel";
 
 export function ConnectionsPage() {
   const conns = useLoad(() => api.get<{ connections: Connection[] }>("/connections"), []);
@@ -56,7 +57,12 @@ export function ConnectionEditPage({ id }: { id?: string }) {
   if ((id && !c) || !sources.data || !dests.data) {
     return <PageLoading title={title} sub={<Link to="/connections">← All connections</Link>} error={error} />;
   }
-  return <ConnectionForm key={c?.updated_at ?? "new"} connection={c} sources={sources.data.sources} destinations={dests.data.destinations} onSaved={(saved) => existing.setData(() => ({ connection: saved }))} />;
+  return (
+    <>
+      <ConnectionForm key={c?.updated_at ?? "new"} connection={c} sources={sources.data.sources} destinations={dests.data.destinations} onSaved={(saved) => existing.setData(() => ({ connection: saved }))} />
+      {c?.ordered ? <OrderingPanel path={`/connections/${encodeURIComponent(c.id)}`} /> : null}
+    </>
+  );
 }
 
 interface RuleRow {
