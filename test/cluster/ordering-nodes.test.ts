@@ -9,7 +9,8 @@ import { pipeline, sendEvent, waitFor } from "../helpers/delivery";
  * Ordered delivery on two nodes sharing one PostgreSQL database (docs/delivery.md,
  * "Ordered delivery"): both claim from the connection's backlog, yet each
  * key has at most one delivery at the receiver at a time, and each key's
- * events arrive in the order received (received_at, then id).
+ * events arrive in the order received (received_at, then id): for a sender
+ * that waits for each answer, the order sent.
  */
 describeOnly("postgres", "ordered delivery on two nodes", "several serve nodes need a shared PostgreSQL", () => {
   let a: TestServer;
@@ -48,13 +49,19 @@ describeOnly("postgres", "ordered delivery on two nodes", "several serve nodes n
     });
     try {
       const p = await pipeline(a, key, { url: `http://127.0.0.1:${sink.port}/o`, connection: { ordered: true, ordering_key: "body.k" } });
-      // Sent to both nodes at once, a few at a time: routed by both, claimed by both.
-      const jobs: Promise<string>[] = [];
-      for (let n = 0; n < PER_KEY; n++) for (let k = 0; k < KEYS; k++) jobs.push(sendEvent((n + k) % 2 === 0 ? a : b, p.sourceId, { k: `key${k}`, n }));
-      const sent = await Promise.all(jobs);
-      await waitFor(async () => [...arrivals.values()].reduce((s, l) => s + l.length, 0) >= sent.length, { timeoutMs: 60_000, what: "every event delivered" });
+      // Every key's events are sent one after the other (each once the one before was answered), alternately to
+      // each node; all keys at once. The order a key's sender saw its events accepted is the order they must arrive in.
+      const sent = new Map<string, string[]>();
+      await Promise.all(
+        Array.from({ length: KEYS }, async (_, k) => {
+          const ids: string[] = [];
+          for (let n = 0; n < PER_KEY; n++) ids.push(await sendEvent((n + k) % 2 === 0 ? a : b, p.sourceId, { k: `key${k}`, n }));
+          sent.set(`key${k}`, ids);
+        }),
+      );
+      await waitFor(async () => [...arrivals.values()].reduce((s, l) => s + l.length, 0) >= KEYS * PER_KEY, { timeoutMs: 60_000, what: "every event delivered" });
 
-      // The order received, per key: what the store says of each event.
+      // The store's order, (received_at, id), agrees with the order sent.
       const stored = await a.deps.db
         .select({ id: events.id, body: events.body, receivedAt: events.receivedAt })
         .from(events)
@@ -65,8 +72,9 @@ describeOnly("postgres", "ordered delivery on two nodes", "several serve nodes n
         const k = (JSON.parse(Buffer.from(e.body as Uint8Array).toString()) as { k: string }).k;
         expected.set(k, [...(expected.get(k) ?? []), e.id]);
       }
+      expect(expected).toEqual(sent);
       expect(overlap).toBe(0);
-      for (let k = 0; k < KEYS; k++) expect(arrivals.get(`key${k}`)).toEqual(expected.get(`key${k}`));
+      for (let k = 0; k < KEYS; k++) expect(arrivals.get(`key${k}`)).toEqual(sent.get(`key${k}`));
       // Both nodes took part.
       const claimers = await a.deps.db.selectDistinct({ by: deliveryAttempts.claimedBy }).from(deliveryAttempts).where(eq(deliveryAttempts.connectionId, p.connectionId));
       expect(new Set(claimers.map((r) => r.by))).toEqual(new Set([a.deps.node!.id, b.deps.node!.id]));
