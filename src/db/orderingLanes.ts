@@ -17,6 +17,15 @@ const a = deliveryAttempts;
 /** A row that keeps its line from moving on: its head in flight or waiting to be tried, or a blocking DLQ head. */
 const ACTIVE = or(inArray(a.status, ["queued", "delivering"]), and(eq(a.isDlq, 1), eq(a.orderingHold, 1)))!;
 
+/**
+ * The partial index attempts_lane's own condition (src/db/schema/delivery.ts), spelled out in every query on
+ * lines: SQLite uses a partial index only when the query's WHERE contains the index's condition as a term
+ * (it does not prove `status IN ('queued', 'delivering')` implies it), and PostgreSQL then needs no proof either.
+ */
+export const LANE_LIVE = sql.raw(
+  `("delivery_attempts"."ordering_lane" is not null and ("delivery_attempts"."status" in ('queued', 'delivering', 'held') or ("delivery_attempts"."is_dlq" = 1 and "delivery_attempts"."ordering_hold" = 1)))`,
+);
+
 /** The advisory-lock namespace (pg_advisory_xact_lock's first int4) of ordering lines. */
 const LANE_LOCK_SPACE = 0x68726f6c; // "hrol"
 
@@ -42,7 +51,7 @@ export async function occupiedLanes(db: Db, lanes: readonly string[]): Promise<S
   const rows = await db
     .selectDistinct({ lane: a.orderingLane })
     .from(a)
-    .where(and(inArray(a.orderingLane, [...new Set(lanes)]), or(ACTIVE, eq(a.status, "held"))));
+    .where(and(inArray(a.orderingLane, [...new Set(lanes)]), LANE_LIVE, or(ACTIVE, eq(a.status, "held"))));
   return new Set(rows.map((r) => r.lane!));
 }
 
@@ -54,12 +63,12 @@ export async function occupiedLanes(db: Db, lanes: readonly string[]): Promise<S
 export async function promoteHeads(db: Db, lanes: Iterable<string>, now: string): Promise<number> {
   let promoted = 0;
   for (const lane of new Set(lanes)) {
-    const [active] = await db.select({ id: a.id }).from(a).where(and(eq(a.orderingLane, lane), ACTIVE)).limit(1);
+    const [active] = await db.select({ id: a.id }).from(a).where(and(eq(a.orderingLane, lane), LANE_LIVE, ACTIVE)).limit(1);
     if (active) continue;
     const [next] = await db
       .select({ id: a.id })
       .from(a)
-      .where(and(eq(a.orderingLane, lane), eq(a.status, "held")))
+      .where(and(eq(a.orderingLane, lane), LANE_LIVE, eq(a.status, "held")))
       .orderBy(asc(a.scheduledAt), asc(a.eventId))
       .limit(1);
     if (!next) continue;
@@ -77,11 +86,12 @@ export async function promoteHeads(db: Db, lanes: Iterable<string>, now: string)
 export async function headlessLanes(db: Db, limit: number): Promise<string[]> {
   // The inner rows are `x`: the outer row's column keeps its table's name.
   const active = sql`EXISTS (SELECT 1 FROM delivery_attempts x WHERE x.ordering_lane = ${a.orderingLane}
+    AND (x.ordering_lane is not null and (x.status in ('queued', 'delivering', 'held') or (x.is_dlq = 1 and x.ordering_hold = 1)))
     AND (x.status IN ('queued', 'delivering') OR (x.is_dlq = 1 AND x.ordering_hold = 1)))`;
   const rows = await db
     .selectDistinct({ lane: a.orderingLane })
     .from(a)
-    .where(and(isNotNull(a.orderingLane), eq(a.status, "held"), sql`NOT ${active}`))
+    .where(and(LANE_LIVE, eq(a.status, "held"), sql`NOT ${active}`))
     .limit(limit);
   return rows.map((r) => r.lane!);
 }
@@ -101,7 +111,7 @@ export async function untriedHeads(db: Db, lanes: readonly string[]): Promise<Ma
     .select({ lane: a.orderingLane, id: a.id, eventId: a.eventId, receivedAt: events.receivedAt })
     .from(a)
     .innerJoin(events, eq(events.id, a.eventId))
-    .where(and(inArray(a.orderingLane, [...new Set(lanes)]), eq(a.status, "queued"), eq(a.attemptNumber, 1)));
+    .where(and(inArray(a.orderingLane, [...new Set(lanes)]), LANE_LIVE, eq(a.status, "queued"), eq(a.attemptNumber, 1)));
   for (const r of rows) out.set(r.lane!, { id: r.id, eventId: r.eventId, receivedAt: r.receivedAt });
   return out;
 }

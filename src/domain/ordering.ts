@@ -1,7 +1,7 @@
 import { and, eq, inArray, isNotNull, isNull, or, sql, type SQL } from "drizzle-orm";
 import type { Db } from "../db/db";
 import { deliveryAttempts } from "../db/schema";
-import { demoteHead, headlessLanes, lockLanes, occupiedLanes, promoteHeads, untriedHeads } from "../db/orderingLanes";
+import { demoteHead, headlessLanes, LANE_LIVE, lockLanes, occupiedLanes, promoteHeads, untriedHeads } from "../db/orderingLanes";
 import { transaction } from "../db/transaction";
 import { AppError } from "../contracts/errors";
 import { cleanKey, orderingLane } from "../rules/orderingKey";
@@ -153,8 +153,7 @@ export async function listOrderingLines(db: Db, target: OrderingTarget): Promise
     .where(
       and(
         targetOf(target),
-        isNotNull(a.orderingLane),
-        or(inArray(a.status, ["queued", "delivering", "held"]), and(eq(a.isDlq, 1), eq(a.orderingHold, 1))),
+        LANE_LIVE,
       ),
     )
     .groupBy(a.orderingLane, a.orderingKey)
