@@ -2,6 +2,7 @@ import { and, asc, eq, inArray, isNotNull, or, sql } from "drizzle-orm";
 import { dialectOf } from "./dialect";
 import type { Db } from "./db";
 import { pgArray, pgRows } from "./pg/rows";
+import { preparedFor, sqliteOf } from "./prepared";
 import { deliveryAttempts, events } from "./schema";
 
 /**
@@ -124,4 +125,35 @@ export async function demoteHead(db: Db, head: UntriedHead): Promise<boolean> {
     .where(and(eq(a.id, head.id), eq(a.status, "queued")))
     .returning({ id: a.id });
   return rows.length > 0;
+}
+
+const live = (t: string) => `(${t}.ordering_lane is not null and (${t}.status in ('queued', 'delivering', 'held') or (${t}.is_dlq = 1 and ${t}.ordering_hold = 1)))`;
+const PROMOTE = (lanes: string) => `
+  UPDATE delivery_attempts SET status = 'queued', scheduled_at = $NOW
+   WHERE id IN (
+     SELECT (SELECT h.id FROM delivery_attempts h
+              WHERE h.ordering_lane = l.lane AND ${live("h")} AND h.status = 'held'
+              ORDER BY h.scheduled_at, h.event_id LIMIT 1)
+       FROM ${lanes}
+      WHERE NOT EXISTS (SELECT 1 FROM delivery_attempts x
+                         WHERE x.ordering_lane = l.lane AND ${live("x")}
+                           AND (x.status in ('queued', 'delivering') or (x.is_dlq = 1 and x.ordering_hold = 1))))
+     AND status = 'held'
+  RETURNING id`;
+
+/** SQLite: PROMOTE prepared once per database (the recording transaction runs it for every batch with ordered heads). */
+const sqlitePromote = preparedFor((db: Db) => sqliteOf(db).prepare<{ id: string }, [string, string]>(PROMOTE("(SELECT value AS lane FROM json_each(?1)) l").replace("$NOW", "?2")));
+
+/**
+ * promoteHeads for a whole batch of lines in one statement: each line with no
+ * active row gets its oldest held row queued. The recording transaction's
+ * path (src/domain/ordering.ts, moveLinesOn).
+ */
+export async function promoteHeadsAll(db: Db, lanes: ReadonlySet<string>, now: string): Promise<number> {
+  if (lanes.size === 0) return 0;
+  if (dialectOf(db) !== "postgres") return sqlitePromote(db).all(JSON.stringify([...lanes]), now).length;
+  const text = PROMOTE("unnest($LANES::text[]) AS l (lane)");
+  const [before, after] = text.split("$LANES") as [string, string];
+  const [head, tail] = before.split("$NOW") as [string, string];
+  return (await pgRows<{ id: string }>(db, sql`${sql.raw(head)}${now}${sql.raw(tail)}${pgArray([...lanes])}${sql.raw(after)}`)).length;
 }

@@ -1,7 +1,7 @@
 import { and, eq, inArray, isNotNull, isNull, or, sql, type SQL } from "drizzle-orm";
 import type { Db } from "../db/db";
 import { deliveryAttempts } from "../db/schema";
-import { demoteHead, headlessLanes, LANE_LIVE, lockLanes, occupiedLanes, promoteHeads, untriedHeads } from "../db/orderingLanes";
+import { demoteHead, headlessLanes, LANE_LIVE, lockLanes, occupiedLanes, promoteHeads, promoteHeadsAll, untriedHeads } from "../db/orderingLanes";
 import { transaction } from "../db/transaction";
 import { AppError } from "../contracts/errors";
 import { cleanKey, orderingLane } from "../rules/orderingKey";
@@ -69,7 +69,7 @@ const before = (at: string, id: string, thanAt: string, thanId: string) => at < 
 export async function moveLinesOn(db: Db, lanes: ReadonlySet<string>, now: string): Promise<number> {
   if (lanes.size === 0) return 0;
   await lockLanes(db, lanes);
-  return promoteHeads(db, lanes, now);
+  return promoteHeadsAll(db, lanes, now);
 }
 
 /** What clearing a chain's DLQ flag found of its line (redrive, manual retry). */
