@@ -1,4 +1,4 @@
-import { and, asc, eq, inArray, isNotNull, or, sql } from "drizzle-orm";
+import { and, asc, eq, inArray, or, sql } from "drizzle-orm";
 import { dialectOf } from "./dialect";
 import type { Db } from "./db";
 import { pgArray, pgRows } from "./pg/rows";

@@ -1,4 +1,4 @@
-import { and, eq, inArray, isNotNull, isNull, or, sql, type SQL } from "drizzle-orm";
+import { and, eq, isNull, sql, type SQL } from "drizzle-orm";
 import type { Db } from "../db/db";
 import { deliveryAttempts } from "../db/schema";
 import { demoteHead, headlessLanes, LANE_LIVE, lockLanes, occupiedLanes, promoteHeads, promoteHeadsAll, untriedHeads } from "../db/orderingLanes";

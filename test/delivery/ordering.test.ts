@@ -127,6 +127,22 @@ describe("on_dlq", () => {
   });
 });
 
+describe("redriving a blocked head", () => {
+  it("sends the head again as its key's head; the key moves on once it succeeds", async () => {
+    let down = true;
+    sink.respond = (r) => (r.path.startsWith("/redrive") && seqOf(r) === "R1" && down ? new Response("no", { status: 500 }) : new Response("ok"));
+    const p = await pipeline(server, key, { url: `${sink.url}/redrive`, destination: { max_retries: 0 }, connection: { ordered: true, ordering_key: "body.k", on_dlq: "block" } });
+    for (const seq of ["R1", "R2"]) await send(p.sourceId, { k: "R", seq });
+    await waitFor(async () => (await call(server, "GET", `/v1/connections/${p.connectionId}/ordering`, { key })).body.keys.some((k: { blocked: boolean }) => k.blocked), { what: "R blocked" });
+    down = false;
+    const job = await call(server, "POST", "/v1/delivery-attempts/redrive", { key, body: { connection_id: p.connectionId } });
+    expect(job.status).toBe(202);
+    await waitFor(async () => pathOf("/redrive").length === 3, { what: "R1 again, then R2" });
+    expect(pathOf("/redrive").map(seqOf)).toEqual(["R1", "R1", "R2"]);
+    expect((await call(server, "GET", `/v1/connections/${p.connectionId}/ordering`, { key })).body.keys).toEqual([]);
+  });
+});
+
 describe("the null-key line", () => {
   it("an ordered connection without a key path, and events missing the key, go one at a time in order", async () => {
     let first = true;
