@@ -1,5 +1,8 @@
 import { describe, expect, it } from "vitest";
+import { eq } from "drizzle-orm";
 import { manualClock } from "../../src/core/clock";
+import { deliveryAttempts } from "../../src/db/schema";
+import { sweepHeadlessLines } from "../../src/domain/ordering";
 import { call, type TestServer } from "../helpers/server";
 import type { Sink, SinkRequest } from "../helpers/sink";
 import { pipeline, sendEvent, waitFor } from "../helpers/delivery";
@@ -140,6 +143,24 @@ describe("redriving a blocked head", () => {
     await waitFor(async () => pathOf("/redrive").length === 3, { what: "R1 again, then R2" });
     expect(pathOf("/redrive").map(seqOf)).toEqual(["R1", "R1", "R2"]);
     expect((await call(server, "GET", `/v1/connections/${p.connectionId}/ordering`, { key })).body.keys).toEqual([]);
+  });
+});
+
+describe("a line whose head is gone without an outcome", () => {
+  it("moves on at the scheduler's sweep (its event pruned, its row deleted)", async () => {
+    sink.respond = (r) => (r.path.startsWith("/gone") && seqOf(r) === "G1" ? new Response("no", { status: 500 }) : new Response("ok"));
+    const p = await pipeline(server, key, { url: `${sink.url}/gone`, destination: { max_retries: 5, retry_strategy: "linear", retry_interval_seconds: 3600 }, connection: { ordered: true, ordering_key: "body.k" } });
+    for (const seq of ["G1", "G2"]) await send(p.sourceId, { k: "G", seq });
+    const failed = await waitFor(async () => {
+      const rows = (await call(server, "GET", `/v1/delivery-attempts?connection_id=${p.connectionId}&status=queued`, { key })).body.delivery_attempts;
+      return rows.length === 1 && rows[0].attempt_number === 2 ? rows[0] : null;
+    }, { what: "G1's retry queued" });
+    // The retry's row goes (as retention's pruning of its event would take it).
+    await server.deps.db.delete(deliveryAttempts).where(eq(deliveryAttempts.id, failed.id));
+    expect(await sweepHeadlessLines(server.deps)).toBe(1);
+    wake();
+    await waitFor(async () => pathOf("/gone").some((r) => seqOf(r) === "G2"), { what: "G2 delivered" });
+    expect(await sweepHeadlessLines(server.deps)).toBe(0);
   });
 });
 
