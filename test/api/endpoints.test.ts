@@ -43,6 +43,8 @@ describe("POST /v1/applications/{appId}/endpoints", () => {
       filter_types: JSON.stringify(["order.created", "order.paid"]),
       rate_limit_per_second: 5,
       expires_at: "2099-01-01T00:00:00.000Z",
+      ordered: false,
+      on_dlq: "continue",
       portal_held: 0,
       created_at: e.created_at,
       updated_at: e.created_at,
