@@ -2,6 +2,8 @@
  * Delivery throughput and lag of the compiled binary against a bare fetch
  * loop to the same receiver, same machine, same concurrency.
  * `npm run bench:delivery [-- --backlog 100000 --seconds 10 --concurrency 32 --steady-rate 0 --drain-only]`
+ * `npm run bench:delivery -- --ordered [--keys 1000 --backlog 20000]`: ordered delivery with 1,000 keys and with one
+ * key against unordered (scripts/bench/ordered.ts; goals: ≥ 50% of unordered, one key at the round-trip rate).
  * `npm run bench:delivery -- --tracing [--rounds 2 --backlog 20000]`: the drain with tracing off against
  * on, every request sampled to a local OTLP receiver (scripts/bench/tracing.ts; goal ≥ 90%).
  *
@@ -24,6 +26,7 @@
  */
 import { join } from "node:path";
 import { benchDeliveryTracing, printTracingRuns } from "./bench/tracing";
+import { benchOrdered } from "./bench/ordered";
 import { adminKey, api, cpuSeconds, ensureBinary, machine, numberArg, peakRssMiB, resetPeakRss, root, rssMiB, startBunProcess, startHookrelay, type Proc, metric, until } from "./bench/lib";
 
 const backlog = numberArg("backlog", 100_000);
@@ -38,6 +41,12 @@ console.log(`machine: ${machine()}; delivery concurrency ${concurrency}; backlog
 
 const sink = await startSink();
 const results: [string, string][] = [];
+
+if (process.argv.includes("--ordered")) {
+  await benchOrdered({ sink, sinkCount: async () => (await sinkStats()).count, resetSink });
+  await sink.stop();
+  process.exit(0);
+}
 
 if (process.argv.includes("--tracing")) {
   const runs = await benchDeliveryTracing({ rounds: numberArg("rounds", 2), backlog: numberArg("backlog", 20_000), concurrency, connections: ingestConnections, sinkUrl: sink.url, sinkCount: async () => (await sinkStats()).count });

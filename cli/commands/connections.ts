@@ -1,5 +1,6 @@
 import type { Command } from "commander";
 import { createConnectionInput, listConnectionsQuery, testTransformInput, updateConnectionInput } from "../../src/contracts/connections";
+import { skipOrderingInput } from "../../src/contracts/ordering";
 import { bodyFrom, dataOption, parseFileArg, parseJsonArg } from "../command";
 import { parseInput } from "../context";
 import { Resource } from "../resource";
@@ -25,6 +26,9 @@ export function registerConnections(program: Command) {
       transform_expression: "JSONata expression producing the delivered body",
       enabled: "deliver through this connection",
       transform_enabled: "apply transform_expression",
+      ordered: "deliver one event at a time per ordering key, in the order received",
+      ordering_key: "the field path giving each event's key, e.g. body.customer.id or headers.x-shop (null: one line)",
+      on_dlq: "continue: a key whose head reached the DLQ moves on; block: it waits for a redrive or --skip",
     },
     files: { "--transform-file": "transform_expression" },
   };
@@ -66,6 +70,34 @@ export function registerConnections(program: Command) {
       const body = bodyFrom(o.data, { transform_expression: o.expression ?? o.transformFile, event_id: o.eventId, body: o.body });
       const res = await ctx.run({ method: "POST", path: "/connections/test-transform", body, expect: "result", local: async (deps, scope) => (await domain()).testTransform(deps, scope, parseInput(testTransformInput, body)) });
       ctx.out.result(res, { text: (r) => JSON.stringify(r.result, null, 2) });
+    },
+  );
+  r.verb(
+    "ordering <id>",
+    "The ordered connection's keys waiting behind their head or blocked; --skip <key> moves a blocked key on (its head stays in the DLQ)",
+    [`hookrelay connections ordering ${ID}`, `hookrelay connections ordering ${ID} --skip cus_42`, `hookrelay connections ordering ${ID} --skip-null --json`],
+    (cmd) => cmd.option("--skip <key>", "move this blocked key on").option("--skip-null", "move the null-key line on"),
+    async (ctx, o, [id]) => {
+      const ordering = () => import("../../src/domain/ordering");
+      if (o.skip !== undefined || o.skipNull) {
+        const body = { key: o.skipNull ? null : (o.skip as string) };
+        const res = await ctx.run({
+          method: "POST",
+          path: `/connections/${encodeURIComponent(id!)}/ordering/skip`,
+          body,
+          expect: "skipped_attempt_id",
+          local: async (deps, scope) => (await ordering()).skipConnectionKey(deps, scope, id!, parseInput(skipOrderingInput, body).key),
+        });
+        ctx.out.result(res, { text: (r) => `skipped ${r.skipped_attempt_id}: key ${JSON.stringify(r.key)} moves on` });
+        return;
+      }
+      const res = await ctx.run({
+        method: "GET",
+        path: `/connections/${encodeURIComponent(id!)}/ordering`,
+        expect: "keys",
+        local: async (deps, scope) => (await ordering()).connectionOrdering(deps, scope, id!),
+      });
+      ctx.out.result(res, { list: "keys", columns: ["key", { key: "blocked", get: (k) => (k.blocked ? "blocked" : "waiting") }, "waiting", "since", "head_attempt_id"], empty: "No key waiting or blocked." });
     },
   );
   return r;

@@ -107,6 +107,18 @@ export const filterRules = z.preprocess(fromJsonText, z.array(filterRule).max(MA
 
 export const transformExpression = z.string().max(MAX_TRANSFORM_LENGTH).nullable();
 
+export const ON_DLQ = ["continue", "block"] as const;
+export type OnDlq = (typeof ON_DLQ)[number];
+
+/** An ordering key path: a filter-rule field (body.<path>, headers.<name>, query.<name>, method, path), or null (one line). */
+export const orderingKeyPath = z
+  .string()
+  .min(1)
+  .max(500)
+  .transform(normalizeRuleField)
+  .refine((f) => FIELD.test(f), "must be method, path, body, body.<path>, headers.<name> or query.<name>")
+  .nullable();
+
 const connectionFields = {
   source_id: z.string().min(1).max(100),
   destination_id: z.string().min(1).max(100),
@@ -116,6 +128,9 @@ const connectionFields = {
   enabled: flag,
   transform_enabled: flag,
   transform_expression: transformExpression,
+  ordered: flag,
+  ordering_key: orderingKeyPath,
+  on_dlq: z.enum(ON_DLQ),
 };
 
 export const createConnectionInput = z.object({
@@ -129,6 +144,9 @@ export const createConnectionInput = z.object({
   enabled: connectionFields.enabled.optional(),
   transform_enabled: connectionFields.transform_enabled.optional(),
   transform_expression: connectionFields.transform_expression.optional(),
+  ordered: connectionFields.ordered.optional(),
+  ordering_key: connectionFields.ordering_key.optional(),
+  on_dlq: connectionFields.on_dlq.optional(),
 });
 export type CreateConnectionInput = z.infer<typeof createConnectionInput>;
 
@@ -166,6 +184,9 @@ export const connection = z.object({
   transform_expression: z.string().nullable(),
   source_name: z.string().nullable(),
   destination_name: z.string().nullable(),
+  ordered: z.boolean().describe("Events are delivered one at a time per ordering key, in the order received (docs/delivery.md, Ordered delivery)"),
+  ordering_key: z.string().nullable().describe("The field path giving each event's key (filter-rule syntax); null: the whole connection is one line"),
+  on_dlq: z.enum(ON_DLQ).describe("continue: a key whose head reached the DLQ moves on; block: it waits for a redrive or a skip"),
 });
 export type Connection = z.infer<typeof connection>;
 

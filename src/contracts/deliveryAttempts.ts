@@ -3,7 +3,8 @@ import { pageQuery } from "./pagination";
 
 /** Delivery attempts (spec: Delivery attempt; docs/decisions.md D6). */
 
-export const ATTEMPT_STATUSES = ["queued", "delivering", "success", "failed"] as const;
+/** `held`: an ordered delivery waiting behind its key's head (docs/delivery.md, "Ordered delivery"). */
+export const ATTEMPT_STATUSES = ["queued", "delivering", "success", "failed", "held"] as const;
 export const TRIGGER_TYPES = ["initial", "retry", "manual", "bulk_retry", "replay", "redrive", "recover"] as const;
 export type TriggerType = (typeof TRIGGER_TYPES)[number];
 

@@ -1,4 +1,5 @@
 import { z } from "zod";
+import { ON_DLQ } from "./connections";
 import { isoDate } from "./common";
 import { destinationUrl, SIGNING_ALGORITHMS, signingAlgorithm, signingSecret } from "./destinations";
 import { eventTypeName } from "./eventTypes";
@@ -39,6 +40,9 @@ const fields = {
   /** After this the endpoint receives nothing. */
   expires_at: isoDate.nullable(),
   status: z.enum(ENDPOINT_STATUSES),
+  /** Messages are delivered one at a time per message ordering_key, in the order sent. */
+  ordered: z.boolean(),
+  on_dlq: z.enum(ON_DLQ),
 };
 
 export const createEndpointInput = z.object({
@@ -67,6 +71,8 @@ export const endpoint = z.object({
   rate_limit_per_second: z.number().int().nullable(),
   retry_schedule: retryScheduleOutput,
   expires_at: z.string().nullable(),
+  ordered: z.boolean().describe("Messages are delivered one at a time per message ordering_key, in the order sent (docs/delivery.md, Ordered delivery)"),
+  on_dlq: z.enum(ON_DLQ).describe("continue: a key whose head reached the DLQ moves on; block: it waits for a redrive or a skip"),
   portal_held: z.number().int().describe("1: its URL was set through a portal link, so it is held to the private-address block unless the application allows private endpoints"),
   created_at: z.string(),
   updated_at: z.string(),

@@ -27,6 +27,8 @@ export const createMessageInput = z.object({
   payload: z.unknown().refine((v) => v !== undefined, "is required"),
   /** Idempotency key per application: the same id returns the same message and sends nothing again. */
   id: idempotencyKey.optional(),
+  /** Ordered endpoints deliver messages with the same key one at a time, in the order sent (docs/delivery.md, "Ordered delivery"). */
+  ordering_key: z.string().min(1).max(256).regex(/^[^\u0000]*$/, "must not contain NUL").nullable().optional(),
 });
 export type CreateMessageInput = z.input<typeof createMessageInput>;
 
@@ -47,7 +49,7 @@ export type ListMessageAttemptsQuery = z.input<typeof listMessageAttemptsQuery>;
 export const listEndpointAttemptsQuery = z.object({
   cursor: z.string().max(2000).optional(),
   limit: queryLimit(100),
-  status: z.enum(["queued", "delivering", "success", "failed"]).optional(),
+  status: z.enum(["queued", "delivering", "success", "failed", "held"]).optional(),
 });
 export type ListEndpointAttemptsQuery = z.input<typeof listEndpointAttemptsQuery>;
 
@@ -62,6 +64,7 @@ export const message = z.object({
   event_type: z.string(),
   payload: z.string().describe("The payload as the JSON text sent"),
   status: z.string(),
+  ordering_key: z.string().nullable().describe("The key ordered endpoints keep this message in line with; null: the null-key line"),
   created_at: z.string(),
   updated_at: z.string().describe("When the message was created, resent, or its status last changed"),
 });

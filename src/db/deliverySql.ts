@@ -22,7 +22,7 @@ import type { deliveryAttempts, destinations } from "./schema";
  */
 export type AttemptRow = Pick<
   typeof deliveryAttempts.$inferSelect,
-  "id" | "orgId" | "envId" | "eventId" | "connectionId" | "destinationId" | "requestUrl" | "requestMethod" | "attemptNumber" | "triggerType" | "noRetry" | "forced" | "jobId" | "leaseUntil"
+  "id" | "orgId" | "envId" | "eventId" | "connectionId" | "destinationId" | "requestUrl" | "requestMethod" | "attemptNumber" | "triggerType" | "noRetry" | "forced" | "jobId" | "leaseUntil" | "orderingLane" | "orderingKey" | "orderingHold"
 > & { rowId?: number };
 
 /** The columns of a stored request that filters, transforms and sending read. */
@@ -50,7 +50,8 @@ export type DestinationForDelivery = typeof destinations.$inferSelect & {
 /** AttemptRow's columns in SQL, named as AttemptRow names them (bun:sqlite returns plain objects). */
 const CLAIMED_COLUMNS = `rowid AS rowId, id, org_id AS orgId, env_id AS envId, event_id AS eventId, connection_id AS connectionId,
   destination_id AS destinationId, request_url AS requestUrl, request_method AS requestMethod,
-  attempt_number AS attemptNumber, trigger_type AS triggerType, no_retry AS noRetry, forced, job_id AS jobId, lease_until AS leaseUntil`;
+  attempt_number AS attemptNumber, trigger_type AS triggerType, no_retry AS noRetry, forced, job_id AS jobId, lease_until AS leaseUntil,
+  ordering_lane AS orderingLane, ordering_key AS orderingKey, ordering_hold AS orderingHold`;
 
 export const deliverySql = preparedFor((db: Db) => {
   const sqlite = sqliteOf(db);
@@ -168,7 +169,7 @@ export const deliverySql = preparedFor((db: Db) => {
       `UPDATE events SET status = s.next
          FROM (SELECT event_id,
                       CASE WHEN sum(is_dlq) > 0 THEN 'failed' WHEN sum(status = 'success') > 0 THEN 'delivered' END AS next,
-                      sum(status IN ('queued', 'delivering')) AS outstanding
+                      sum(status IN ('queued', 'delivering', 'held')) AS outstanding
                  FROM delivery_attempts
                 WHERE event_id IN (SELECT value FROM json_each(?1)) AND coalesce(trigger_type, '') != 'replay'
                 GROUP BY event_id) AS s

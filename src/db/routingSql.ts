@@ -45,6 +45,10 @@ export interface SourceConnection {
   destinationUrl: string;
   destinationMethod: string;
   destinationStatus: string;
+  /** Ordered delivery (docs/delivery.md, "Ordered delivery"): 1 when ordered, the key path, `continue` or `block`. */
+  ordered: number;
+  orderingKey: string | null;
+  onDlq: string;
 }
 
 export interface ConnectionCount {

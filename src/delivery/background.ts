@@ -3,6 +3,7 @@ import { FilterRuleCache } from "../domain/deliveries";
 import type { Deps } from "../domain/deps";
 import type { BusMessage } from "../core/bus";
 import { pruneExpiredJobs } from "../domain/jobs";
+import { sweepHeadlessLines } from "../domain/ordering";
 import type { BackgroundContext } from "../runtime/context";
 import { every, type BackgroundTask } from "../core/tasks";
 import { wakeable } from "../core/wakeable";
@@ -96,6 +97,17 @@ export function startDeliveryWork(ctx: BackgroundContext, opts: DeliveryWorkOpti
   // Jobs and their pruning are cluster-wide: one runner, on the scheduler, so no job runs twice at once.
   const jobsRunner = whileScheduler(ctx.lease, "job-runner", () => [startJobRunner(deps, { logger, pollMs, pauseMs: opts.replayPauseMs })]);
   const pruning = whileScheduler(ctx.lease, "job-pruning", () => [every("job-pruning", 3600_000, () => pruneExpiredJobs(deps), logger)]);
+  // Ordered lines whose head went without an outcome (docs/delivery.md, "Ordered delivery").
+  const lineSweep = whileScheduler(ctx.lease, "ordering-sweep", () => [
+    every(
+      "ordering-sweep",
+      60_000,
+      async () => {
+        if ((await sweepHeadlessLines(deps)) > 0) worker.wake();
+      },
+      logger,
+    ),
+  ]);
   const worker = startDeliveryWorker(deps, {
     concurrency: config.deliveryConcurrency,
     logger,
@@ -167,7 +179,7 @@ export function startDeliveryWork(ctx: BackgroundContext, opts: DeliveryWorkOpti
     running: () => intake.running() && worker.running() && jobsRunner.running() && pruning.running(),
     async stop() {
       await intake.stop();
-      await Promise.all([worker.stop(), pruning.stop(), reaper.stop()]);
+      await Promise.all([worker.stop(), pruning.stop(), lineSweep.stop(), reaper.stop()]);
     },
   };
   return [all];

@@ -66,7 +66,7 @@ export class OutcomeBatch {
     const recorded = await recordOutcomes(db, batch, clock.now(), { endpointDisableAfterMs: this.deps.settings.endpointDisableAfterMs });
     // A next try is due again soon: this pump's claim (after this, in the same transaction) looks, and if it
     // is not due yet, the pump's timer is set for it.
-    if (recorded.retriesQueued > 0) dueAgain();
+    if (recorded.retriesQueued > 0 || recorded.promoted > 0) dueAgain();
     // Disabled by this very transaction: their queued rows must not go out on a copy cached as active.
     for (const id of recorded.disabledDestinations) this.opts.forgetDestination(id);
     return () => {

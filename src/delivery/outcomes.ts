@@ -10,6 +10,7 @@ import { iso } from "../core/clock";
 import { failEventsLeftPending, refreshEventStatuses, type ChangedEvent } from "../domain/eventStatus";
 import { recordIssueOutcomes, type OpenedIssue } from "../domain/issues";
 import { recordEndpointHealth } from "../domain/endpointHealth";
+import { moveLinesOn } from "../domain/ordering";
 import { settleMessages, type MessageSettlement } from "../domain/messageSettlement";
 
 /**
@@ -35,6 +36,8 @@ export interface RecordedOutcomes {
   stale: number;
   /** Next tries queued by these outcomes. */
   retriesQueued: number;
+  /** Ordered deliveries queued because the head before them settled (src/domain/ordering.ts). */
+  promoted: number;
   /** The failures recorded (retried, into the DLQ, or a replay's), for the log. */
   failures: AttemptOutcome[];
   /** Issues these outcomes opened or reopened: alert rules hear of them once committed. */
@@ -93,6 +96,7 @@ export async function recordOutcomes(db: Db, outcomes: AttemptOutcome[], now: Da
   const failures: AttemptOutcome[] = [];
   const recorded: AttemptOutcome[] = [];
   const dlqScopes = new Map<string, { orgId: string; envId: string }>();
+  const settledLanes = new Set<string>();
   for (const o of outcomes) {
     const a = o.attempt;
     if (!written.has(a.id)) {
@@ -119,10 +123,15 @@ export async function recordOutcomes(db: Db, outcomes: AttemptOutcome[], now: Da
         noRetry: a.noRetry,
         forced: a.forced,
         jobId: a.jobId,
+        // The next try stays its line's head (docs/delivery.md, "Ordered delivery").
+        orderingLane: a.orderingLane,
+        orderingKey: a.orderingKey,
+        orderingHold: a.orderingHold,
         createdAt: nowIso,
       });
       continue;
     }
+    if (a.orderingLane !== null && !(o.dlq && a.orderingHold === 1)) settledLanes.add(a.orderingLane);
     if (a.triggerType === "replay") {
       if (a.jobId) {
         const c = jobCounts.get(a.jobId) ?? { succeeded: 0, failed: 0 };
@@ -142,6 +151,8 @@ export async function recordOutcomes(db: Db, outcomes: AttemptOutcome[], now: Da
     settledEvents.add(a.eventId);
   }
   await insertQueuedAttempts(db, retries);
+  // Settled heads: the next row of each line is queued, in this same transaction.
+  const promoted = await moveLinesOn(db, settledLanes, nowIso);
   for (const [id, c] of jobCounts) await countJobDeliveries(db, id, c);
   const messages = await settleMessages(db, settledMessages, now);
   for (const id of messages.unknown) settledEvents.add(id);
@@ -155,6 +166,7 @@ export async function recordOutcomes(db: Db, outcomes: AttemptOutcome[], now: Da
     settledJobIds: [...jobCounts.keys()],
     stale,
     retriesQueued: retries.length,
+    promoted,
     failures,
     openedIssues,
     dlqScopes: [...dlqScopes.values()],

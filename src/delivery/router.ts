@@ -12,6 +12,8 @@ import type { FilterRequest } from "../rules/filter";
 import type { Deps } from "../domain/deps";
 import type { Logger } from "../observability/logger";
 import { eventView } from "../rules/eventView";
+import { orderingKeyOf, orderingLane } from "../rules/orderingKey";
+import { inLine, placeInLines } from "../domain/ordering";
 
 /**
  * Fans stored events out to their connections: one queued attempt (trigger
@@ -36,7 +38,8 @@ export interface RoutedBatch {
   ignored: RoutableEvent[];
 }
 
-type Plan = { event: RoutableEvent; matched: SourceConnection[] };
+/** An event and the connections it goes through, with its ordering key on each (null where unordered or missing). */
+type Plan = { event: RoutableEvent; matched: SourceConnection[]; keys: (string | null)[] };
 
 /** Routes one batch of pending events; returns how many events it looked at. */
 export async function routePendingEvents(deps: Deps, opts: { limit?: number; rules?: FilterRuleCache; logger?: Logger } = {}): Promise<number> {
@@ -69,7 +72,7 @@ export async function ingestRouting(
 ): Promise<StoredEventsBatch> {
   const bySource = await connectionsBySource(deps.db, sourceIds);
   const asked = new Set(sourceIds);
-  const matchedOf = new Map<EventWrite, SourceConnection[]>();
+  const matchedOf = new Map<EventWrite, Omit<Plan, "event">>();
   let deferring = false;
   return {
     takes(write) {
@@ -77,20 +80,21 @@ export async function ingestRouting(
       if (!asked.has(write.sourceId)) throw new Error(`routing began without the connections of ${write.sourceId}`);
       let seen: FilterRequest | null = null;
       const matched: SourceConnection[] = [];
+      const view = () => (seen ??= eventView(write));
       for (const c of bySource.get(write.sourceId) ?? []) {
         if (!eligible(c)) continue;
-        const verdict = rules.matchesNow(c, () => (seen ??= eventView(write)), logger);
+        const verdict = rules.matchesNow(c, view, logger);
         if (verdict === null) {
           deferring = true;
           return null;
         }
         if (verdict) matched.push(c);
       }
-      matchedOf.set(write, matched);
+      matchedOf.set(write, { matched, keys: keysOf(matched, view) });
       return matched.length > 0;
     },
     async stored(events) {
-      const plans = events.map((event) => ({ event, matched: matchedOf.get(event.write) ?? [] }));
+      const plans = events.map((event) => ({ event, ...(matchedOf.get(event.write) ?? { matched: [], keys: [] }) }));
       // Stored routed already, `ignored` ones included (their event.created says so): no status to change.
       const routed = await applyRoutes(deps.db, plans, deps.clock.now(), { stored: true });
       // Inside ingest's transaction: deps.bus delivers once it has committed (src/db/committedBus.ts).
@@ -116,7 +120,7 @@ function announceRouted(deps: Pick<Deps, "bus">, routed: RoutedBatch) {
 async function planRoutes(db: Db, events: RoutableEvent[], rules: FilterRuleCache, logger?: Logger): Promise<Plan[]> {
   const bySource = await connectionsBySource(db, [...new Set(events.map((e) => e.sourceId))]);
   const candidatesOf = (e: RoutableEvent) => (bySource.get(e.sourceId) ?? []).filter(eligible);
-  const filtered = events.filter((e) => candidatesOf(e).some((c) => rules.readsRequest(c, logger)));
+  const filtered = events.filter((e) => candidatesOf(e).some((c) => rules.readsRequest(c, logger) || keyed(c)));
   const requests = await routingSql(db).requests(filtered.map((e) => e.id));
   const outOfTime = new Set<string>();
   const plans: Plan[] = [];
@@ -129,9 +133,16 @@ async function planRoutes(db: Db, events: RoutableEvent[], rules: FilterRuleCach
       const verdict = rules.matchesNow(c, view, logger) ?? (await rules.matches(c, view, logger, () => outOfTime.add(c.id)));
       if (verdict) matched.push(c);
     }
-    plans.push({ event, matched });
+    plans.push({ event, matched, keys: keysOf(matched, view) });
   }
   return plans;
+}
+
+/** An ordered connection whose key is read from the event. */
+const keyed = (c: SourceConnection) => c.ordered === 1 && c.orderingKey !== null;
+
+function keysOf(matched: readonly SourceConnection[], view: () => FilterRequest): (string | null)[] {
+  return matched.map((c) => (keyed(c) ? orderingKeyOf(c.orderingKey, view) : null));
 }
 
 /** Enabled, and its destination not disabled. */
@@ -154,15 +165,18 @@ async function applyRoutes(db: Db, plans: Plan[], now: Date, opts: { stored?: bo
   }
   const attempts: AttemptInsert[] = [];
   const perConnection = new Map<string, { id: string; count: number; last: string }>();
-  for (const { event, matched } of routing) {
-    for (const c of matched) {
-      attempts.push(newQueuedAttemptThrough(event, c, { triggerType: "initial", now }));
+  for (const { event, matched, keys } of routing) {
+    for (const [i, c] of matched.entries()) {
+      const row = newQueuedAttemptThrough(event, c, { triggerType: "initial", now });
+      if (c.ordered === 1) inLine(row, { lane: orderingLane(c.id, keys[i] ?? null), key: keys[i] ?? null, block: c.onDlq === "block", receivedAt: event.receivedAt });
+      attempts.push(row);
       const stat = perConnection.get(c.id) ?? { id: c.id, count: 0, last: "" };
       stat.count++;
       if (event.receivedAt > stat.last) stat.last = event.receivedAt;
       perConnection.set(c.id, stat);
     }
   }
+  await placeInLines(db, attempts);
   await insertQueuedAttempts(db, attempts);
   await s.countConnections([...perConnection.values()]);
   return { queued: attempts.length, ignored };

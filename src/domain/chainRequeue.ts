@@ -4,6 +4,7 @@ import { deliveryAttempts, events, messages } from "../db/schema";
 import type { Tx } from "../db/transaction";
 import { iso } from "../core/clock";
 import { newQueuedAttempt } from "./deliveries";
+import { clearedDlqColumns, resumeLine } from "./ordering";
 
 /**
  * Starts one delivery chain again (an event to one destination, through one
@@ -36,22 +37,21 @@ export async function requeueChain(
     eq(deliveryAttempts.destinationId, chain.destinationId),
     chain.connectionId ? eq(deliveryAttempts.connectionId, chain.connectionId) : isNull(deliveryAttempts.connectionId),
   );
-  const leftDlq = (
-    await tx
-      .update(deliveryAttempts)
-      .set({ isDlq: 0 })
-      .where(and(same, eq(deliveryAttempts.isDlq, 1)))
-      .returning({ id: deliveryAttempts.id })
-  ).length;
+  const cleared = await tx.update(deliveryAttempts).set({ isDlq: 0 }).where(and(same, eq(deliveryAttempts.isDlq, 1))).returning(clearedDlqColumns);
+  const leftDlq = cleared.length;
   const [outstanding] = await tx
     .select({ id: deliveryAttempts.id })
     .from(deliveryAttempts)
     .where(and(same, inArray(deliveryAttempts.status, ["queued", "delivering"])))
     .limit(1);
-  if (outstanding) return { queued: false };
-  await tx.insert(deliveryAttempts).values(
-    newQueuedAttempt({ ...chain, requestUrl: target.url, requestMethod: target.method, triggerType: fields.triggerType, now: fields.now, jobId: fields.jobId }),
-  );
+  // A blocked line's head that leaves the DLQ moves its line on, or stays its head through the new row (src/domain/ordering.ts).
+  if (outstanding) {
+    await resumeLine(tx, cleared, null, iso(fields.now));
+    return { queued: false };
+  }
+  const next = newQueuedAttempt({ ...chain, requestUrl: target.url, requestMethod: target.method, triggerType: fields.triggerType, now: fields.now, jobId: fields.jobId });
+  await resumeLine(tx, cleared, next, iso(fields.now));
+  await tx.insert(deliveryAttempts).values(next);
   if (chain.connectionId === null) {
     const at = iso(fields.now);
     const [message] = await tx

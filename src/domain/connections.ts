@@ -1,5 +1,5 @@
 import { pendingConnectionCounts } from "../db/pg/counters";
-import { and, desc, eq, isNotNull, isNull, ne, or, type SQL } from "drizzle-orm";
+import { and, desc, eq, inArray, isNotNull, isNull, ne, or, type SQL } from "drizzle-orm";
 import { connections, deliveryAttempts, destinations, events, sources } from "../db/schema";
 import { transaction } from "../db/transaction";
 import type { Connection, CreateConnectionInput, FilterRule, ListConnectionsQuery, TestTransformInput, UpdateConnectionInput } from "../contracts/connections";
@@ -46,6 +46,9 @@ export function serializeConnection({ connection: row, sourceName, destinationNa
     transform_expression: row.transformExpression,
     source_name: sourceName,
     destination_name: destinationName,
+    ordered: row.ordered === 1,
+    ordering_key: row.orderingKey,
+    on_dlq: row.onDlq as Connection["on_dlq"],
   };
 }
 
@@ -99,6 +102,9 @@ export async function createConnection(deps: Deps, scope: Scope, input: CreateCo
     eventCount: 0,
     lastEventAt: null,
     ...transform,
+    ordered: input.ordered ? 1 : 0,
+    orderingKey: input.ordering_key ?? null,
+    onDlq: input.on_dlq ?? "continue",
     createdAt: now,
     updatedAt: now,
   };
@@ -167,6 +173,9 @@ async function updateConnectionIn(deps: Deps, scope: Scope, rawId: string, input
   if (input.transform_enabled !== undefined || input.transform_expression !== undefined) {
     Object.assign(row, resolveTransform(input.transform_enabled, input.transform_expression, { enabled: row.transformEnabled, expression: row.transformExpression }));
   }
+  if (input.ordered !== undefined) row.ordered = input.ordered ? 1 : 0;
+  if (input.ordering_key !== undefined) row.orderingKey = input.ordering_key;
+  if (input.on_dlq !== undefined) row.onDlq = input.on_dlq;
   row.updatedAt = iso(deps.clock.now());
   const { id, orgId, envId, createdAt, eventCount, lastEventAt, ...changes } = row;
   await deps.db
@@ -199,7 +208,7 @@ export async function deleteConnection(deps: Deps, scope: Scope, rawId: string) 
     const cancelled = await tx
       .update(deliveryAttempts)
       .set({ status: "failed", error: "connection_deleted", errorDetail: CANCELLED_DETAIL, sentAt: now, nextRetryAt: null, leaseUntil: null, claimedBy: null })
-      .where(and(eq(deliveryAttempts.connectionId, id), eq(deliveryAttempts.status, "queued"), notReplay))
+      .where(and(eq(deliveryAttempts.connectionId, id), inArray(deliveryAttempts.status, ["queued", "held"]), notReplay))
       .returning({ eventId: deliveryAttempts.eventId });
     // The failed attempts before them no longer announce a retry.
     await tx

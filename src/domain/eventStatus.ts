@@ -42,7 +42,7 @@ export async function failEventsLeftPending(db: Db, eventIds: Iterable<string>):
   const outstanding = db
     .select({ one: sql`1` })
     .from(deliveryAttempts)
-    .where(and(eq(deliveryAttempts.eventId, events.id), inArray(deliveryAttempts.status, ["queued", "delivering"]), notReplay));
+    .where(and(eq(deliveryAttempts.eventId, events.id), inArray(deliveryAttempts.status, ["queued", "delivering", "held"]), notReplay));
   return db
     .update(events)
     .set({ status: "failed" })

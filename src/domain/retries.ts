@@ -6,6 +6,7 @@ import { deliveryAttempts, events } from "../db/schema";
 import { transaction, type Tx } from "../db/transaction";
 import { eventView } from "../rules/eventView";
 import { iso } from "../core/clock";
+import { clearedDlqColumns, resumeLine } from "./ordering";
 import { connectionsBySource, FilterRuleCache, filterVerdicts, newQueuedAttemptThrough, type SourceConnection } from "./deliveries";
 import { recordAudit } from "./audit";
 import type { Deps, Scope } from "./deps";
@@ -102,11 +103,13 @@ export async function queueEventRetries(
       result.retried.push({ ...ids, attempt_id: outstanding.id, status: "queued" });
       continue;
     }
-    await tx
+    const cleared = await tx
       .update(deliveryAttempts)
       .set({ isDlq: 0 })
-      .where(and(chain, eq(deliveryAttempts.isDlq, 1)));
+      .where(and(chain, eq(deliveryAttempts.isDlq, 1)))
+      .returning(clearedDlqColumns);
     const row = newQueuedAttemptThrough(event, c, { triggerType: args.trigger, now, jobId: args.jobId, forced });
+    await resumeLine(tx, cleared, row, nowIso);
     await tx.insert(deliveryAttempts).values(row);
     result.retried.push({ ...ids, attempt_id: row.id!, status: "queued" });
   }

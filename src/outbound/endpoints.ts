@@ -1,4 +1,4 @@
-import { and, desc, eq } from "drizzle-orm";
+import { and, desc, eq, inArray } from "drizzle-orm";
 import { DESTINATION_DEFAULTS, type SigningAlgorithm } from "../contracts/destinations";
 import {
   createEndpointInput,
@@ -55,6 +55,8 @@ export function serializeEndpoint({ endpoint: e, destination: d }: Joined): Endp
     rate_limit_per_second: d.rateLimitPerSecond,
     retry_schedule: d.retrySchedule,
     expires_at: e.expiresAt,
+    ordered: e.ordered === 1,
+    on_dlq: e.onDlq as EndpointDto["on_dlq"],
     portal_held: e.portalHeld,
     created_at: e.createdAt,
     updated_at: e.updatedAt,
@@ -131,6 +133,8 @@ export async function createEndpoint(deps: Deps, scope: Scope, appId: string, ra
     previousSecretExpiresAt: null,
     failingSince: null,
     portalHeld: scope.portal ? 1 : 0,
+    ordered: input.ordered ? 1 : 0,
+    onDlq: input.on_dlq ?? "continue",
     createdAt: now,
     updatedAt: now,
   };
@@ -197,6 +201,8 @@ async function updateEndpointIn(deps: Deps, scope: Scope, appId: string, endpoin
     destination.signingAlgorithm = input.signing_algorithm;
   }
   if (input.expires_at !== undefined) endpoint.expiresAt = isoOrNull(input.expires_at);
+  if (input.ordered !== undefined) endpoint.ordered = input.ordered ? 1 : 0;
+  if (input.on_dlq !== undefined) endpoint.onDlq = input.on_dlq;
   if (input.status !== undefined) {
     if (input.status === "active" && destination.status !== "active") endpoint.failingSince = null;
     destination.status = input.status;
@@ -224,7 +230,7 @@ export async function deleteEndpoint(deps: Deps, scope: Scope, appId: string, en
     const { destination } = current;
     const dropped = await tx
       .delete(deliveryAttempts)
-      .where(and(eq(deliveryAttempts.destinationId, destination.id), eq(deliveryAttempts.status, "queued")))
+      .where(and(eq(deliveryAttempts.destinationId, destination.id), inArray(deliveryAttempts.status, ["queued", "held"])))
       .returning({ eventId: deliveryAttempts.eventId });
     const settlements = new Map<string, MessageSettlement>();
     for (const d of dropped) {

@@ -8,7 +8,9 @@ import { inWriteTurn } from "../db/writeTurn";
 // Pure leaf shared with resend: which endpoints a message goes to.
 import { admits } from "../rules/fanout";
 import { iso } from "../core/clock";
-import { insertQueuedAttempt, newQueuedAttempt } from "../domain/deliveries";
+import { insertQueuedAttempts, newQueuedAttempt } from "../domain/deliveries";
+import { inLine, placeInLines } from "../domain/ordering";
+import { orderingLane } from "../rules/orderingKey";
 import { recordAudit } from "../domain/audit";
 import type { Deps, Scope } from "../domain/deps";
 import { validatePayloadForEventType } from "../domain/eventTypes";
@@ -92,6 +94,8 @@ export async function createMessage(deps: Deps, scope: Scope, appId: string, raw
       status: destinations.status,
       filterTypes: applicationEndpoints.filterTypes,
       expiresAt: applicationEndpoints.expiresAt,
+      ordered: applicationEndpoints.ordered,
+      onDlq: applicationEndpoints.onDlq,
     })
     .from(applicationEndpoints)
     .innerJoin(destinations, eq(destinations.id, applicationEndpoints.destinationId))
@@ -110,6 +114,7 @@ export async function createMessage(deps: Deps, scope: Scope, appId: string, raw
     eventId: idPrefix.event + id,
     eventType: input.event_type,
     idempotencyKey: key,
+    orderingKey: input.ordering_key ?? null,
     status: targets.length > 0 ? "pending" : "ignored",
     outstanding: targets.length,
     failed: 0,
@@ -154,12 +159,13 @@ export async function createMessage(deps: Deps, scope: Scope, appId: string, raw
         routedAt: at,
       });
     await db.insert(messages).values(row);
-    for (const t of targets) {
-      await insertQueuedAttempt(
-        db,
-        newQueuedAttempt({ orgId: row.orgId, envId: row.envId, eventId: row.eventId, connectionId: null, destinationId: t.destinationId, requestUrl: t.url, requestMethod: t.method, triggerType: "initial", now }),
-      );
-    }
+    const attempts = targets.map((t) => {
+      const attempt = newQueuedAttempt({ orgId: row.orgId, envId: row.envId, eventId: row.eventId, connectionId: null, destinationId: t.destinationId, requestUrl: t.url, requestMethod: t.method, triggerType: "initial", now });
+      if (t.ordered === 1) inLine(attempt, { lane: orderingLane(t.destinationId, row.orderingKey), key: row.orderingKey, block: t.onDlq === "block", receivedAt: at });
+      return attempt;
+    });
+    await placeInLines(db, attempts);
+    await insertQueuedAttempts(db, attempts);
     await db
       .update(sources)
       .set({ eventCount: sql`${sources.eventCount} + 1`, lastEventAt: at })

@@ -34,6 +34,7 @@ export function serializeMessage(row: MessageRow, body: Uint8Array): MessageDto 
     event_type: row.eventType,
     payload: decoder.decode(body),
     status: row.status,
+    ordering_key: row.orderingKey,
     created_at: row.createdAt,
     updated_at: row.updatedAt,
   };

@@ -156,6 +156,11 @@ function regexFor(value: string): RegExp {
   });
 }
 
+/** The value at a filter-rule field path (`body.customer.id`, `headers.x-shop`), undefined when missing. */
+export function fieldValue(field: string, request: FilterRequest): unknown {
+  return resolveField(fieldPath(field), request);
+}
+
 function resolveField(path: string[], request: FilterRequest): unknown {
   const [root, ...rest] = path;
   switch (root) {

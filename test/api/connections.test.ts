@@ -59,6 +59,9 @@ describe("POST /v1/connections", () => {
       transform_expression: null,
       source_name: "GitHub",
       destination_name: "Orders API",
+      ordered: false,
+      ordering_key: null,
+      on_dlq: "continue",
     });
     expect(Date.parse(c.created_at)).not.toBeNaN();
     expect(await storedRow(c.id)).toMatchObject({ sourceId: source.id, destinationId: destination.id, enabled: 1 });

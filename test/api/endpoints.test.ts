@@ -44,6 +44,8 @@ describe("POST /v1/applications/{appId}/endpoints", () => {
       rate_limit_per_second: 5,
       retry_schedule: null,
       expires_at: "2099-01-01T00:00:00.000Z",
+      ordered: false,
+      on_dlq: "continue",
       portal_held: 0,
       created_at: e.created_at,
       updated_at: e.created_at,

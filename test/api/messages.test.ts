@@ -40,6 +40,7 @@ describe("POST /v1/applications/{appId}/messages", () => {
       event_type: "invoice.paid",
       payload: JSON.stringify({ invoice: "in_1", amount: 1200 }),
       status: "pending",
+      ordering_key: null,
       created_at: m.created_at,
       updated_at: m.created_at,
     });

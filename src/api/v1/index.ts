@@ -7,6 +7,7 @@ import { newApi, type Api } from "../openapi";
 import { registerAlertRuleRoutes } from "./alertRules";
 import { registerAuditLogRoutes } from "./auditLog";
 import { registerApplicationRoutes } from "./applications";
+import { registerOrderingRoutes } from "./ordering";
 import { registerEndpointRoutes } from "./endpoints";
 import { registerMemberRoutes } from "./members";
 import { registerMessageRoutes } from "./messages";
@@ -91,6 +92,7 @@ export function createV1(deps: Deps, opts: { streamsPerCredential?: number; logg
   registerBackupRoutes(v1);
   registerApplicationRoutes(v1);
   registerEndpointRoutes(v1);
+  registerOrderingRoutes(v1);
   registerMessageRoutes(v1);
   registerPortalRoutes(v1);
   registerAuditLogRoutes(v1);

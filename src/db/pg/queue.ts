@@ -58,7 +58,8 @@ const array = (values: readonly unknown[]): SQL => sql`${sql.param(values)}`;
 const CLAIMED = sql.raw(`a.id, a.org_id AS "orgId", a.env_id AS "envId", a.event_id AS "eventId", a.connection_id AS "connectionId",
   a.destination_id AS "destinationId", a.request_url AS "requestUrl", a.request_method AS "requestMethod",
   a.attempt_number::int AS "attemptNumber", a.trigger_type AS "triggerType", a.no_retry::int AS "noRetry", a.forced::int AS forced,
-  a.job_id AS "jobId", a.lease_until AS "leaseUntil"`);
+  a.job_id AS "jobId", a.lease_until AS "leaseUntil",
+  a.ordering_lane AS "orderingLane", a.ordering_key AS "orderingKey", a.ordering_hold::int AS "orderingHold"`);
 
 // ---------------------------------------------------------------- the claim
 
@@ -353,7 +354,7 @@ async function refreshEventStatusesPg(db: Db, eventIds: readonly string[]): Prom
     sql`UPDATE events SET status = s.next
           FROM (SELECT event_id,
                        CASE WHEN sum(is_dlq) > 0 THEN 'failed' WHEN count(*) FILTER (WHERE status = 'success') > 0 THEN 'delivered' END AS next,
-                       count(*) FILTER (WHERE status IN ('queued', 'delivering')) AS outstanding
+                       count(*) FILTER (WHERE status IN ('queued', 'delivering', 'held')) AS outstanding
                   FROM delivery_attempts
                  WHERE event_id = ANY(${array(eventIds)}::text[]) AND coalesce(trigger_type, '') <> 'replay'
                  GROUP BY event_id) AS s

@@ -55,7 +55,8 @@ export function pgRoutingSql(db: Db): RoutingSql {
         db,
         sql`SELECT c.id, c.name, c.source_id AS "sourceId", c.destination_id AS "destinationId", c.enabled::int AS enabled,
                    c.filter_rules AS "filterRules", c.updated_at AS "updatedAt", d.url AS "destinationUrl",
-                   d.http_method AS "destinationMethod", d.status AS "destinationStatus"
+                   d.http_method AS "destinationMethod", d.status AS "destinationStatus",
+                   c.ordered::int AS ordered, c.ordering_key AS "orderingKey", c.on_dlq AS "onDlq"
               FROM connections c JOIN destinations d ON d.id = c.destination_id
              WHERE c.source_id = ANY(${pgArray(sourceIds)}::text[])
              ORDER BY c.created_at, c.id`,
@@ -68,18 +69,23 @@ export function pgRoutingSql(db: Db): RoutingSql {
       await pgRows(
         db,
         sql`INSERT INTO delivery_attempts (id, org_id, env_id, event_id, connection_id, destination_id, request_url, request_method,
-                                           status, attempt_number, trigger_type, scheduled_at, no_retry, job_id, created_at, forced)
+                                           status, attempt_number, trigger_type, scheduled_at, no_retry, job_id, created_at, forced,
+                                           ordering_lane, ordering_key, ordering_hold)
             SELECT id, org_id, env_id, event_id, connection_id, destination_id, request_url, request_method,
-                   'queued', attempt_number, trigger_type, scheduled_at, no_retry, job_id, created_at, forced
+                   status, attempt_number, trigger_type, scheduled_at, no_retry, job_id, created_at, forced,
+                   ordering_lane, ordering_key, ordering_hold
               FROM unnest(${column((r) => r.id)}::text[], ${column((r) => r.orgId)}::text[], ${column((r) => r.envId)}::text[],
                           ${column((r) => r.eventId)}::text[], ${column((r) => r.connectionId ?? null)}::text[],
                           ${column((r) => r.destinationId)}::text[], ${column((r) => r.requestUrl)}::text[],
                           ${column((r) => r.requestMethod)}::text[], ${column((r) => r.attemptNumber ?? 1)}::int8[],
                           ${column((r) => r.triggerType ?? null)}::text[], ${column((r) => r.scheduledAt)}::text[],
                           ${column((r) => r.noRetry ?? 0)}::int8[], ${column((r) => r.jobId ?? null)}::text[],
-                          ${column((r) => r.createdAt)}::text[], ${column((r) => r.forced ?? 0)}::int8[])
+                          ${column((r) => r.createdAt)}::text[], ${column((r) => r.forced ?? 0)}::int8[],
+                          ${column((r) => r.status ?? "queued")}::text[], ${column((r) => r.orderingLane ?? null)}::text[],
+                          ${column((r) => r.orderingKey ?? null)}::text[], ${column((r) => r.orderingHold ?? 0)}::int8[])
                 AS a(id, org_id, env_id, event_id, connection_id, destination_id, request_url, request_method,
-                     attempt_number, trigger_type, scheduled_at, no_retry, job_id, created_at, forced)`,
+                     attempt_number, trigger_type, scheduled_at, no_retry, job_id, created_at, forced,
+                     status, ordering_lane, ordering_key, ordering_hold)`,
       );
     },
   };

@@ -62,6 +62,12 @@ export const connections = sqliteTable(
     lastEventAt: text("last_event_at"),
     transformEnabled: integer("transform_enabled").notNull().default(0),
     transformExpression: text("transform_expression"),
+    /** 1: events are delivered one at a time per ordering key, in the order received (docs/delivery.md, "Ordered delivery"). */
+    ordered: integer("ordered").notNull().default(0),
+    /** A filter-rule field path (src/rules/filter.ts) giving each event's key; null: the whole connection is one line. */
+    orderingKey: text("ordering_key"),
+    /** `continue`: a key whose head reached the DLQ moves on; `block`: it waits for an operator (redrive or skip). */
+    onDlq: text("on_dlq").notNull().default("continue"),
     createdAt: text("created_at").notNull(),
     updatedAt: text("updated_at").notNull(),
   },
@@ -115,6 +121,18 @@ export const deliveryAttempts = sqliteTable(
     /** 1: an operator forced the delivery of a rejected event (retry with force: true); its retries carry it on. */
     forced: integer("forced").notNull().default(0),
     jobId: text("job_id"),
+    /**
+     * Ordered delivery (docs/delivery.md, "Ordered delivery"): the line this
+     * row waits in, `<connection or destination id>:<key>` (no `:`
+     * and key: the null-key line); null for unordered rows, manual retries and
+     * replays. A row of a line whose head is not settled is inserted `held`,
+     * never claimed, and turned `queued` when the head settles.
+     */
+    orderingLane: text("ordering_lane"),
+    /** The key as computed at routing (null: the path was missing, or the target has no key path). */
+    orderingKey: text("ordering_key"),
+    /** 1: the target's on_dlq is `block`: once this row is in the DLQ its line waits for an operator. */
+    orderingHold: integer("ordering_hold").notNull().default(0),
     createdAt: text("created_at").notNull(),
   },
   (t) => [
@@ -133,6 +151,11 @@ export const deliveryAttempts = sqliteTable(
     index("attempts_job").on(t.jobId, t.status).where(sql.raw("job_id is not null")),
     // GET /v1/stats: DLQ size per environment (domain/stats.ts repeats the condition). Its queue depth reads
     // attempts_due and attempts_leased: an index keyed by status would be rewritten on every claim and completion.
+    // Ordered lines: a line's live rows (its head, those held behind it, a DLQ head that blocks it), so
+    // "is this line busy" and "its next row" are one seek each, however many keys wait.
+    index("attempts_lane")
+      .on(t.orderingLane, t.scheduledAt, t.eventId)
+      .where(sql.raw("ordering_lane is not null and (status in ('queued', 'delivering', 'held') or (is_dlq = 1 and ordering_hold = 1))")),
     index("attempts_dlq_scope").on(t.orgId, t.envId).where(sql.raw("is_dlq = 1")),
   ],
 );

@@ -70,6 +70,10 @@ export const applicationEndpoints = sqliteTable(
     failingSince: text("failing_since"),
     /** 1: its URL was set through a portal link, so deliveries to it are held to the private-address block unless the application is opted in. */
     portalHeld: integer("portal_held").notNull().default(0),
+    /** 1: messages are delivered one at a time per message ordering_key, in the order received (docs/delivery.md, "Ordered delivery"). */
+    ordered: integer("ordered").notNull().default(0),
+    /** `continue` or `block`, as for connections. */
+    onDlq: text("on_dlq").notNull().default("continue"),
     createdAt: text("created_at").notNull(),
     updatedAt: text("updated_at").notNull(),
   },
@@ -99,6 +103,8 @@ export const messages = sqliteTable(
     eventType: text("event_type").notNull(),
     /** The `id` given on create: the same key returns this message again instead of sending a second. */
     idempotencyKey: text("idempotency_key"),
+    /** The key ordered endpoints deliver it in line with (null: the null-key line). */
+    orderingKey: text("ordering_key"),
     status: text("status").notNull(),
     /** Delivery chains (one per endpoint sent to) not yet settled. */
     outstanding: integer("outstanding").notNull().default(0),

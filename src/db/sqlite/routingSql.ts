@@ -23,15 +23,20 @@ export const sqliteRoutingSql = preparedFor((db: Db): RoutingSql => {
   );
   const connectionsOf = sqlite.prepare<SourceConnection, [string]>(
     `SELECT c.id, c.name, c.source_id AS sourceId, c.destination_id AS destinationId, c.enabled, c.filter_rules AS filterRules,
-            c.updated_at AS updatedAt, d.url AS destinationUrl, d.http_method AS destinationMethod, d.status AS destinationStatus
+            c.updated_at AS updatedAt, d.url AS destinationUrl, d.http_method AS destinationMethod, d.status AS destinationStatus,
+            c.ordered, c.ordering_key AS orderingKey, c.on_dlq AS onDlq
        FROM connections c JOIN destinations d ON d.id = c.destination_id
       WHERE c.source_id IN (SELECT value FROM json_each(?1))
       ORDER BY c.created_at, c.id`,
   );
-  const insertAttempt = sqlite.prepare<never, [string, string, string, string, string | null, string, string, string, number, string | null, string, number, string | null, string, number]>(
+  const insertAttempt = sqlite.prepare<
+    never,
+    [string, string, string, string, string | null, string, string, string, number, string | null, string, number, string | null, string, number, string, string | null, string | null, number]
+  >(
     `INSERT INTO delivery_attempts (id, org_id, env_id, event_id, connection_id, destination_id, request_url, request_method,
-                                    status, attempt_number, trigger_type, scheduled_at, no_retry, job_id, created_at, forced)
-     VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, 'queued', ?9, ?10, ?11, ?12, ?13, ?14, ?15)`,
+                                    status, attempt_number, trigger_type, scheduled_at, no_retry, job_id, created_at, forced,
+                                    ordering_lane, ordering_key, ordering_hold)
+     VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?16, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?17, ?18, ?19)`,
   );
   return {
     pending: (limit) => Promise.resolve(pending.all(limit)),
@@ -71,6 +76,10 @@ export const sqliteRoutingSql = preparedFor((db: Db): RoutingSql => {
           row.jobId ?? null,
           row.createdAt,
           row.forced ?? 0,
+          row.status ?? "queued",
+          row.orderingLane ?? null,
+          row.orderingKey ?? null,
+          row.orderingHold ?? 0,
         );
       }
       return Promise.resolve();

@@ -14,6 +14,8 @@ import { Link, navigate, useLocation } from "../router";
 import { FILTER_OPERATORS, type Connection, type Destination, type EventListItem, type FilterRule, type Source } from "../types";
 import { WriteForm } from "../components/writeForm";
 import { Can } from "../can";
+import { OrderingPanel } from "../components/orderingPanel";
+import { OrderFields } from "./connectionOrder";
 
 export function ConnectionsPage() {
   const conns = useLoad(() => api.get<{ connections: Connection[] }>("/connections"), []);
@@ -56,7 +58,12 @@ export function ConnectionEditPage({ id }: { id?: string }) {
   if ((id && !c) || !sources.data || !dests.data) {
     return <PageLoading title={title} sub={<Link to="/connections">← All connections</Link>} error={error} />;
   }
-  return <ConnectionForm key={c?.updated_at ?? "new"} connection={c} sources={sources.data.sources} destinations={dests.data.destinations} onSaved={(saved) => existing.setData(() => ({ connection: saved }))} />;
+  return (
+    <>
+      <ConnectionForm key={c?.updated_at ?? "new"} connection={c} sources={sources.data.sources} destinations={dests.data.destinations} onSaved={(saved) => existing.setData(() => ({ connection: saved }))} />
+      {c?.ordered ? <OrderingPanel path={`/connections/${encodeURIComponent(c.id)}`} /> : null}
+    </>
+  );
 }
 
 interface RuleRow {
@@ -117,6 +124,9 @@ function ConnectionForm({ connection, sources, destinations, onSaved }: { connec
   const [rules, setRules] = useState<RuleRow[]>(parseJsonField<FilterRule[]>(connection?.filter_rules, []).map(ruleToRow));
   const [transformEnabled, setTransformEnabled] = useState(connection ? connection.transform_enabled === 1 : false);
   const [expression, setExpression] = useState(connection?.transform_expression ?? "");
+  const [ordered, setOrdered] = useState(connection?.ordered ?? false);
+  const [orderingKey, setOrderingKey] = useState(connection?.ordering_key ?? "");
+  const [onDlq, setOnDlq] = useState<"continue" | "block">(connection?.on_dlq ?? "continue");
   const { busy, fieldErrors, formError, submit, setFieldErrors } = useSubmit();
   const deletion = useDeleteResource("/connections", "Connection", connection);
   const nameRef = useRef<HTMLInputElement>(null);
@@ -159,10 +169,13 @@ function ConnectionForm({ connection, sources, destinations, onSaved }: { connec
       filter_rules: filter_rules.length ? filter_rules : null,
       transform_enabled: transformEnabled,
       transform_expression: expression.trim() ? expression : null,
+      ordered,
+      ordering_key: orderingKey.trim() || null,
+      on_dlq: onDlq,
     };
     const res = await submit(
       () => (editing ? api.patch<{ connection: Connection }>(`/connections/${encodeURIComponent(connection.id)}`, body) : api.post<{ connection: Connection }>("/connections", body)),
-      ["name", "description", "source_id", "destination_id", "enabled", "filter_rules", ...rules.flatMap((_, i) => ["field", "operator", "value"].map((k) => `filter_rules.${i}.${k}`)), "transform_enabled", "transform_expression"],
+      ["name", "description", "source_id", "destination_id", "enabled", "filter_rules", ...rules.flatMap((_, i) => ["field", "operator", "value"].map((k) => `filter_rules.${i}.${k}`)), "transform_enabled", "transform_expression", "ordered", "ordering_key", "on_dlq"],
     );
     if (!res?.connection) return;
     toast(editing ? "Connection saved" : `Connection “${res.connection.name}” created`);
@@ -301,6 +314,8 @@ function ConnectionForm({ connection, sources, destinations, onSaved }: { connec
           <Check label="Reshape the body with JSONata before delivery" checked={transformEnabled} onChange={setTransformEnabled} />
           <TransformEditor sourceId={sourceId} expression={expression} onChange={setExpression} error={fieldErrors.transform_expression} />
         </fieldset>
+
+        <OrderFields ordered={ordered} setOrdered={setOrdered} orderingKey={orderingKey} setOrderingKey={setOrderingKey} onDlq={onDlq} setOnDlq={setOnDlq} errors={fieldErrors} />
 
         <FormActions busy={busy} label={editing ? "Save connection" : "Create connection"} cancelTo="/connections" />
       </WriteForm>

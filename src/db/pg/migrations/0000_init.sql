@@ -75,6 +75,8 @@ CREATE TABLE "application_endpoints" (
 	"previous_secret_expires_at" text,
 	"failing_since" text,
 	"portal_held" bigint DEFAULT 0 NOT NULL,
+	"ordered" bigint DEFAULT 0 NOT NULL,
+	"on_dlq" text DEFAULT 'continue' NOT NULL,
 	"created_at" text NOT NULL,
 	"updated_at" text NOT NULL
 );
@@ -173,6 +175,9 @@ CREATE TABLE "connections" (
 	"last_event_at" text,
 	"transform_enabled" bigint DEFAULT 0 NOT NULL,
 	"transform_expression" text,
+	"ordered" bigint DEFAULT 0 NOT NULL,
+	"ordering_key" text,
+	"on_dlq" text DEFAULT 'continue' NOT NULL,
 	"created_at" text NOT NULL,
 	"updated_at" text NOT NULL
 );
@@ -207,6 +212,9 @@ CREATE TABLE "delivery_attempts" (
 	"no_retry" bigint DEFAULT 0 NOT NULL,
 	"forced" bigint DEFAULT 0 NOT NULL,
 	"job_id" text,
+	"ordering_lane" text,
+	"ordering_key" text,
+	"ordering_hold" bigint DEFAULT 0 NOT NULL,
 	"created_at" text NOT NULL
 );
 --> statement-breakpoint
@@ -338,6 +346,7 @@ CREATE TABLE "messages" (
 	"event_id" text NOT NULL,
 	"event_type" text NOT NULL,
 	"idempotency_key" text,
+	"ordering_key" text,
 	"status" text NOT NULL,
 	"outstanding" bigint DEFAULT 0 NOT NULL,
 	"failed" bigint DEFAULT 0 NOT NULL,
@@ -528,6 +537,7 @@ CREATE INDEX "attempts_scope_created" ON "delivery_attempts" USING btree ("org_i
 CREATE INDEX "attempts_destination" ON "delivery_attempts" USING btree ("destination_id","created_at");--> statement-breakpoint
 CREATE INDEX "attempts_dlq" ON "delivery_attempts" USING btree ("destination_id") WHERE is_dlq = 1;--> statement-breakpoint
 CREATE INDEX "attempts_job" ON "delivery_attempts" USING btree ("job_id","status") WHERE job_id is not null;--> statement-breakpoint
+CREATE INDEX "attempts_lane" ON "delivery_attempts" USING btree ("ordering_lane","scheduled_at","event_id") WHERE ordering_lane is not null and (status in ('queued', 'delivering', 'held') or (is_dlq = 1 and ordering_hold = 1));--> statement-breakpoint
 CREATE INDEX "attempts_dlq_scope" ON "delivery_attempts" USING btree ("org_id","env_id") WHERE is_dlq = 1;--> statement-breakpoint
 CREATE INDEX "destinations_scope" ON "destinations" USING btree ("org_id","env_id","created_at");--> statement-breakpoint
 CREATE INDEX "destinations_application" ON "destinations" USING btree ("application_id");--> statement-breakpoint

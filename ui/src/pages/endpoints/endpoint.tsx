@@ -11,6 +11,7 @@ import { endpointPath, type AppPlace } from "../../outbound";
 import { navigate, useLocation } from "../../router";
 import type { Endpoint } from "../../types";
 import { EndpointAttempts } from "./attempts";
+import { OrderingPanel } from "../../components/orderingPanel";
 import { BackToApp } from "../backToApp";
 import { EndpointForm } from "./form";
 import { SecretPanel } from "./secret";
@@ -73,6 +74,7 @@ export function EndpointPage({ place, id }: { place: AppPlace; id: string }) {
       {e.description ? <p className="muted">{e.description}</p> : null}
       <SecretPanel place={place} endpoint={e} />
       <EndpointForm key={e.updated_at} place={place} endpoint={e} onSaved={(saved) => loaded.setData(() => ({ endpoint: saved }))} />
+      {e.ordered && !place.portal ? <OrderingPanel path={endpointPath(place, e.id)} /> : null}
       <EndpointAttempts place={place} endpoint={e} />
       {/* Operators only: a portal link cannot start a recovery. */}
       {place.portal ? null : <RecoverPanel path={endpointPath(place, e.id)} what="message" />}

@@ -1,7 +1,7 @@
 /** Adding and editing an endpoint: URL, event types chosen from the environment's, rate limit, expiry. */
 import { useRef, useState, type FormEvent } from "react";
 import { api } from "../../api";
-import { Field, FormActions } from "../../components/forms";
+import { Check, Field, FormActions } from "../../components/forms";
 import { Empty, ErrorAlert, PageHead } from "../../components/layout";
 import { toast } from "../../components/toasts";
 import { fromLocalInput, toLocalInput } from "../../format";
@@ -26,6 +26,8 @@ interface Form {
   signing_algorithm: string;
   retry_schedule: string;
   secret: string;
+  ordered: boolean;
+  on_dlq: "continue" | "block";
 }
 
 function toForm(e: Endpoint | null): Form {
@@ -40,10 +42,12 @@ function toForm(e: Endpoint | null): Form {
     signing_algorithm: e?.signing_algorithm ?? "hmac-sha256",
     retry_schedule: scheduleText(e?.retry_schedule ?? null),
     secret: "",
+    ordered: e?.ordered ?? false,
+    on_dlq: e?.on_dlq ?? "continue",
   };
 }
 
-const formFields = ["url", "description", "filter_types", "rate_limit_per_second", "expires_at", "retry_schedule", "signing_algorithm", "secret"];
+const formFields = ["url", "description", "filter_types", "rate_limit_per_second", "expires_at", "retry_schedule", "signing_algorithm", "secret", "ordered", "on_dlq"];
 
 export function NewEndpointPage({ place }: { place: AppPlace }) {
   return (
@@ -130,6 +134,8 @@ export function EndpointForm({ place, endpoint, onSaved }: { place: AppPlace; en
       filter_types: f.every ? null : f.types,
       rate_limit_per_second: rate,
       expires_at: fromLocalInput(f.expires_at) ?? null,
+      ordered: f.ordered,
+      on_dlq: f.on_dlq,
     };
     if (!editing || f.signing_algorithm !== endpoint.signing_algorithm) body.signing_algorithm = f.signing_algorithm;
     // The portal does not edit retry settings: an application's customer sees none.
@@ -183,6 +189,22 @@ export function EndpointForm({ place, endpoint, onSaved }: { place: AppPlace; en
           {(p) => <input {...p} type="text" name="retry_schedule" className="mono" value={f.retry_schedule} onChange={(e) => set({ retry_schedule: e.target.value })} placeholder={RETRY_SCHEDULE_PLACEHOLDER} />}
         </Field>
       )}
+      <Check
+        label="Deliver in order: one message at a time per ordering_key"
+        checked={f.ordered}
+        onChange={(ordered) => set({ ordered })}
+        help="Messages sent with the same ordering_key arrive one at a time, in the order sent; other keys keep flowing."
+      />
+      {f.ordered ? (
+        <Field label="When a key's head reaches the DLQ" error={fieldErrors.on_dlq}>
+          {(p) => (
+            <select {...p} name="on_dlq" value={f.on_dlq} onChange={(e) => set({ on_dlq: e.target.value as Form["on_dlq"] })}>
+              <option value="continue">Move on to the key's next message</option>
+              <option value="block">Block the key until it is redriven or skipped</option>
+            </select>
+          )}
+        </Field>
+      ) : null}
       {editing || f.signing_algorithm === "ed25519" ? null : (
         <Field label="Signing secret (optional)" error={fieldErrors.secret} help="whsec_ followed by base64. Empty: one is generated; reveal it on the endpoint's page.">
           {(p) => <input {...p} type="password" autoComplete="off" name="secret" className="mono" value={f.secret} onChange={(e) => set({ secret: e.target.value })} placeholder="whsec_…" />}
