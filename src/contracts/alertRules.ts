@@ -1,5 +1,5 @@
 import { z } from "zod";
-import { fromJsonText } from "./destinations";
+import { fromJsonText } from "./common";
 import { pageQuery, paginationBody as pagination } from "./pagination";
 
 /** Alert rules and their history (spec: Alert rule, Alert history entry; docs/decisions.md D9). */

@@ -1,5 +1,5 @@
 import { z } from "zod";
-import { flag } from "./common";
+import { flag, fromJsonText } from "./common";
 
 /** Applications (spec: Application; docs/decisions.md D10): the receivers of outbound messages, each owning endpoints. */
 
@@ -34,14 +34,7 @@ export const applicationUid = z
 
 /** A JSON object, or the JSON-encoded string the API returns for it. */
 const metadataInput = z.preprocess(
-  (v) => {
-    if (typeof v !== "string") return v;
-    try {
-      return JSON.parse(v) as unknown;
-    } catch {
-      return v;
-    }
-  },
+  fromJsonText,
   z.record(z.string(), z.unknown()).refine((o) => JSON.stringify(o).length <= 64 * 1024, "must be at most 64 KiB of JSON"),
 );
 

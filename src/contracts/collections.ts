@@ -1,5 +1,5 @@
 import { z } from "zod";
-import { fromJsonText } from "./destinations";
+import { fromJsonText } from "./common";
 import { limitParam } from "./pagination";
 
 /** Collections (docs/decisions.md D11): the current state of every record a source's events describe, with each record's changelog. */

@@ -1,6 +1,6 @@
 import { z } from "zod";
 import { flag } from "./common";
-import { fromJsonText } from "./destinations";
+import { fromJsonText } from "./common";
 import { errorMessage } from "./errors";
 
 /** Connections (spec: Connection; docs/decisions.md D6): source → destination, with filter rules and a JSONata transform. */

@@ -1,4 +1,5 @@
 import { z } from "zod";
+import { fromJsonText } from "./common";
 import { retryScheduleInput, retryScheduleOutput } from "./retrySchedule";
 
 /** Destinations (docs/decisions.md D6): where connections deliver events. */
@@ -23,18 +24,6 @@ export const DESTINATION_DEFAULTS = {
   status: "active",
 } as const;
 
-/**
- * JSON fields are returned as JSON-encoded strings (docs/decisions.md D3); accepting
- * that string form back on input lets a client PATCH what it just read.
- */
-export const fromJsonText = (v: unknown) => {
-  if (typeof v !== "string") return v;
-  try {
-    return JSON.parse(v) as unknown;
-  } catch {
-    return v;
-  }
-};
 
 function httpUrlProblem(raw: string): string | null {
   let u: URL;

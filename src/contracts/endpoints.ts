@@ -1,6 +1,6 @@
 import { z } from "zod";
 import { ON_DLQ } from "./connections";
-import { isoDate } from "./common";
+import { fromJsonText, isoDate } from "./common";
 import { destinationUrl, SIGNING_ALGORITHMS, signingAlgorithm, signingSecret } from "./destinations";
 import { eventTypeName } from "./eventTypes";
 import { retryScheduleInput, retryScheduleOutput } from "./retrySchedule";
@@ -16,14 +16,7 @@ export const SECRET_ROTATION_OVERLAP_MS = 24 * 3600 * 1000;
 
 /** An array of event type names, or its JSON text (what GET returns); null or [] means every type. */
 export const filterTypesInput = z.preprocess(
-  (v) => {
-    if (typeof v !== "string") return v;
-    try {
-      return JSON.parse(v) as unknown;
-    } catch {
-      return v;
-    }
-  },
+  fromJsonText,
   z.array(eventTypeName).max(500).nullable(),
 );
 

@@ -1,16 +1,10 @@
 import { z } from "zod";
+import { forceDeleteQuery, placeFields } from "./common";
 import { role } from "./roles";
 
 /** Organizations: a team's whole space, with its members and environments (docs/teams.md). */
 
-const fields = {
-  name: z.string().trim().min(1).max(200),
-  slug: z
-    .string()
-    .trim()
-    .toLowerCase()
-    .regex(/^[a-z0-9][a-z0-9_.-]{0,99}$/, "lower-case letters, digits, '.', '-' and '_', at most 100"),
-};
+const fields = placeFields;
 
 export const createOrganizationInput = z.object({ name: fields.name, slug: fields.slug.optional() });
 export type CreateOrganizationInput = z.input<typeof createOrganizationInput>;
@@ -18,12 +12,7 @@ export type CreateOrganizationInput = z.input<typeof createOrganizationInput>;
 export const updateOrganizationInput = z.object(fields).partial();
 export type UpdateOrganizationInput = z.input<typeof updateOrganizationInput>;
 
-export const deleteOrganizationQuery = z.object({
-  force: z
-    .enum(["true", "false"])
-    .optional()
-    .describe("true: delete the organization with everything it holds; otherwise one whose environments hold resources is refused (409)"),
-});
+export const deleteOrganizationQuery = forceDeleteQuery("organization");
 
 export const organization = z.object({
   id: z.string(),

@@ -1,4 +1,5 @@
 import { z } from "zod";
+import { fromJsonText } from "./common";
 
 /**
  * A retry schedule (docs/delivery.md, "Retry schedules"): the delay before
@@ -50,14 +51,7 @@ const retryStep = z
  */
 export const retryScheduleInput = z
   .preprocess(
-    (v) => {
-      if (typeof v !== "string") return v;
-      try {
-        return JSON.parse(v) as unknown;
-      } catch {
-        return v;
-      }
-    },
+    fromJsonText,
     z.array(retryStep).min(1, "a schedule has at least one step").max(RETRY_SCHEDULE_MAX_STEPS, `a schedule has at most ${RETRY_SCHEDULE_MAX_STEPS} steps`).nullable(),
   )
   .meta({

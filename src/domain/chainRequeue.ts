@@ -1,9 +1,10 @@
-import { and, eq, inArray, isNull, sql } from "drizzle-orm";
+import { and, eq, inArray, isNull } from "drizzle-orm";
 import type { TriggerType } from "../contracts/deliveryAttempts";
-import { deliveryAttempts, events, messages } from "../db/schema";
+import { deliveryAttempts, events } from "../db/schema";
 import type { Tx } from "../db/transaction";
 import { iso } from "../core/clock";
 import { newQueuedAttempt } from "./deliveries";
+import { restartMessageChain } from "./messageSettlement";
 import { clearedDlqColumns, resumeLine } from "./ordering";
 
 /**
@@ -53,17 +54,7 @@ export async function requeueChain(
   await resumeLine(tx, cleared, next, iso(fields.now));
   await tx.insert(deliveryAttempts).values(next);
   if (chain.connectionId === null) {
-    const at = iso(fields.now);
-    const [message] = await tx
-      .update(messages)
-      .set({
-        outstanding: sql`${messages.outstanding} + 1`,
-        failed: sql`CASE WHEN ${messages.failed} > ${leftDlq} THEN ${messages.failed} - ${leftDlq} ELSE 0 END`,
-        status: "pending",
-        updatedAt: at,
-      })
-      .where(eq(messages.eventId, chain.eventId))
-      .returning({ id: messages.id });
+    const [message] = await restartMessageChain(tx, { eventId: chain.eventId }, leftDlq, fields.now);
     if (message) await tx.update(events).set({ status: "pending" }).where(eq(events.id, chain.eventId));
   }
   return { queued: true };

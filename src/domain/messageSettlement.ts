@@ -13,6 +13,25 @@ import type { ChangedEvent } from "./eventStatus";
  * (src/delivery/queue.ts) and by deleting an endpoint (src/outbound/endpoints.ts).
  */
 
+/**
+ * One delivery chain of a message starts again (a resend, a redrive, a
+ * recovery): it counts as outstanding, the `leftDlq` of its rows that left
+ * the DLQ no longer count as failed, and the message reads `pending` until it
+ * settles. `which` picks the message (by its id or by its event's).
+ */
+export async function restartMessageChain(db: Db, which: { messageId: string } | { eventId: string }, leftDlq: number, now: Date) {
+  return db
+    .update(messages)
+    .set({
+      outstanding: sql`${messages.outstanding} + 1`,
+      failed: sql`CASE WHEN ${messages.failed} > ${leftDlq} THEN ${messages.failed} - ${leftDlq} ELSE 0 END`,
+      status: "pending",
+      updatedAt: iso(now),
+    })
+    .where("messageId" in which ? eq(messages.id, which.messageId) : eq(messages.eventId, which.eventId))
+    .returning({ id: messages.id });
+}
+
 /** Delivery chains of one message that ended in a recorded batch, `dlq` of them in the DLQ. */
 export interface MessageSettlement {
   settled: number;

@@ -1,7 +1,7 @@
 import { and, eq, inArray, sql } from "drizzle-orm";
 import { AppError, notFound, parseOrThrow } from "../contracts/errors";
 import { resendInput, type ResendInput } from "../contracts/messages";
-import { applicationEndpoints, applications, connections, deliveryAttempts, destinations, events, messages } from "../db/schema";
+import { applicationEndpoints, applications, connections, deliveryAttempts, destinations, events } from "../db/schema";
 import { inWriteTurn } from "../db/writeTurn";
 // Pure leaf shared with fan-out: whether an endpoint still takes deliveries.
 import { isExpired } from "../rules/fanout";
@@ -9,6 +9,7 @@ import { iso } from "../core/clock";
 import { insertQueuedAttempt, newQueuedAttempt } from "../domain/deliveries";
 import { attemptSerializerFor } from "../domain/deliveryAttempts";
 import { recordAudit } from "../domain/audit";
+import { restartMessageChain } from "../domain/messageSettlement";
 import type { Deps, Scope } from "../domain/deps";
 import { findApplication } from "./applications";
 import { attemptColumns, findMessage } from "./messages";
@@ -106,15 +107,7 @@ export async function resendMessage(deps: Deps, scope: Scope, appId: string, idO
       now,
     });
     await insertQueuedAttempt(db, attempt);
-    await db
-      .update(messages)
-      .set({
-        outstanding: sql`${messages.outstanding} + 1`,
-        failed: sql`CASE WHEN ${messages.failed} > ${leftDlq} THEN ${messages.failed} - ${leftDlq} ELSE 0 END`,
-        status: "pending",
-        updatedAt: at,
-      })
-      .where(eq(messages.id, row.id));
+    await restartMessageChain(db, { messageId: row.id }, leftDlq, now);
     const [changed] = await db.update(events).set({ status: "pending" }).where(eq(events.id, row.eventId)).returning({ sourceId: events.sourceId });
     return { attemptId: attempt.id!, changed: changed ?? null };
   });
