@@ -11,8 +11,9 @@ FROM debian:trixie-slim
 
 ARG HOOKRELAY_BINARY=dist/hookrelay
 
-# A fixed uid, so that a bind-mounted data dir can be chowned to it on the host.
-RUN useradd --system --uid 10001 --user-group --home-dir /data --no-create-home --shell /usr/sbin/nologin hookrelay \
+# A fixed uid and gid, so that a bind-mounted data dir can be chowned to it on the host.
+RUN groupadd --system --gid 10001 hookrelay \
+    && useradd --system --uid 10001 --gid hookrelay --home-dir /data --no-create-home --shell /usr/sbin/nologin hookrelay \
     && mkdir -m 0700 /data \
     && chown hookrelay:hookrelay /data
 
