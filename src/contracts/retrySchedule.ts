@@ -1,27 +1,9 @@
 import { z } from "zod";
 import { fromJsonText } from "./common";
 
-/**
- * A retry schedule (docs/delivery.md, "Retry schedules"): the delay before
- * each retry, as durations such as `5s`, `5m`, `2h`, `1d`. Bounded so a
- * schedule is cheap to store and to read: at most 20 steps, each from 1 s to
- * 7 days, each written in at most 8 characters.
- */
-export const RETRY_SCHEDULE_MAX_STEPS = 20;
-export const RETRY_STEP_MIN_SECONDS = 1;
-export const RETRY_STEP_MAX_SECONDS = 7 * 86_400;
-/** Svix's default schedule, the example the API documents. */
-export const RETRY_SCHEDULE_EXAMPLE = ["5s", "5m", "30m", "2h", "5h", "10h", "10h"];
+import { RETRY_SCHEDULE_EXAMPLE, RETRY_SCHEDULE_MAX_STEPS, RETRY_STEP_MAX_SECONDS, RETRY_STEP_MIN_SECONDS, retryStepSeconds } from "./retrySteps";
 
-const UNIT_SECONDS = { s: 1, m: 60, h: 3600, d: 86_400 } as const;
-const STEP = /^(\d{1,6})([smhd])$/;
-
-/** A step's length in seconds, or null when it is not `<digits><s|m|h|d>`. */
-export function retryStepSeconds(step: string): number | null {
-  const m = STEP.exec(step);
-  if (!m) return null;
-  return Number(m[1]) * UNIT_SECONDS[m[2] as keyof typeof UNIT_SECONDS];
-}
+export { RETRY_SCHEDULE_EXAMPLE, RETRY_SCHEDULE_MAX_STEPS, RETRY_STEP_MAX_SECONDS, RETRY_STEP_MIN_SECONDS, retryStepSeconds };
 
 /** A stored schedule (its JSON text) as seconds per retry; null when there is none or it cannot be read. */
 export function retryScheduleSeconds(stored: string | null | undefined): number[] | null {

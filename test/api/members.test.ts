@@ -270,6 +270,8 @@ describe("PATCH /v1/members/{user_id}", () => {
     expect(owners.length).toBeGreaterThanOrEqual(1);
     // Restore: the bootstrap admin is an owner again.
     if (!owners.some((o) => o.user_id === ownerId)) await call(server, "PATCH", `/v1/members/${ownerId}`, { headers: second.session, body: { role: "owner" } });
+    // And the second owner leaves, whichever demotion won: the tests after this one expect one owner.
+    expect((await call(server, "DELETE", `/v1/members/${second.userId}`, { headers: owner })).status).toBe(200);
   });
 
   it("refuses to demote or disable the last active owner: 409 (only the local CLI, who is no member, can try)", async () => {

@@ -1,5 +1,5 @@
 /** The retry schedule field of the destination and endpoint forms: steps typed comma-separated, checked as the API checks them. */
-import { RETRY_SCHEDULE_MAX_STEPS, RETRY_STEP_MAX_SECONDS, RETRY_STEP_MIN_SECONDS, retryStepSeconds } from "../../src/contracts/retrySchedule";
+import { RETRY_SCHEDULE_MAX_STEPS, RETRY_STEP_MAX_SECONDS, RETRY_STEP_MIN_SECONDS, retryStepSeconds } from "../../src/contracts/retrySteps";
 
 export const RETRY_SCHEDULE_HELP = "Delays before each retry, comma-separated, e.g. 5s, 5m, 30m, 2h, 5h, 10h, 10h. Replaces the strategy, interval and max retries. Empty: none.";
 export const ENDPOINT_RETRY_SCHEDULE_HELP = "Delays before each retry, comma-separated, e.g. 5s, 5m, 30m, 2h, 5h, 10h, 10h. Empty: the default exponential retries.";
