@@ -184,6 +184,8 @@ export async function updateMember(deps: Deps, scope: Scope, userId: string, raw
       .where(and(eq(memberships.orgId, scope.orgId), eq(memberships.userId, userId)));
     if (toStatus === "disabled" && before.status !== "disabled") await cutOffMember(deps, scope.orgId, userId);
     const after = { ...serializeMember(before), role: toRole, status: toStatus as MemberDto["status"] };
+    // A change that changes nothing (an empty body, the same role) leaves no entry: the trail is of changes.
+    if (toRole === fromRole && toStatus === before.status) return;
     await recordAudit(deps, scope, {
       action: toRole !== fromRole ? "role_change" : "update",
       resourceType: "member",

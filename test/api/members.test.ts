@@ -211,6 +211,16 @@ describe("PATCH /v1/members/{user_id}", () => {
     await call(server, "PATCH", `/v1/members/${dev.userId}`, { headers: owner, body: { role: "developer" } });
   });
 
+  it("an empty change or the same role answers 200 and leaves no audit entry", async () => {
+    const m = await joinAs(server, { headers: owner }, "viewer");
+    const entries = async () => (await server.deps.db.select().from(auditLog).where(and(eq(auditLog.resourceType, "member"), eq(auditLog.resourceId, m.userId)))).length;
+    const before = await entries();
+    expect((await call(server, "PATCH", `/v1/members/${m.userId}`, { headers: owner, body: {} })).status).toBe(200);
+    expect((await call(server, "PATCH", `/v1/members/${m.userId}`, { headers: owner, body: { role: "viewer" } })).status).toBe(200);
+    expect(await entries()).toBe(before);
+    expect(await membershipOf(m.userId)).toMatchObject({ role: "viewer", status: "active" });
+  });
+
   it("disables and re-enables: disabled, then active again", async () => {
     const m = await joinAs(server, { headers: owner }, "viewer");
     const off = await call(server, "PATCH", `/v1/members/${m.userId}`, { headers: owner, body: { disabled: true } });
