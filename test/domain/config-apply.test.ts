@@ -1,0 +1,253 @@
+import { and, eq } from "drizzle-orm";
+import { afterEach, beforeEach, describe, expect, it } from "vitest";
+import { AppError } from "../../src/contracts/errors";
+import { resolveSecretRefs, type RelayFile } from "../../src/contracts/relayFile";
+import { auditLog } from "../../src/db/schema";
+import { applyConfig } from "../../src/domain/configApply";
+import { exportConfig } from "../../src/domain/configExport";
+import { createConnection } from "../../src/domain/connections";
+import { createDestination, listDestinations } from "../../src/domain/destinations";
+import { createSource, listSources } from "../../src/domain/sources";
+import { createTopic } from "../../src/domain/topics";
+import { openDomain, type DomainHarness } from "../helpers/domainDeps";
+
+/** Config as code on a real store, called on the domain directly (docs/config-as-code.md). */
+
+const HMAC = "whsec_" + Buffer.alloc(32, 7).toString("base64");
+
+let a: DomainHarness;
+let b: DomainHarness;
+beforeEach(async () => {
+  a = await openDomain();
+  b = await openDomain();
+});
+afterEach(async () => {
+  await a?.close();
+  await b?.close();
+});
+
+/** A populated environment: a source with a secret, a destination with auth, headers and a schedule, a connection with rules and a transform. */
+async function populate(h: DomainHarness) {
+  const github = await createSource(h.deps, h.scope, { name: "GitHub", slug: "github", template: "github", verification_secret: "gh-secret-0123456789", ip_allowlist: ["140.82.112.0/20"] });
+  await createSource(h.deps, h.scope, { name: "Plain", slug: "plain", json_schema: { type: "object", required: ["id"] }, schema_validation_enabled: true });
+  const api = await createDestination(h.deps, h.scope, {
+    name: "api",
+    url: "https://api.example.com/hooks",
+    headers: { "X-Team": "core", Authorization: "Bearer abc" },
+    auth_type: "basic",
+    auth_config: { username: "relay", password: "pw-1" },
+    retry_schedule: ["5s", "5m"],
+    signing_secret: HMAC,
+  });
+  await createDestination(h.deps, h.scope, { name: "billing", url: "https://billing.example.com/in", max_retries: 3 });
+  await createConnection(h.deps, h.scope, {
+    name: "github-to-api",
+    source_id: github.source.id,
+    destination_id: api.destination.id,
+    filter_rules: [{ field: "headers.x-github-event", operator: "eq", value: "push" }],
+    transform_expression: "{ 'kind': body.action }",
+    ordered: true,
+  });
+}
+
+async function failure(p: Promise<unknown>): Promise<AppError> {
+  const err = await p.then(
+    () => null,
+    (e: unknown) => e,
+  );
+  expect(err).toBeInstanceOf(AppError);
+  return err as AppError;
+}
+
+const auditCount = async (h: DomainHarness) => (await h.deps.db.select({ id: auditLog.id }).from(auditLog).where(eq(auditLog.orgId, h.scope.orgId))).length;
+
+describe("export", () => {
+  it("writes every setting, references by slug and name, secrets as ${NAME} references, keys and lists sorted", async () => {
+    await populate(a);
+    const doc = await exportConfig(a.deps, a.scope);
+    expect(Object.keys(doc)).toEqual(["connections", "destinations", "sources", "version"]);
+    expect(doc.sources.map((s) => s.slug)).toEqual(["github", "plain"]);
+    expect(doc.destinations.map((d) => d.name)).toEqual(["api", "billing"]);
+    const github = doc.sources[0]!;
+    expect(github).toMatchObject({ template: "github", verification_secret: "${SOURCE_GITHUB_SECRET}", verification_enabled: true, ip_allowlist: ["140.82.112.0/20"] });
+    expect(Object.keys(github)).toEqual([...Object.keys(github)].sort());
+    expect(github).not.toHaveProperty("id");
+    expect(github).not.toHaveProperty("ingest_url");
+    const api = doc.destinations[0]!;
+    expect(api).toMatchObject({
+      signing_secret: "${DESTINATION_API_SIGNING_SECRET}",
+      auth_config: { username: "relay", password: "${DESTINATION_API_AUTH_PASSWORD}" },
+      headers: { Authorization: "${DESTINATION_API_HEADER_AUTHORIZATION}", "X-Team": "core" },
+      retry_schedule: ["5s", "5m"],
+    });
+    expect(doc.connections[0]).toMatchObject({ name: "github-to-api", source: "github", destination: "api", ordered: true, filter_rules: [{ field: "headers.x-github-event", operator: "eq", value: "push" }] });
+    // Two exports of one state are the same.
+    expect(JSON.stringify(await exportConfig(a.deps, a.scope))).toBe(JSON.stringify(doc));
+  });
+
+  it("writes secrets in full with includeSecrets, which a developer may not ask for", async () => {
+    await populate(a);
+    const doc = await exportConfig(a.deps, a.scope, { includeSecrets: true });
+    expect(doc.sources[0]!.verification_secret).toBe("gh-secret-0123456789");
+    expect(doc.destinations[0]!.signing_secret).toBe(HMAC);
+    const err = await failure(exportConfig(a.deps, { ...a.scope, role: "developer" }, { includeSecrets: true }));
+    expect(err.code).toBe("forbidden");
+  });
+
+  it("leaves out what a file does not manage: a topic's source and an ephemeral source", async () => {
+    await createTopic(a.deps, a.scope, { name: "Orders", slug: "orders" });
+    await createSource(a.deps, a.scope, { name: "Scratch", is_ephemeral: true });
+    const doc = await exportConfig(a.deps, a.scope);
+    expect(doc.sources).toEqual([]);
+  });
+});
+
+describe("apply", () => {
+  it("export → apply on an empty environment → export gives the same document", async () => {
+    await populate(a);
+    const withSecrets = await exportConfig(a.deps, a.scope, { includeSecrets: true });
+    const result = await applyConfig(b.deps, b.scope, withSecrets);
+    expect(result.applied).toBe(true);
+    expect(result.changes.map((c) => `${c.action} ${c.kind} ${c.name}`)).toEqual([
+      "create source github",
+      "create source plain",
+      "create destination api",
+      "create destination billing",
+      "create connection github-to-api",
+    ]);
+    expect(JSON.stringify(await exportConfig(b.deps, b.scope, { includeSecrets: true }))).toBe(JSON.stringify(withSecrets));
+    expect(JSON.stringify(await exportConfig(b.deps, b.scope))).toBe(JSON.stringify(await exportConfig(a.deps, a.scope)));
+  });
+
+  it("applying the same file twice changes nothing the second time", async () => {
+    await populate(a);
+    const doc = await exportConfig(a.deps, a.scope, { includeSecrets: true });
+    await applyConfig(b.deps, b.scope, doc);
+    const audited = await auditCount(b);
+    expect(await applyConfig(b.deps, b.scope, doc)).toEqual({ changes: [], applied: false });
+    // And the file the environment itself exported, applied back to it.
+    expect(await applyConfig(a.deps, a.scope, doc)).toEqual({ changes: [], applied: false });
+    expect(await auditCount(b)).toBe(audited);
+  });
+
+  it("plans an update with the changed fields only, old → new, and a changed secret without its value", async () => {
+    await populate(a);
+    const doc = await exportConfig(a.deps, a.scope, { includeSecrets: true });
+    doc.destinations[1]!.max_retries = 5;
+    doc.sources[0]!.verification_secret = "a-new-secret-0123456789";
+    const plan = await applyConfig(a.deps, a.scope, doc, { dryRun: true });
+    expect(plan).toEqual({
+      applied: false,
+      changes: [
+        { action: "update", kind: "source", name: "github", fields: [{ field: "verification_secret", secret: true }] },
+        { action: "update", kind: "destination", name: "billing", fields: [{ field: "max_retries", before: 3, after: 5 }] },
+      ],
+    });
+    expect(JSON.stringify(plan)).not.toContain("a-new-secret");
+    // The dry run changed nothing.
+    expect((await exportConfig(a.deps, a.scope, { includeSecrets: true })).destinations[1]!.max_retries).toBe(3);
+    await applyConfig(a.deps, a.scope, doc);
+    const after = await exportConfig(a.deps, a.scope, { includeSecrets: true });
+    expect(after.destinations[1]!.max_retries).toBe(5);
+    expect(after.sources[0]!.verification_secret).toBe("a-new-secret-0123456789");
+  });
+
+  it("--prune deletes what the file no longer names; without it nothing is deleted", async () => {
+    await populate(a);
+    const doc = await exportConfig(a.deps, a.scope, { includeSecrets: true });
+    const smaller = { ...doc, sources: doc.sources.filter((s) => s.slug !== "plain"), destinations: doc.destinations.filter((d) => d.name !== "billing") };
+    expect(await applyConfig(a.deps, a.scope, smaller)).toEqual({ changes: [], applied: false });
+    expect((await listSources(a.deps, a.scope)).sources.map((s) => s.slug).sort()).toEqual(["github", "plain"]);
+    const pruned = await applyConfig(a.deps, a.scope, smaller, { prune: true });
+    expect(pruned.changes.map((c) => `${c.action} ${c.kind} ${c.name}`)).toEqual(["delete destination billing", "delete source plain"]);
+    expect((await listSources(a.deps, a.scope)).sources.map((s) => s.slug)).toEqual(["github"]);
+    expect((await listDestinations(a.deps, a.scope)).destinations.map((d) => d.name)).toEqual(["api"]);
+  });
+
+  it("a secret reference resolved from the environment to the stored value is no change", async () => {
+    await populate(a);
+    const doc = await exportConfig(a.deps, a.scope);
+    // billing's signing secret was generated: an operator reads it once (`destinations secret`) and keeps it with the others.
+    const generated = (await exportConfig(a.deps, a.scope, { includeSecrets: true })).destinations[1]!.signing_secret!;
+    const env: Record<string, string> = {
+      SOURCE_GITHUB_SECRET: "gh-secret-0123456789",
+      DESTINATION_API_SIGNING_SECRET: HMAC,
+      DESTINATION_API_AUTH_PASSWORD: "pw-1",
+      DESTINATION_API_HEADER_AUTHORIZATION: "Bearer abc",
+      DESTINATION_BILLING_SIGNING_SECRET: generated,
+    };
+    const { file, problems } = resolveSecretRefs(doc, (ref) => (ref.kind === "env" ? env[ref.name] : undefined));
+    expect(problems).toEqual([]);
+    expect(await applyConfig(a.deps, a.scope, file)).toEqual({ changes: [], applied: false });
+    const missing = resolveSecretRefs(doc, () => undefined);
+    expect(missing.problems).toContainEqual({ field: "sources[0].verification_secret", message: "secret reference: environment variable SOURCE_GITHUB_SECRET is not set" });
+  });
+});
+
+describe("a bad file changes nothing", () => {
+  it("names each bad field with its place in the file", async () => {
+    const err = await failure(
+      applyConfig(a.deps, a.scope, {
+        version: 1,
+        sources: [{ slug: "Bad Slug!", name: "x" }],
+        destinations: [{ name: "d", url: "ftp://nope" }],
+        connections: [{ name: "c", source: "s", destination: "d", colour: "red" }],
+      }),
+    );
+    expect(err.code).toBe("validation_error");
+    const fields = (err.details as { field: string }[]).map((d) => d.field);
+    expect(fields).toEqual(expect.arrayContaining(["sources[0].slug", "destinations[0].url", "connections[0]"]));
+    expect(await auditCount(a)).toBe(0);
+  });
+
+  it("a reference to an unknown name is a path-named error, before anything changes", async () => {
+    const err = await failure(
+      applyConfig(a.deps, a.scope, {
+        version: 1,
+        sources: [{ slug: "github", name: "GitHub" }],
+        destinations: [{ name: "api", url: "https://api.example.com" }],
+        connections: [
+          { name: "one", source: "github", destination: "api" },
+          { name: "two", source: "github", destination: "api" },
+          { name: "three", source: "github", destination: "billing" },
+        ],
+      }),
+    );
+    expect(err.details).toEqual([{ field: "connections[2].destination", message: 'unknown destination "billing"' }]);
+    expect((await listSources(a.deps, a.scope)).sources).toEqual([]);
+  });
+
+  it("an unresolved secret reference sent to the domain is refused", async () => {
+    const err = await failure(applyConfig(a.deps, a.scope, { version: 1, sources: [{ slug: "gh", name: "GH", verification_secret: "${GH_SECRET}" }] }));
+    expect((err.details as { field: string }[])[0]!.field).toBe("sources[0].verification_secret");
+  });
+
+  it("is all or nothing: a change that fails late rolls back every change before it", async () => {
+    await populate(a);
+    const before = await exportConfig(a.deps, a.scope, { includeSecrets: true });
+    const audited = await auditCount(a);
+    const doc = structuredClone(before) as RelayFile;
+    doc.sources.push({ slug: "new-one", name: "New one" } as RelayFile["sources"][number]);
+    doc.destinations[1]!.max_retries = 9;
+    // Only the destination's own use-case knows basic auth needs a password: the last change fails.
+    doc.destinations.push({ name: "zz-late", url: "https://late.example.com", auth_type: "basic", auth_config: { username: "u" } } as RelayFile["destinations"][number]);
+    const err = await failure(applyConfig(a.deps, a.scope, doc));
+    expect(err.code).toBe("validation_error");
+    expect(err.message).toContain('destinations[2] (create destination "zz-late")');
+    expect((err.details as { field: string }[])[0]!.field).toBe("destinations[2].auth_config.password");
+    expect(JSON.stringify(await exportConfig(a.deps, a.scope, { includeSecrets: true }))).toBe(JSON.stringify(before));
+    expect(await auditCount(a)).toBe(audited);
+  });
+});
+
+describe("the audit log", () => {
+  it("records each change with the applying actor", async () => {
+    const scope = { ...a.scope, via: "api_key" as const, apiKeyId: "key_1", actorName: "ci-deploy" };
+    await applyConfig(a.deps, scope, { version: 1, sources: [{ slug: "github", name: "GitHub" }], destinations: [{ name: "api", url: "https://api.example.com" }] });
+    const rows = await a.deps.db
+      .select({ action: auditLog.action, type: auditLog.resourceType, actorType: auditLog.actorType, actorName: auditLog.actorName })
+      .from(auditLog)
+      .where(and(eq(auditLog.orgId, a.scope.orgId), eq(auditLog.actorName, "ci-deploy")));
+    expect(rows.map((r) => `${r.action} ${r.type} ${r.actorType}`).sort()).toEqual(["create destination api_key", "create source api_key"]);
+  });
+});
