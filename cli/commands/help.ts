@@ -12,6 +12,7 @@ export const EXIT_CODES_TEXT = `Exit codes of every hookrelay command
              do, or \`events retry <id>\` queued nothing (nothing_done): the
              result is still printed, the counts go to stderr
   2  usage   unknown command or flag, missing argument, malformed flag value or --data
+  3  changes \`apply --dry-run --exit-code\`: the environment differs from the file
   4  auth    not logged in, wrong password, invalid or revoked API key, expired session,
              or not allowed (HTTP 401 and 403, e.g. session_required, forbidden)
 

@@ -145,24 +145,29 @@ export function secretRefName(kind: RelayKind, key: string, path: readonly strin
 }
 
 /**
- * Every secret reference of a parsed file replaced by what `read` gives for
- * it. A reference `read` cannot resolve is a problem named by its place in
- * the file; the caller changes nothing when there is any. `read` is the
- * caller's: the CLI reads its environment and files, the server reads none.
+ * Every secret reference of a file, as read and before it is checked against
+ * the schema (a `${NAME}` is no valid signing key), replaced by what `read`
+ * gives for it. A reference `read` cannot resolve is a problem named by its
+ * place in the file; the caller changes nothing when there is any. `read` is
+ * the caller's: the CLI reads its environment and files, the server none.
  */
-export function resolveSecretRefs(file: RelayFile, read: (ref: SecretRef) => string | undefined): { file: RelayFile; problems: { field: string; message: string }[] } {
-  const out = structuredClone(file);
+export function resolveSecretRefs(raw: unknown, read: (ref: SecretRef) => string | undefined): { file: unknown; problems: { field: string; message: string }[] } {
+  const out = structuredClone(raw);
   const problems: { field: string; message: string }[] = [];
+  if (out === null || typeof out !== "object") return { file: out, problems };
   for (const kind of RELAY_KINDS) {
-    out[kind].forEach((entry: Record<string, unknown>, i: number) => {
-      for (const path of secretPaths(kind, entry)) {
+    const list = (out as Record<string, unknown>)[kind];
+    if (!Array.isArray(list)) continue;
+    list.forEach((entry: unknown, i: number) => {
+      if (entry === null || typeof entry !== "object" || Array.isArray(entry)) return;
+      for (const path of secretPaths(kind, entry as Record<string, unknown>)) {
         const ref = secretRefOf(valueAt(entry, path));
         if (!ref) continue;
         const value = read(ref);
         if (value === undefined || value === "") {
           const what = ref.kind === "env" ? `environment variable ${ref.name} is not set` : `file ${ref.path} cannot be read`;
           problems.push({ field: filePath([kind, i, ...path]), message: `secret reference: ${what}` });
-        } else setAt(entry, path, value);
+        } else setAt(entry as Record<string, unknown>, path, value);
       }
     });
   }

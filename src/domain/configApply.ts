@@ -1,7 +1,7 @@
 import { createConnectionInput, updateConnectionInput } from "../contracts/connections";
 import { createDestinationInput, updateDestinationInput } from "../contracts/destinations";
 import { AppError, parseOrThrow } from "../contracts/errors";
-import { fileProblems, filePath, RELAY_KINDS, relayFile, secretPaths, secretRefOf, valueAt, type ApplyConfigResult, type RelayFile } from "../contracts/relayFile";
+import { fileProblems, filePath, relayFile, resolveSecretRefs, type ApplyConfigResult, type RelayFile } from "../contracts/relayFile";
 import { transaction } from "../db/transaction";
 import { createConnection, deleteConnection, updateConnection } from "./connections";
 import { planConfig, type PlanStep } from "./configPlan";
@@ -48,17 +48,17 @@ export async function applyConfig(deps: Deps, scope: Scope, raw: unknown, opts: 
  * (the CLI resolves references before it sends the file).
  */
 export function parseRelayFile(raw: unknown): RelayFile {
+  // Before the schema: a `${NAME}` left in a signing key would otherwise read as a malformed key.
+  const unresolved = resolveSecretRefs(raw, () => undefined).problems;
+  if (unresolved.length > 0) {
+    throw new AppError(
+      "validation_error",
+      "Invalid relay file",
+      unresolved.map((p) => ({ field: p.field, message: "an unresolved secret reference: `hookrelay apply` resolves ${NAME} and file: references, the API takes values" })),
+    );
+  }
   const parsed = relayFile.safeParse(raw);
   if (!parsed.success) throw new AppError("validation_error", "Invalid relay file", fileProblems(parsed.error));
-  const problems: { field: string; message: string }[] = [];
-  for (const kind of RELAY_KINDS) {
-    parsed.data[kind].forEach((entry: Record<string, unknown>, i: number) => {
-      for (const path of secretPaths(kind, entry)) {
-        if (secretRefOf(valueAt(entry, path))) problems.push({ field: filePath([kind, i, ...path]), message: "an unresolved secret reference: `hookrelay apply` resolves ${NAME} and file: references, the API takes values" });
-      }
-    });
-  }
-  if (problems.length > 0) throw new AppError("validation_error", "Invalid relay file", problems);
   return parsed.data;
 }
 
