@@ -22,7 +22,7 @@ export function registerApply(program: Command) {
   ])
     .requiredOption("-f, --file <file>", "the relay file, YAML or JSON; - reads standard input")
     .option("--dry-run", "print the plan and change nothing")
-    .option("--prune", "delete the sources, destinations and connections the file does not name")
+    .option("--prune", "delete what the file does not name (of the kinds a relay file holds)")
     .option("--exit-code", "with --dry-run: exit 3 when changes are pending, 0 when none");
   act(cmd, (ctx, o) => runApply(ctx, o));
 }

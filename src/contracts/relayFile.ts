@@ -1,72 +1,40 @@
 import { z } from "zod";
-import { createConnectionInput } from "./connections";
-import { createDestinationInput } from "./destinations";
-import { createSourceInput } from "./sources";
+import { ENTRY_SCHEMAS, KEY_FIELD, RELAY_KINDS, secretPaths, setAt, SINGULAR, valueAt, type RelayKind } from "./relayEntries";
+
+export * from "./relayEntries";
 
 /**
  * The relay file (docs/config-as-code.md): one environment's configuration as
- * one document, what `hookrelay export` writes and `hookrelay apply` reads.
- * Resources refer to each other by slug or name, never by id. Each entry is
- * the create body of its resource without ids, so the file accepts exactly
- * what the API accepts; unknown keys are refused so a typo is named, not
- * silently ignored. docs/hookrelay.schema.json is generated from this schema.
+ * one document, what `hookrelay export` writes and `hookrelay apply` reads:
+ * `version: 1`, then a list per kind of resource (src/contracts/relayEntries.ts).
+ * docs/hookrelay.schema.json is generated from this schema.
  */
 
 /** A bound on each list: a file is read whole, and each entry costs a few statements. */
 export const MAX_ENTRIES = 1000;
-
-const sourceSlug = createSourceInput.shape.slug.unwrap();
-
-export const relaySource = createSourceInput
-  .omit({ org_id: true, env_id: true, type: true, is_ephemeral: true, expires_at: true, slug: true })
-  .extend({ slug: sourceSlug })
-  .strict()
-  .meta({ description: "A source, keyed by slug (its ingest URL keeps the id the environment gave it)" });
-
-export const relayDestination = createDestinationInput
-  .omit({ org_id: true, env_id: true })
-  .strict()
-  .meta({ description: "A destination, keyed by name" });
-
-const refName = z.string().trim().min(1).max(200);
-
-export const relayConnection = createConnectionInput
-  .omit({ org_id: true, env_id: true, source_id: true, destination_id: true })
-  .extend({
-    source: refName.describe("the slug of a source in this file or the environment"),
-    destination: refName.describe("the name of a destination in this file or the environment"),
-  })
-  .strict()
-  .meta({ description: "A connection, keyed by name: source (by slug) → destination (by name)" });
-
-export type RelaySource = z.output<typeof relaySource>;
-export type RelayDestination = z.output<typeof relayDestination>;
-export type RelayConnection = z.output<typeof relayConnection>;
-
-/** The kinds a file holds, in the order they are created (what is referred to comes first). */
-export const RELAY_KINDS = ["sources", "destinations", "connections"] as const;
-export type RelayKind = (typeof RELAY_KINDS)[number];
-
-/** The field each kind's entries are keyed by. */
-export const KEY_FIELD: Record<RelayKind, "slug" | "name"> = { sources: "slug", destinations: "name", connections: "name" };
 
 const list = <T extends z.ZodType>(entry: T) => z.array(entry).max(MAX_ENTRIES).default([]);
 
 export const relayFile = z
   .object({
     version: z.literal(1).describe("the format's version; this is 1"),
-    sources: list(relaySource),
-    destinations: list(relayDestination),
-    connections: list(relayConnection),
+    sources: list(ENTRY_SCHEMAS.sources),
+    destinations: list(ENTRY_SCHEMAS.destinations),
+    notification_channels: list(ENTRY_SCHEMAS.notification_channels),
+    topics: list(ENTRY_SCHEMAS.topics),
+    event_types: list(ENTRY_SCHEMAS.event_types),
+    connections: list(ENTRY_SCHEMAS.connections),
+    alert_rules: list(ENTRY_SCHEMAS.alert_rules),
+    collections: list(ENTRY_SCHEMAS.collections),
   })
   .strict()
   .superRefine((file, ctx) => {
     for (const kind of RELAY_KINDS) {
       const seen = new Set<string>();
       const key = KEY_FIELD[kind];
-      file[kind].forEach((entry: Record<string, unknown>, i: number) => {
+      (file[kind] as Record<string, unknown>[]).forEach((entry, i) => {
         const name = String(entry[key]);
-        if (seen.has(name)) ctx.addIssue({ code: "custom", path: [kind, i, key], message: `duplicate ${key} "${name}": each ${kind.slice(0, -1)} is named once` });
+        if (seen.has(name)) ctx.addIssue({ code: "custom", path: [kind, i, key], message: `duplicate ${key} "${name}": each ${SINGULAR[kind].replace("_", " ")} is named once` });
         seen.add(name);
       });
     }
@@ -74,6 +42,9 @@ export const relayFile = z
   .meta({ title: "hookrelay relay file", description: "One environment's configuration: `hookrelay export` writes it, `hookrelay apply -f` makes the environment match it (docs/config-as-code.md)" });
 
 export type RelayFile = z.output<typeof relayFile>;
+
+/** A file's entries of one kind, as plain records. */
+export const entriesOf = (file: RelayFile, kind: RelayKind) => file[kind] as Record<string, unknown>[];
 
 /** A place in the file as a reader writes it: `connections[2].destination`. */
 export function filePath(path: readonly PropertyKey[]): string {
@@ -105,43 +76,6 @@ export function secretRefOf(value: unknown): SecretRef | null {
   if (env) return { kind: "env", name: env[1]! };
   const file = FILE_REF.exec(value);
   return file ? { kind: "file", path: file[1]! } : null;
-}
-
-/** Custom header names whose values are credentials: exported as references like the other secrets. */
-export const SECRET_HEADER = /auth|token|key|secret|password|passwd|cookie|signature|credential/i;
-
-/** Where an entry's secrets are, as paths inside the entry (only those present). */
-export function secretPaths(kind: RelayKind, entry: Record<string, unknown>): string[][] {
-  const out: string[][] = [];
-  if (kind === "sources") out.push(["verification_secret"]);
-  if (kind === "destinations") {
-    out.push(["signing_secret"]);
-    for (const field of ["password", "token", "api_key"]) out.push(["auth_config", field]);
-    const headers = entry.headers;
-    if (headers && typeof headers === "object") for (const name of Object.keys(headers)) if (SECRET_HEADER.test(name)) out.push(["headers", name]);
-  }
-  return out.filter((p) => valueAt(entry, p) !== undefined && valueAt(entry, p) !== null);
-}
-
-export function valueAt(entry: unknown, path: readonly string[]): unknown {
-  let v: unknown = entry;
-  for (const part of path) {
-    if (v === null || typeof v !== "object") return undefined;
-    v = (v as Record<string, unknown>)[part];
-  }
-  return v;
-}
-
-export function setAt(entry: Record<string, unknown>, path: readonly string[], value: unknown) {
-  let v: Record<string, unknown> = entry;
-  for (const part of path.slice(0, -1)) v = v[part] as Record<string, unknown>;
-  v[path[path.length - 1]!] = value;
-}
-
-/** The stable reference name of a secret: resource kind, its key and the field (`SOURCE_GITHUB_SECRET`). */
-export function secretRefName(kind: RelayKind, key: string, path: readonly string[]): string {
-  const field = path[0] === "verification_secret" ? "SECRET" : path[0] === "headers" ? `HEADER_${path[1]}` : path[0] === "auth_config" ? `AUTH_${path[1]}` : path.join("_");
-  return [kind.slice(0, -1), key, field].join("_").toUpperCase().replace(/[^A-Z0-9]+/g, "_").replace(/_+$/, "");
 }
 
 /**
@@ -193,7 +127,7 @@ export type FieldChange = z.infer<typeof fieldChange>;
 
 export const configChange = z.object({
   action: z.enum(["create", "update", "delete"]),
-  kind: z.enum(["source", "destination", "connection"]),
+  kind: z.enum(Object.values(SINGULAR) as [string, ...string[]]),
   name: z.string().describe("the slug or name the file keys it by"),
   fields: z.array(fieldChange).describe("update: the fields that change"),
 });

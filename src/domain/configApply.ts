@@ -1,14 +1,9 @@
-import { createConnectionInput, updateConnectionInput } from "../contracts/connections";
-import { createDestinationInput, updateDestinationInput } from "../contracts/destinations";
-import { AppError, parseOrThrow } from "../contracts/errors";
-import { fileProblems, filePath, relayFile, resolveSecretRefs, type ApplyConfigResult, type RelayFile } from "../contracts/relayFile";
+import { AppError } from "../contracts/errors";
+import { fileProblems, filePath, relayFile, resolveSecretRefs, SINGULAR, type ApplyConfigResult, type RelayFile } from "../contracts/relayFile";
 import { transaction } from "../db/transaction";
-import { createConnection, deleteConnection, updateConnection } from "./connections";
 import { planConfig, type PlanStep } from "./configPlan";
+import { carryOut, type Ids } from "./configSteps";
 import type { Deps, Scope } from "./deps";
-import { createDestination, deleteDestination, updateDestination } from "./destinations";
-import type { CreateSourceInput } from "../contracts/sources";
-import { createSource, deleteSource, updateSource } from "./sources";
 
 /**
  * Makes the caller's environment match a relay file (docs/config-as-code.md),
@@ -26,9 +21,10 @@ export async function applyConfig(deps: Deps, scope: Scope, raw: unknown, opts: 
   return transaction(deps.db, async () => {
     const plan = await planConfig(deps, scope, file, opts);
     if (plan.steps.length === 0) return { changes: [], applied: false };
-    const ids = {
+    const ids: Ids = {
       sources: new Map(plan.state.sourceIds),
       destinations: new Map(plan.state.destinations.map((d) => [d.key, d.id])),
+      notification_channels: new Map(plan.state.notification_channels.map((c) => [c.key, c.id])),
     };
     for (const step of plan.steps) {
       try {
@@ -62,34 +58,6 @@ export function parseRelayFile(raw: unknown): RelayFile {
   return parsed.data;
 }
 
-type Ids = { sources: Map<string, string>; destinations: Map<string, string> };
-
-async function carryOut(deps: Deps, scope: Scope, step: PlanStep, ids: Ids) {
-  const entry = step.entry ?? {};
-  switch (step.kind) {
-    case "sources": {
-      if (step.action === "create") ids.sources.set(step.key, (await createSource(deps, scope, entry as CreateSourceInput)).source.id);
-      else if (step.action === "update") await updateSource(deps, scope, step.id!, entry);
-      else await deleteSource(deps, scope, step.id!);
-      return;
-    }
-    case "destinations": {
-      if (step.action === "create") ids.destinations.set(step.key, (await createDestination(deps, scope, parseOrThrow(createDestinationInput, entry))).destination.id);
-      else if (step.action === "update") await updateDestination(deps, scope, step.id!, parseOrThrow(updateDestinationInput, entry));
-      else await deleteDestination(deps, scope, step.id!);
-      return;
-    }
-    case "connections": {
-      if (step.action === "delete") return void (await deleteConnection(deps, scope, step.id!));
-      const { source, destination, ...rest } = entry;
-      const refs = { source_id: ids.sources.get(String(source)), destination_id: ids.destinations.get(String(destination)) };
-      if (step.action === "create") await createConnection(deps, scope, parseOrThrow(createConnectionInput, { ...rest, ...refs }));
-      else await updateConnection(deps, scope, step.id!, parseOrThrow(updateConnectionInput, { ...rest, ...refs }));
-      return;
-    }
-  }
-}
-
 /** A use-case's error, its fields named by their place in the file (`destinations[1].auth_config.password`). */
 function inFile(err: unknown, step: PlanStep): unknown {
   if (!(err instanceof AppError)) return err;
@@ -97,5 +65,5 @@ function inFile(err: unknown, step: PlanStep): unknown {
   const details = Array.isArray(err.details)
     ? err.details.map((d: { field?: string }) => (typeof d?.field === "string" ? { ...d, field: `${where}.${d.field.replace(/^body\.?/, "")}`.replace(/\.$/, "") } : d))
     : err.details;
-  return new AppError(err.code, `${where} (${step.action} ${step.kind.slice(0, -1)} "${step.key}"): ${err.message}`, details);
+  return new AppError(err.code, `${where} (${step.action} ${SINGULAR[step.kind].replace("_", " ")} "${step.key}"): ${err.message}`, details);
 }

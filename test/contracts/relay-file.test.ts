@@ -48,7 +48,7 @@ describe("the text form", () => {
       expect(parseRelayText(text)).toEqual(JSON.parse(JSON.stringify(doc)));
       expect(renderRelayFile(relayFile.parse(parseRelayText(text)), format)).toBe(text);
     }
-    expect(renderRelayFile(doc, "yaml").split("\n")[0]).toBe("connections:");
+    expect(renderRelayFile(doc, "yaml").split("\n")[0]).toBe("alert_rules: []");
   });
 
   it("names a syntax error by line and column, and refuses duplicate keys", () => {

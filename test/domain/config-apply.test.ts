@@ -9,6 +9,10 @@ import { createConnection } from "../../src/domain/connections";
 import { createDestination, listDestinations } from "../../src/domain/destinations";
 import { createSource, listSources } from "../../src/domain/sources";
 import { createTopic } from "../../src/domain/topics";
+import { createAlertRule } from "../../src/domain/alertRules";
+import { createChannel } from "../../src/domain/notificationChannels";
+import { createCollection } from "../../src/domain/collections";
+import { createEventType } from "../../src/domain/eventTypes";
 import { openDomain, type DomainHarness } from "../helpers/domainDeps";
 
 /** Config as code on a real store, called on the domain directly (docs/config-as-code.md). */
@@ -40,6 +44,11 @@ async function populate(h: DomainHarness) {
     signing_secret: HMAC,
   });
   await createDestination(h.deps, h.scope, { name: "billing", url: "https://billing.example.com/in", max_retries: 3 });
+  const pager = await createChannel(h.deps, h.scope, { name: "pager", channel_type: "webhook", config: { url: "https://pager.example.com/hook", secret: "pager-secret-1" } });
+  await createAlertRule(h.deps, h.scope, { name: "github failing", rule_type: "failure_rate", rule_config: { threshold_percent: 50 }, source_id: github.source.id, channel_ids: [pager.id] });
+  await createTopic(h.deps, h.scope, { name: "Orders", slug: "orders", schema: { type: "object" } });
+  await createEventType(h.deps, h.scope, { name: "order.created", description: "An order was placed" });
+  await createCollection(h.deps, h.scope, { name: "repos", source_id: github.source.id, key_path: "repository.id" });
   await createConnection(h.deps, h.scope, {
     name: "github-to-api",
     source_id: github.source.id,
@@ -65,7 +74,7 @@ describe("export", () => {
   it("writes every setting, references by slug and name, secrets as ${NAME} references, keys and lists sorted", async () => {
     await populate(a);
     const doc = await exportConfig(a.deps, a.scope);
-    expect(Object.keys(doc)).toEqual(["connections", "destinations", "sources", "version"]);
+    expect(Object.keys(doc)).toEqual(["alert_rules", "collections", "connections", "destinations", "event_types", "notification_channels", "sources", "topics", "version"]);
     expect(doc.sources.map((s) => s.slug)).toEqual(["github", "plain"]);
     expect(doc.destinations.map((d) => d.name)).toEqual(["api", "billing"]);
     const github = doc.sources[0]!;
@@ -80,6 +89,11 @@ describe("export", () => {
       headers: { Authorization: "${DESTINATION_API_HEADER_AUTHORIZATION}", "X-Team": "core" },
       retry_schedule: ["5s", "5m"],
     });
+    expect(doc.notification_channels[0]).toEqual({ name: "pager", channel_type: "webhook", config: { secret: "${CHANNEL_PAGER_SECRET}", url: "https://pager.example.com/hook" } });
+    expect(doc.alert_rules[0]).toMatchObject({ name: "github failing", source: "github", destination: null, channels: ["pager"], rule_config: { threshold_percent: 50, window_minutes: 5, min_attempts: 10 } });
+    expect(doc.topics[0]).toMatchObject({ slug: "orders", schema: { type: "object" } });
+    expect(doc.event_types[0]).toMatchObject({ name: "order.created", description: "An order was placed" });
+    expect(doc.collections[0]).toMatchObject({ name: "repos", source: "github", key_path: "repository.id" });
     expect(doc.connections[0]).toMatchObject({ name: "github-to-api", source: "github", destination: "api", ordered: true, filter_rules: [{ field: "headers.x-github-event", operator: "eq", value: "push" }] });
     // Two exports of one state are the same.
     expect(JSON.stringify(await exportConfig(a.deps, a.scope))).toBe(JSON.stringify(doc));
@@ -113,7 +127,12 @@ describe("apply", () => {
       "create source plain",
       "create destination api",
       "create destination billing",
+      "create notification_channel pager",
+      "create topic orders",
+      "create event_type order.created",
       "create connection github-to-api",
+      "create alert_rule github failing",
+      "create collection repos",
     ]);
     expect(JSON.stringify(await exportConfig(b.deps, b.scope, { includeSecrets: true }))).toBe(JSON.stringify(withSecrets));
     expect(JSON.stringify(await exportConfig(b.deps, b.scope))).toBe(JSON.stringify(await exportConfig(a.deps, a.scope)));
@@ -157,10 +176,11 @@ describe("apply", () => {
     const doc = await exportConfig(a.deps, a.scope, { includeSecrets: true });
     const smaller = { ...doc, sources: doc.sources.filter((s) => s.slug !== "plain"), destinations: doc.destinations.filter((d) => d.name !== "billing") };
     expect(await applyConfig(a.deps, a.scope, smaller)).toEqual({ changes: [], applied: false });
-    expect((await listSources(a.deps, a.scope)).sources.map((s) => s.slug).sort()).toEqual(["github", "plain"]);
+    const slugs = async () => (await listSources(a.deps, a.scope, { type: "webhook" })).sources.map((s) => s.slug).sort();
+    expect(await slugs()).toEqual(["github", "plain"]);
     const pruned = await applyConfig(a.deps, a.scope, smaller, { prune: true });
     expect(pruned.changes.map((c) => `${c.action} ${c.kind} ${c.name}`)).toEqual(["delete destination billing", "delete source plain"]);
-    expect((await listSources(a.deps, a.scope)).sources.map((s) => s.slug)).toEqual(["github"]);
+    expect(await slugs()).toEqual(["github"]);
     expect((await listDestinations(a.deps, a.scope)).destinations.map((d) => d.name)).toEqual(["api"]);
   });
 
@@ -175,12 +195,51 @@ describe("apply", () => {
       DESTINATION_API_AUTH_PASSWORD: "pw-1",
       DESTINATION_API_HEADER_AUTHORIZATION: "Bearer abc",
       DESTINATION_BILLING_SIGNING_SECRET: generated,
+      CHANNEL_PAGER_SECRET: "pager-secret-1",
     };
     const { file, problems } = resolveSecretRefs(doc, (ref) => (ref.kind === "env" ? env[ref.name] : undefined));
     expect(problems).toEqual([]);
     expect(await applyConfig(a.deps, a.scope, file)).toEqual({ changes: [], applied: false });
     const missing = resolveSecretRefs(doc, () => undefined);
     expect(missing.problems).toContainEqual({ field: "sources[0].verification_secret", message: "secret reference: environment variable SOURCE_GITHUB_SECRET is not set" });
+  });
+});
+
+describe("channels and alert rules", () => {
+  it("shows a channel's config change with its secret hidden, and prunes a channel a rule stops naming", async () => {
+    await populate(a);
+    const doc = await exportConfig(a.deps, a.scope, { includeSecrets: true });
+    doc.notification_channels[0]!.config = { url: "https://pager2.example.com/hook", secret: "pager-secret-2" };
+    const plan = await applyConfig(a.deps, a.scope, doc, { dryRun: true });
+    expect(plan.changes).toEqual([
+      {
+        action: "update",
+        kind: "notification_channel",
+        name: "pager",
+        fields: [{ field: "config", before: { secret: "********", url: "https://pager.example.com/hook" }, after: { secret: "********", url: "https://pager2.example.com/hook" } }],
+      },
+    ]);
+    expect(JSON.stringify(plan)).not.toContain("pager-secret");
+
+    const withoutChannel = { ...doc, notification_channels: [], alert_rules: [{ ...doc.alert_rules[0]!, channels: [] }] };
+    const pruned = await applyConfig(a.deps, a.scope, withoutChannel, { prune: true });
+    expect(pruned.changes.map((c) => `${c.action} ${c.kind} ${c.name}`)).toEqual(["update alert_rule github failing", "delete notification_channel pager"]);
+    expect((await exportConfig(a.deps, a.scope)).notification_channels).toEqual([]);
+  });
+
+  it("refuses to change a channel's type, naming the field, before anything changes", async () => {
+    await populate(a);
+    const doc = await exportConfig(a.deps, a.scope, { includeSecrets: true });
+    doc.destinations[1]!.max_retries = 1;
+    doc.notification_channels[0] = { name: "pager", channel_type: "slack", config: { webhook_url: "https://hooks.slack.example.com/x" } };
+    const err = await failure(applyConfig(a.deps, a.scope, doc));
+    expect(err.details).toEqual([{ field: "notification_channels[0].channel_type", message: "cannot change from webhook to slack: give the channel a new name" }]);
+    expect((await exportConfig(a.deps, a.scope)).destinations[1]!.max_retries).toBe(3);
+  });
+
+  it("names an alert rule's unknown channel by its place in the list", async () => {
+    const err = await failure(applyConfig(a.deps, a.scope, { version: 1, alert_rules: [{ name: "r", rule_type: "dlq", channels: ["nowhere"] }] }));
+    expect(err.details).toEqual([{ field: "alert_rules[0].channels[0]", message: 'unknown notification channel "nowhere"' }]);
   });
 });
 
