@@ -39,6 +39,8 @@ export interface PlanStep {
   entry?: Record<string, unknown>;
   /** The resource as it is (updates). */
   before?: Record<string, unknown>;
+  /** The fields that differ (updates). */
+  changed?: string[];
 }
 
 export interface Plan {
@@ -99,7 +101,7 @@ export async function planConfig(deps: Deps, scope: Scope, file: RelayFile, opts
         return;
       }
       const fields = changedFields(kind, entry, current.entry);
-      if (fields.length > 0) add({ action: "update", kind, key, path, id: current.id, entry, before: current.entry }, fields);
+      if (fields.length > 0) add({ action: "update", kind, key, path, id: current.id, entry, before: current.entry, changed: fields.map((f) => f.field) }, fields);
     });
   }
   if (problems.length > 0) throw new AppError("validation_error", "Invalid relay file", problems);

@@ -92,11 +92,47 @@ function inputOf(kind: RelayKind, entry: Input, ids: Ids): Input {
   return input;
 }
 
+/**
+ * Fields an update sends together: the use-cases read them as pairs (a new
+ * template re-fills the verification settings unless the same request sets
+ * them; auth_config is checked against auth_type; a key against its
+ * algorithm; a transform's switch against its expression).
+ */
+const TOGETHER: Partial<Record<RelayKind, string[][]>> = {
+  sources: [
+    ["template", "verification_type", "verification_header", "verification_config", "dedup_strategy", "dedup_field"],
+    ["verification_type", "verification_config"],
+  ],
+  destinations: [
+    ["auth_type", "auth_config"],
+    ["signing_algorithm", "signing_secret"],
+  ],
+  connections: [
+    ["transform_enabled", "transform_expression"],
+    ["ordered", "ordering_key"],
+  ],
+  alert_rules: [["rule_type", "rule_config"]],
+};
+
+/**
+ * An update sends only what changes (and what the use-case reads with it),
+ * so the audit trail shows the change and nothing else: a secret sent again
+ * unchanged would be sealed anew and read as changed.
+ */
+function patchOf(kind: RelayKind, entry: Input, changed: string[]): Input {
+  const send = new Set(changed);
+  for (const group of TOGETHER[kind] ?? []) if (group.some((f) => send.has(f))) group.forEach((f) => send.add(f));
+  return Object.fromEntries(Object.entries(entry).filter(([f, v]) => send.has(f) && v !== undefined));
+}
+
 export async function carryOut(deps: Deps, scope: Scope, step: PlanStep, ids: Ids): Promise<void> {
   const handler = HANDLERS[step.kind];
   if (step.action === "delete") return void (await handler.remove(deps, scope, step.id!));
+  if (step.action === "update") {
+    const input = inputOf(step.kind, patchOf(step.kind, step.entry ?? {}, step.changed ?? []), ids);
+    return void (await handler.update(deps, scope, step.id!, input, step.before ?? {}));
+  }
   const input = inputOf(step.kind, step.entry ?? {}, ids);
-  if (step.action === "update") return void (await handler.update(deps, scope, step.id!, input, step.before ?? {}));
   const id = await handler.create(deps, scope, input);
   if (step.kind in ids) ids[step.kind as keyof Ids].set(step.key, id);
 }

@@ -169,6 +169,12 @@ describe("apply", () => {
     const after = await exportConfig(a.deps, a.scope, { includeSecrets: true });
     expect(after.destinations[1]!.max_retries).toBe(5);
     expect(after.sources[0]!.verification_secret).toBe("a-new-secret-0123456789");
+    // The update sent only what changed: the trail shows max_retries, not a signing secret sealed anew.
+    const [entry] = await a.deps.db
+      .select({ changes: auditLog.changes })
+      .from(auditLog)
+      .where(and(eq(auditLog.action, "update"), eq(auditLog.resourceType, "destination")));
+    expect(Object.keys(JSON.parse(entry!.changes!)).sort()).toEqual(["max_retries", "updated_at"]);
   });
 
   it("--prune deletes what the file no longer names; without it nothing is deleted", async () => {
