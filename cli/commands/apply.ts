@@ -37,7 +37,10 @@ async function runApply(ctx: Context, o: Opts) {
         path: "/config/apply",
         body: { document: file, dry_run: dryRun, prune },
         expect: "changes",
-        local: async (deps, scope) => (await import("../../src/domain/configApply")).applyConfig(deps, scope, file, { dryRun, prune }),
+        local: async (deps, scope) => {
+          const [{ applyConfig }, { applicationsSection }] = await Promise.all([import("../../src/domain/configApply"), import("../../src/outbound/configApplications")]);
+          return applyConfig(deps, scope, file, { dryRun, prune }, [applicationsSection]);
+        },
       })
       .catch((err: unknown) => {
         throw fileError(err);

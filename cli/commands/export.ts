@@ -23,7 +23,10 @@ export function registerExport(program: Command) {
       path: "/config/export",
       query: { format: "json", include_secrets: includeSecrets ? "true" : undefined },
       expect: "version",
-      local: async (deps, scope) => (await import("../../src/domain/configExport")).exportConfig(deps, scope, { includeSecrets }),
+      local: async (deps, scope) => {
+        const [{ exportConfig }, { applicationsSection }] = await Promise.all([import("../../src/domain/configExport"), import("../../src/outbound/configApplications")]);
+        return exportConfig(deps, scope, { includeSecrets }, [applicationsSection]);
+      },
     });
     const { renderRelayFile } = await import("../../src/domain/configText");
     const text = renderRelayFile(doc, format);

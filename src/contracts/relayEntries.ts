@@ -1,5 +1,7 @@
 import { z } from "zod";
 import { createAlertRuleInput, ruleConfigSchemas, type RuleType } from "./alertRules";
+import { createApplicationInput } from "./applications";
+import { createEndpointInput } from "./endpoints";
 import { createCollectionInput } from "./collections";
 import { createConnectionInput } from "./connections";
 import { createDestinationInput } from "./destinations";
@@ -63,6 +65,34 @@ export const relayCollection = createCollectionInput
   .strict()
   .meta({ description: "A collection, keyed by name, built from a source's events" });
 
+export const relayEndpoint = createEndpointInput.strict().meta({ description: "An application endpoint, keyed by url within its application; a changed secret is a rotation" });
+
+export const relayApplication = createApplicationInput
+  .omit({ org_id: true, env_id: true })
+  .extend({ endpoints: z.array(relayEndpoint).max(100).optional().describe("its endpoints, keyed by url") })
+  .strict()
+  .meta({ description: "An application of the outbound API, keyed by name, with its endpoints" });
+
+/** The stable reference name of an endpoint's signing secret. */
+export function endpointSecretRefName(app: string, url: string): string {
+  return ["APP", app, "ENDPOINT", url.replace(/^https?:\/\//, ""), "SECRET"].join("_").toUpperCase().replace(/[^A-Z0-9]+/g, "_");
+}
+
+/** Where the applications' secrets are, as paths from the file's root (only those present). */
+export function applicationSecretPaths(apps: unknown): (string | number)[][] {
+  const out: (string | number)[][] = [];
+  if (!Array.isArray(apps)) return out;
+  apps.forEach((app: unknown, i) => {
+    const endpoints = (app as { endpoints?: unknown } | null)?.endpoints;
+    if (!Array.isArray(endpoints)) return;
+    endpoints.forEach((e: unknown, j) => {
+      const secret = (e as { secret?: unknown } | null)?.secret;
+      if (secret !== undefined && secret !== null) out.push(["applications", i, "endpoints", j, "secret"]);
+    });
+  });
+  return out;
+}
+
 /** Every kind a file holds, in the order they are created: what is referred to comes first. Deletes go in reverse. */
 export const RELAY_KINDS = ["sources", "destinations", "notification_channels", "topics", "event_types", "connections", "alert_rules", "collections"] as const;
 export type RelayKind = (typeof RELAY_KINDS)[number];
@@ -101,6 +131,9 @@ export const SINGULAR = {
   alert_rules: "alert_rule",
   collections: "collection",
 } as const satisfies Record<RelayKind, string>;
+
+/** The kinds a plan names, the applications section's included. */
+export const CHANGE_KINDS = [...Object.values(SINGULAR), "application", "endpoint"] as const;
 
 /** A field of an entry naming another resource, and the id field the API takes for it. */
 export interface Reference {

@@ -1,5 +1,5 @@
 import { z } from "zod";
-import { ENTRY_SCHEMAS, KEY_FIELD, RELAY_KINDS, secretPaths, setAt, SINGULAR, valueAt, type RelayKind } from "./relayEntries";
+import { applicationSecretPaths, CHANGE_KINDS, ENTRY_SCHEMAS, KEY_FIELD, relayApplication, RELAY_KINDS, secretPaths, setAt, SINGULAR, valueAt, type RelayKind } from "./relayEntries";
 
 export * from "./relayEntries";
 
@@ -26,6 +26,7 @@ export const relayFile = z
     connections: list(ENTRY_SCHEMAS.connections),
     alert_rules: list(ENTRY_SCHEMAS.alert_rules),
     collections: list(ENTRY_SCHEMAS.collections),
+    applications: list(relayApplication),
   })
   .strict()
   .superRefine((file, ctx) => {
@@ -38,6 +39,16 @@ export const relayFile = z
         seen.add(name);
       });
     }
+    const apps = new Set<string>();
+    file.applications.forEach((app, i) => {
+      if (apps.has(app.name)) ctx.addIssue({ code: "custom", path: ["applications", i, "name"], message: `duplicate name "${app.name}": each application is named once` });
+      apps.add(app.name);
+      const urls = new Set<string>();
+      (app.endpoints ?? []).forEach((e, j) => {
+        if (urls.has(e.url)) ctx.addIssue({ code: "custom", path: ["applications", i, "endpoints", j, "url"], message: `duplicate url "${e.url}": each endpoint of an application is named once` });
+        urls.add(e.url);
+      });
+    });
   })
   .meta({ title: "hookrelay relay file", description: "One environment's configuration: `hookrelay export` writes it, `hookrelay apply -f` makes the environment match it (docs/config-as-code.md)" });
 
@@ -88,24 +99,32 @@ export function secretRefOf(value: unknown): SecretRef | null {
 export function resolveSecretRefs(raw: unknown, read: (ref: SecretRef) => string | undefined): { file: unknown; problems: { field: string; message: string }[] } {
   const out = structuredClone(raw);
   const problems: { field: string; message: string }[] = [];
-  if (out === null || typeof out !== "object") return { file: out, problems };
+  for (const path of secretPathsOf(out)) {
+    const ref = secretRefOf(valueAt(out, path.map(String)));
+    if (!ref) continue;
+    const value = read(ref);
+    if (value === undefined || value === "") {
+      const what = ref.kind === "env" ? `environment variable ${ref.name} is not set` : `file ${ref.path} cannot be read`;
+      problems.push({ field: filePath(path), message: `secret reference: ${what}` });
+    } else setAt(out as Record<string, unknown>, path.map(String), value);
+  }
+  return { file: out, problems };
+}
+
+/** Every secret of a file as read (before the schema), as paths from its root. */
+export function secretPathsOf(raw: unknown): (string | number)[][] {
+  const out: (string | number)[][] = [];
+  if (raw === null || typeof raw !== "object") return out;
+  const root = raw as Record<string, unknown>;
   for (const kind of RELAY_KINDS) {
-    const list = (out as Record<string, unknown>)[kind];
+    const list = root[kind];
     if (!Array.isArray(list)) continue;
     list.forEach((entry: unknown, i: number) => {
       if (entry === null || typeof entry !== "object" || Array.isArray(entry)) return;
-      for (const path of secretPaths(kind, entry as Record<string, unknown>)) {
-        const ref = secretRefOf(valueAt(entry, path));
-        if (!ref) continue;
-        const value = read(ref);
-        if (value === undefined || value === "") {
-          const what = ref.kind === "env" ? `environment variable ${ref.name} is not set` : `file ${ref.path} cannot be read`;
-          problems.push({ field: filePath([kind, i, ...path]), message: `secret reference: ${what}` });
-        } else setAt(entry as Record<string, unknown>, path, value);
-      }
+      for (const path of secretPaths(kind, entry as Record<string, unknown>)) out.push([kind, i, ...path]);
     });
   }
-  return { file: out, problems };
+  return [...out, ...applicationSecretPaths(root.applications)];
 }
 
 // ---------------------------------------------------------------- apply
@@ -127,7 +146,7 @@ export type FieldChange = z.infer<typeof fieldChange>;
 
 export const configChange = z.object({
   action: z.enum(["create", "update", "delete"]),
-  kind: z.enum(Object.values(SINGULAR) as [string, ...string[]]),
+  kind: z.enum(CHANGE_KINDS),
   name: z.string().describe("the slug or name the file keys it by"),
   fields: z.array(fieldChange).describe("update: the fields that change"),
 });

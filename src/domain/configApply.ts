@@ -2,6 +2,7 @@ import { AppError } from "../contracts/errors";
 import { fileProblems, filePath, relayFile, resolveSecretRefs, SINGULAR, type ApplyConfigResult, type RelayFile } from "../contracts/relayFile";
 import { transaction } from "../db/transaction";
 import { planConfig, type PlanStep } from "./configPlan";
+import type { ConfigSection } from "./configSection";
 import { carryOut, type Ids } from "./configSteps";
 import type { Deps, Scope } from "./deps";
 
@@ -12,15 +13,19 @@ import type { Deps, Scope } from "./deps";
  * request would be, the use-case's transaction a savepoint of this one), so
  * a change that fails part-way rolls back every change before it.
  */
-export async function applyConfig(deps: Deps, scope: Scope, raw: unknown, opts: { dryRun?: boolean; prune?: boolean } = {}): Promise<ApplyConfigResult> {
+export async function applyConfig(deps: Deps, scope: Scope, raw: unknown, opts: { dryRun?: boolean; prune?: boolean } = {}, sections: ConfigSection[] = []): Promise<ApplyConfigResult> {
   const file = parseRelayFile(raw);
-  if (opts.dryRun) {
-    const plan = await planConfig(deps, scope, file, opts);
-    return { changes: plan.changes, applied: false };
-  }
+  const prune = opts.prune === true;
+  const planAll = async () => {
+    const plan = await planConfig(deps, scope, file, { prune });
+    const parts = [];
+    for (const section of sections) parts.push(await section.plan(deps, scope, file[section.key], { prune }));
+    return { plan, parts, changes: [...plan.changes, ...parts.flatMap((p) => p.changes)] };
+  };
+  if (opts.dryRun) return { changes: (await planAll()).changes, applied: false };
   return transaction(deps.db, async () => {
-    const plan = await planConfig(deps, scope, file, opts);
-    if (plan.steps.length === 0) return { changes: [], applied: false };
+    const { plan, parts, changes } = await planAll();
+    if (changes.length === 0) return { changes: [], applied: false };
     const ids: Ids = {
       sources: new Map(plan.state.sourceIds),
       destinations: new Map(plan.state.destinations.map((d) => [d.key, d.id])),
@@ -33,7 +38,8 @@ export async function applyConfig(deps: Deps, scope: Scope, raw: unknown, opts: 
         throw inFile(err, step);
       }
     }
-    return { changes: plan.changes, applied: true };
+    for (const part of parts) await part.run();
+    return { changes, applied: true };
   });
 }
 
@@ -60,10 +66,15 @@ export function parseRelayFile(raw: unknown): RelayFile {
 
 /** A use-case's error, its fields named by their place in the file (`destinations[1].auth_config.password`). */
 function inFile(err: unknown, step: PlanStep): unknown {
-  if (!(err instanceof AppError)) return err;
   const where = step.path.length > 0 ? filePath(step.path) : `${step.kind} "${step.key}"`;
+  return errorAt(err, where, `${step.action} ${SINGULAR[step.kind].replace("_", " ")} "${step.key}"`);
+}
+
+/** An AppError of the step at `where` in the file: its message says which, its fields are named from there. */
+export function errorAt(err: unknown, where: string, what: string): unknown {
+  if (!(err instanceof AppError)) return err;
   const details = Array.isArray(err.details)
     ? err.details.map((d: { field?: string }) => (typeof d?.field === "string" ? { ...d, field: `${where}.${d.field.replace(/^body\.?/, "")}`.replace(/\.$/, "") } : d))
     : err.details;
-  return new AppError(err.code, `${where} (${step.action} ${SINGULAR[step.kind].replace("_", " ")} "${step.key}"): ${err.message}`, details);
+  return new AppError(err.code, `${where} (${what}): ${err.message}`, details);
 }

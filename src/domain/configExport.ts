@@ -2,6 +2,7 @@ import { AppError } from "../contracts/errors";
 import { KEY_FIELD, RELAY_KINDS, secretPaths, secretRefName, setAt, type RelayFile } from "../contracts/relayFile";
 import { can } from "../contracts/roles";
 import { readConfigState, sortKeys } from "./configState";
+import type { ConfigSection } from "./configSection";
 import type { Deps, Scope } from "./deps";
 
 /**
@@ -10,7 +11,7 @@ import type { Deps, Scope } from "./deps";
  * the same bytes. Secrets are written as `${NAME}` references unless
  * `includeSecrets`, which needs the admin role and a key of scope `*`.
  */
-export async function exportConfig(deps: Deps, scope: Scope, opts: { includeSecrets?: boolean } = {}): Promise<RelayFile> {
+export async function exportConfig(deps: Deps, scope: Scope, opts: { includeSecrets?: boolean } = {}, sections: ConfigSection[] = []): Promise<RelayFile> {
   if (!can(scope.role, "readSecrets")) throw new AppError("forbidden", `Exporting the configuration needs the developer role or higher; yours here is ${scope.role}`);
   if (opts.includeSecrets) {
     if (scope.scopes !== "*") throw new AppError("forbidden", "include_secrets reveals every secret: it needs an API key with scope *");
@@ -29,6 +30,7 @@ export async function exportConfig(deps: Deps, scope: Scope, opts: { includeSecr
       .sort((a, b) => compareText(String(a[key]), String(b[key])));
     doc[kind] = entries;
   }
+  for (const section of sections) doc[section.key] = await section.export(deps, scope, { includeSecrets: opts.includeSecrets === true });
   return sortKeys(doc) as RelayFile;
 }
 

@@ -3,8 +3,12 @@ import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { AppError } from "../../src/contracts/errors";
 import { resolveSecretRefs, type RelayFile } from "../../src/contracts/relayFile";
 import { auditLog } from "../../src/db/schema";
-import { applyConfig } from "../../src/domain/configApply";
-import { exportConfig } from "../../src/domain/configExport";
+import { applyConfig as applyWith } from "../../src/domain/configApply";
+import { exportConfig as exportWith } from "../../src/domain/configExport";
+import type { Deps, Scope } from "../../src/domain/deps";
+import { createApplication } from "../../src/outbound/applications";
+import { applicationsSection } from "../../src/outbound/configApplications";
+import { createEndpoint } from "../../src/outbound/endpoints";
 import { createConnection } from "../../src/domain/connections";
 import { createDestination, listDestinations } from "../../src/domain/destinations";
 import { createSource, listSources } from "../../src/domain/sources";
@@ -18,6 +22,11 @@ import { openDomain, type DomainHarness } from "../helpers/domainDeps";
 /** Config as code on a real store, called on the domain directly (docs/config-as-code.md). */
 
 const HMAC = "whsec_" + Buffer.alloc(32, 7).toString("base64");
+const ENDPOINT_KEY = "whsec_" + Buffer.alloc(32, 5).toString("base64");
+
+// As the edges call them (src/api/v1/config.ts): with the applications section.
+const exportConfig = (deps: Deps, scope: Scope, opts: { includeSecrets?: boolean } = {}) => exportWith(deps, scope, opts, [applicationsSection]);
+const applyConfig = (deps: Deps, scope: Scope, raw: unknown, opts: { dryRun?: boolean; prune?: boolean } = {}) => applyWith(deps, scope, raw, opts, [applicationsSection]);
 
 let a: DomainHarness;
 let b: DomainHarness;
@@ -49,6 +58,9 @@ async function populate(h: DomainHarness) {
   await createTopic(h.deps, h.scope, { name: "Orders", slug: "orders", schema: { type: "object" } });
   await createEventType(h.deps, h.scope, { name: "order.created", description: "An order was placed" });
   await createCollection(h.deps, h.scope, { name: "repos", source_id: github.source.id, key_path: "repository.id" });
+  const acme = await createApplication(h.deps, h.scope, { name: "Acme", uid: "acme", metadata: { plan: "pro" } });
+  await createEndpoint(h.deps, h.scope, acme.application.id, { url: "https://acme.example.com/hooks", secret: ENDPOINT_KEY, filter_types: ["order.created"] });
+  await createApplication(h.deps, h.scope, { name: "Beta" });
   await createConnection(h.deps, h.scope, {
     name: "github-to-api",
     source_id: github.source.id,
@@ -74,7 +86,34 @@ describe("export", () => {
   it("writes every setting, references by slug and name, secrets as ${NAME} references, keys and lists sorted", async () => {
     await populate(a);
     const doc = await exportConfig(a.deps, a.scope);
-    expect(Object.keys(doc)).toEqual(["alert_rules", "collections", "connections", "destinations", "event_types", "notification_channels", "sources", "topics", "version"]);
+    expect(Object.keys(doc)).toEqual(["alert_rules", "applications", "collections", "connections", "destinations", "event_types", "notification_channels", "sources", "topics", "version"]);
+    expect(doc.applications).toEqual([
+      {
+        allow_private_endpoints: false,
+        description: null,
+        endpoints: [
+          {
+            description: null,
+            expires_at: null,
+            filter_types: ["order.created"],
+            on_dlq: "continue",
+            ordered: false,
+            rate_limit_per_second: null,
+            retry_schedule: null,
+            secret: "${APP_ACME_ENDPOINT_ACME_EXAMPLE_COM_HOOKS_SECRET}",
+            signing_algorithm: "hmac-sha256",
+            status: "active",
+            url: "https://acme.example.com/hooks",
+          },
+        ],
+        metadata: { plan: "pro" },
+        name: "Acme",
+        rate_limit: null,
+        status: "active",
+        uid: "acme",
+      },
+      { allow_private_endpoints: false, description: null, endpoints: [], metadata: null, name: "Beta", rate_limit: null, status: "active" },
+    ]);
     expect(doc.sources.map((s) => s.slug)).toEqual(["github", "plain"]);
     expect(doc.destinations.map((d) => d.name)).toEqual(["api", "billing"]);
     const github = doc.sources[0]!;
@@ -133,6 +172,9 @@ describe("apply", () => {
       "create connection github-to-api",
       "create alert_rule github failing",
       "create collection repos",
+      "create application Acme",
+      "create endpoint Acme https://acme.example.com/hooks",
+      "create application Beta",
     ]);
     expect(JSON.stringify(await exportConfig(b.deps, b.scope, { includeSecrets: true }))).toBe(JSON.stringify(withSecrets));
     expect(JSON.stringify(await exportConfig(b.deps, b.scope))).toBe(JSON.stringify(await exportConfig(a.deps, a.scope)));
@@ -202,6 +244,7 @@ describe("apply", () => {
       DESTINATION_API_HEADER_AUTHORIZATION: "Bearer abc",
       DESTINATION_BILLING_SIGNING_SECRET: generated,
       CHANNEL_PAGER_SECRET: "pager-secret-1",
+      APP_ACME_ENDPOINT_ACME_EXAMPLE_COM_HOOKS_SECRET: ENDPOINT_KEY,
     };
     const { file, problems } = resolveSecretRefs(doc, (ref) => (ref.kind === "env" ? env[ref.name] : undefined));
     expect(problems).toEqual([]);
@@ -246,6 +289,45 @@ describe("channels and alert rules", () => {
   it("names an alert rule's unknown channel by its place in the list", async () => {
     const err = await failure(applyConfig(a.deps, a.scope, { version: 1, alert_rules: [{ name: "r", rule_type: "dlq", channels: ["nowhere"] }] }));
     expect(err.details).toEqual([{ field: "alert_rules[0].channels[0]", message: 'unknown notification channel "nowhere"' }]);
+  });
+});
+
+describe("applications and endpoints", () => {
+  it("updates an endpoint's fields, rotates its secret when the file gives a new one, and prunes what the file no longer names", async () => {
+    await populate(a);
+    const doc = await exportConfig(a.deps, a.scope, { includeSecrets: true });
+    const acme = doc.applications[0]!;
+    const newKey = "whsec_" + Buffer.alloc(32, 6).toString("base64");
+    acme.endpoints![0] = { ...acme.endpoints![0]!, filter_types: ["order.created", "order.paid"], secret: newKey };
+    acme.endpoints!.push({ url: "https://acme.example.com/second" });
+    const smaller = { ...doc, applications: [acme] };
+    const plan = await applyConfig(a.deps, a.scope, smaller, { dryRun: true, prune: true });
+    expect(plan.changes).toEqual([
+      {
+        action: "update",
+        kind: "endpoint",
+        name: "Acme https://acme.example.com/hooks",
+        fields: [{ field: "filter_types", before: ["order.created"], after: ["order.created", "order.paid"] }, { field: "secret", secret: true }],
+      },
+      { action: "create", kind: "endpoint", name: "Acme https://acme.example.com/second", fields: [] },
+      { action: "delete", kind: "application", name: "Beta", fields: [] },
+    ]);
+    await applyConfig(a.deps, a.scope, smaller, { prune: true });
+    const after = await exportConfig(a.deps, a.scope, { includeSecrets: true });
+    expect(after.applications.map((app) => app.name)).toEqual(["Acme"]);
+    expect(after.applications[0]!.endpoints!.map((e) => [e.url, e.secret === newKey])).toEqual([
+      ["https://acme.example.com/hooks", true],
+      ["https://acme.example.com/second", false],
+    ]);
+    const rotated = await a.deps.db.select({ action: auditLog.action }).from(auditLog).where(eq(auditLog.action, "rotate_secret"));
+    expect(rotated).toHaveLength(1);
+    const again = { ...after, applications: [{ ...after.applications[0]!, endpoints: after.applications[0]!.endpoints!.slice(0, 1) }] };
+    expect((await applyConfig(a.deps, a.scope, again, { prune: true })).changes).toEqual([{ action: "delete", kind: "endpoint", name: "Acme https://acme.example.com/second", fields: [] }]);
+  });
+
+  it("names a bad endpoint by its place in the file", async () => {
+    const err = await failure(applyConfig(a.deps, a.scope, { version: 1, applications: [{ name: "Acme", endpoints: [{ url: "https://a.example.com" }, { url: "https://a.example.com" }, { url: "ftp://x" }] }] }));
+    expect((err.details as { field: string }[]).map((d) => d.field).sort()).toEqual(["applications[0].endpoints[1].url", "applications[0].endpoints[2].url"]);
   });
 });
 

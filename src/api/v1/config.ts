@@ -2,6 +2,7 @@ import { applyConfigInput, applyConfigResult, exportConfigQuery, relayFile } fro
 import { applyConfig } from "../../domain/configApply";
 import { exportConfig } from "../../domain/configExport";
 import { renderRelayFile } from "../../domain/configText";
+import { applicationsSection } from "../../outbound/configApplications";
 import { requires } from "../middleware/auth";
 import { jsonBody, operation, responses, type Api } from "../openapi";
 
@@ -22,7 +23,7 @@ export function registerConfigRoutes(api: Api) {
       },
     },
     async (c, { query }) => {
-      const doc = await exportConfig(c.get("deps"), c.get("scope"), { includeSecrets: query.include_secrets });
+      const doc = await exportConfig(c.get("deps"), c.get("scope"), { includeSecrets: query.include_secrets }, [applicationsSection]);
       return c.body(renderRelayFile(doc, query.format), 200, { "Content-Type": query.format === "json" ? "application/json" : "application/yaml; charset=utf-8" });
     },
   );
@@ -38,6 +39,6 @@ export function registerConfigRoutes(api: Api) {
       request: jsonBody(applyConfigInput),
       responses: responses({ status: 200, schema: applyConfigResult }, [400, 401, 403, 409]),
     },
-    async (c, { body }) => c.json(await applyConfig(c.get("deps"), c.get("scope"), body.document, { dryRun: body.dry_run, prune: body.prune }), 200),
+    async (c, { body }) => c.json(await applyConfig(c.get("deps"), c.get("scope"), body.document, { dryRun: body.dry_run, prune: body.prune }, [applicationsSection]), 200),
   );
 }
