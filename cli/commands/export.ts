@@ -6,7 +6,7 @@ import { usageError } from "../errors";
 
 /** `hookrelay export`: the environment's configuration as one relay file (docs/config-as-code.md). */
 export function registerExport(program: Command) {
-  const cmd = verb(program, "export", "Write the environment's configuration (sources, destinations, connections, channels, alert rules, topics, event types, collections) as one relay file; secrets as ${NAME} references", [
+  const cmd = verb(program, "export", "Write the environment's configuration (sources, destinations, connections, channels, alert rules, topics, event types, collections, applications and endpoints) as one relay file; secrets as ${NAME} references", [
     "hookrelay export > relay.yaml",
     "hookrelay export --format json -o relay.json",
     "hookrelay --env production export --include-secrets -o /root/relay-with-secrets.yaml",

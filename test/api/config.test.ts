@@ -66,6 +66,21 @@ describe("POST /v1/config/apply", () => {
     expect(res.body.error.details[0].field).toBe("sources[0].verification_secret");
   });
 
+  it("manages applications and their endpoints, and exports them with the endpoint secret as a reference", async () => {
+    const key32 = "whsec_" + Buffer.alloc(32, 3).toString("base64");
+    const doc = { ...FILE, applications: [{ name: "Acme", uid: "acme", endpoints: [{ url: "https://acme.example.com/hooks", secret: key32 }] }] };
+    const res = await call(server, "POST", "/v1/config/apply", { key, body: { document: doc } });
+    expect(res.status).toBe(200);
+    expect(res.body.changes.map((c: { action: string; kind: string; name: string }) => `${c.action} ${c.kind} ${c.name}`)).toEqual(["create application Acme", "create endpoint Acme https://acme.example.com/hooks"]);
+    const endpoints = (await call(server, "GET", "/v1/applications/acme/endpoints", { key })).body.endpoints;
+    expect(endpoints.map((e: { url: string }) => e.url)).toEqual(["https://acme.example.com/hooks"]);
+    const exported = (await call(server, "GET", "/v1/config/export?format=json", { key })).body;
+    expect(exported.applications[0]).toMatchObject({ name: "Acme", uid: "acme", endpoints: [{ url: "https://acme.example.com/hooks", secret: "${APP_ACME_ENDPOINT_ACME_EXAMPLE_COM_HOOKS_SECRET}" }] });
+    // The endpoint's own destination belongs to the application, not to the file's destinations.
+    expect(exported.destinations.map((d: { name: string }) => d.name)).toEqual(["api"]);
+    expect((await call(server, "POST", "/v1/config/apply", { key, body: { document: doc } })).body).toEqual({ changes: [], applied: false });
+  });
+
   it("needs the admin role, even for a dry run", async () => {
     const res = await call(server, "POST", "/v1/config/apply", { key: developerKey, body: { document: FILE, dry_run: true } });
     expect(res.status).toBe(403);
