@@ -104,7 +104,7 @@ export function resolveSecretRefs(raw: unknown, read: (ref: SecretRef) => string
     if (!ref) continue;
     const value = read(ref);
     if (value === undefined || value === "") {
-      const what = ref.kind === "env" ? `environment variable ${ref.name} is not set` : `file ${ref.path} cannot be read`;
+      const what = ref.kind === "env" ? `environment variable ${ref.name} is not set` : `file ${ref.path} cannot be read (or is not a regular file of at most 64 KiB)`;
       problems.push({ field: filePath(path), message: `secret reference: ${what}` });
     } else setAt(out as Record<string, unknown>, path.map(String), value);
   }

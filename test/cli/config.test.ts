@@ -95,6 +95,16 @@ describe("hookrelay apply", () => {
     expect(refused.code).toBe(2);
     expect(refused.stderr).toContain("sources[0].verification_secret: secret reference: environment variable SOURCE_GITHUB_SECRET is not set");
 
+    // file: references: a mounted secret's content, its trailing newline dropped; never a device.
+    writeFileSync(file("gh-secret"), "gh-secret-0123456789\n");
+    writeFileSync(file("file-refs.yaml"), readFileSync(file("a-refs.yaml"), "utf8").replace("${SOURCE_GITHUB_SECRET}", `file:${file("gh-secret")}`));
+    const fromFile = await run(["apply", "-f", file("file-refs.yaml"), "--dry-run", "--exit-code"], { ...envs.bRemote, ...missing });
+    expect(fromFile.code, fromFile.stderr + fromFile.stdout).toBe(0);
+    writeFileSync(file("device-refs.yaml"), readFileSync(file("a-refs.yaml"), "utf8").replace("${SOURCE_GITHUB_SECRET}", "file:/dev/zero"));
+    const device = await run(["apply", "-f", file("device-refs.yaml")], { ...envs.bRemote, ...missing });
+    expect(device.code).toBe(2);
+    expect(device.stderr).toContain("sources[0].verification_secret: secret reference: file /dev/zero cannot be read");
+
     const rotated = await run(["apply", "-f", file("a-refs.yaml"), "--dry-run"], { ...envs.bRemote, ...SECRETS, SOURCE_GITHUB_SECRET: "rotated-secret-98765" });
     expect(rotated.code).toBe(0);
     expect(rotated.stdout).toContain("~ source github\n    verification_secret: (secret changed)");

@@ -80,6 +80,6 @@ describe("secret references", () => {
   it("resolve from the environment or a file, and each missing one is named by its place", () => {
     const raw = parseRelayText(FILE.replace("${DESTINATION_API_SIGNING_SECRET}", "file:/nonexistent/secret"));
     const { problems } = resolveSecretRefs(raw, (ref) => (ref.kind === "env" && ref.name === "SOURCE_GITHUB_SECRET" ? "s3cret-value-1234" : undefined));
-    expect(problems).toEqual([{ field: "destinations[0].signing_secret", message: "secret reference: file /nonexistent/secret cannot be read" }]);
+    expect(problems).toEqual([{ field: "destinations[0].signing_secret", message: "secret reference: file /nonexistent/secret cannot be read (or is not a regular file of at most 64 KiB)" }]);
   });
 });
