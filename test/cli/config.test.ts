@@ -121,6 +121,9 @@ describe("hookrelay apply", () => {
       expect(r.stdout).toContain("Plan: 0 to create, 1 to update, 0 to delete.");
     }
     expect((await run(["apply", "-f", file("edited.yaml"), "--dry-run"], envs.bRemote)).code).toBe(0);
+    // Coloured where colour is wanted: ~ yellow for an update.
+    const coloured = await run(["apply", "-f", file("edited.yaml"), "--dry-run"], { ...envs.bRemote, FORCE_COLOR: "1" });
+    expect(coloured.stdout).toContain("\u001b[33m~ destination api\u001b[39m");
     const plan = ok(await run(["apply", "-f", file("edited.yaml"), "--dry-run", "--json"], envs.bRemote));
     expect(plan.applied).toBe(false);
     expect(plan.changes[0]).toEqual({ action: "update", kind: "destination", name: "api", fields: [{ field: "max_retries", before: 8, after: 5 }] });
