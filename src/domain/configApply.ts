@@ -38,7 +38,7 @@ export async function applyConfig(deps: Deps, scope: Scope, raw: unknown, opts: 
         throw inFile(err, step);
       }
     }
-    for (const part of parts) await part.run();
+    for (const part of parts) await part.carryOut();
     return { changes, applied: true };
   });
 }

@@ -13,5 +13,5 @@ export interface ConfigSection {
   /** The section as the file holds it: sorted, secrets as references unless `includeSecrets`. */
   export(deps: Deps, scope: Scope, opts: { includeSecrets: boolean }): Promise<unknown[]>;
   /** What applying the file's entries would change, and how to carry it out (inside the caller's transaction). */
-  plan(deps: Deps, scope: Scope, entries: unknown[], opts: { prune: boolean }): Promise<{ changes: ConfigChange[]; run(): Promise<void> }>;
+  plan(deps: Deps, scope: Scope, entries: unknown[], opts: { prune: boolean }): Promise<{ changes: ConfigChange[]; carryOut(): Promise<void> }>;
 }

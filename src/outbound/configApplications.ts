@@ -127,11 +127,11 @@ export const applicationsSection: ConfigSection = {
     const entries = raw as RelayApplication[];
     const state = await readApplications(deps, scope);
     const changes: ConfigChange[] = [];
-    const steps: { where: string; what: string; run: () => Promise<unknown> }[] = [];
+    const steps: { where: string; what: string; change: () => Promise<unknown> }[] = [];
     const deletes: typeof steps = [];
-    const step = (change: ConfigChange, where: string, run: () => Promise<unknown>, list = steps) => {
-      changes.push(change);
-      list.push({ where, what: `${change.action} ${change.kind} "${change.name}"`, run });
+    const step = (planned: ConfigChange, where: string, change: () => Promise<unknown>, list = steps) => {
+      changes.push(planned);
+      list.push({ where, what: `${planned.action} ${planned.kind} "${planned.name}"`, change });
     };
     entries.forEach((app, i) => {
       const { endpoints = [], ...fields } = app as RelayApplication & Entry;
@@ -173,10 +173,10 @@ export const applicationsSection: ConfigSection = {
     }
     return {
       changes,
-      async run() {
+      async carryOut() {
         for (const s of [...steps, ...deletes]) {
           try {
-            await s.run();
+            await s.change();
           } catch (err) {
             throw errorAt(err, s.where, s.what);
           }
