@@ -156,6 +156,8 @@ function checkReferences(file: RelayFile, state: ConfigState, prune: boolean) {
     destinations: new Set(file.destinations.map((d) => d.name)),
     notification_channels: new Set(file.notification_channels.map((c) => c.name)),
   };
+  // A topic publishes onto a source of its own, `topic-<slug>` (src/domain/topics.ts): a topic the file creates makes that name.
+  for (const t of file.topics) known.sources.add(`topic-${t.slug}`.slice(0, 100));
   const managedSources = new Set(state.sources.map((s) => s.key));
   // Sources a file does not manage (a topic's) are never pruned: an entry may always name them.
   for (const slug of state.sourceIds.keys()) if (!prune || !managedSources.has(slug)) known.sources.add(slug);

@@ -1,10 +1,12 @@
 import { createAlertRuleInput, updateAlertRuleInput } from "../contracts/alertRules";
 import { createConnectionInput, updateConnectionInput } from "../contracts/connections";
 import { createDestinationInput, updateDestinationInput } from "../contracts/destinations";
+import { eq } from "drizzle-orm";
 import { parseOrThrow } from "../contracts/errors";
 import { createChannelInput, updateChannelInput } from "../contracts/notificationChannels";
 import { REFERENCES, type RelayKind } from "../contracts/relayFile";
 import type { CreateSourceInput } from "../contracts/sources";
+import { sources, topics } from "../db/schema";
 import { createAlertRule, deleteAlertRule, updateAlertRule } from "./alertRules";
 import { createCollection, deleteCollection, updateCollection } from "./collections";
 import { createConnection, deleteConnection, updateConnection } from "./connections";
@@ -135,6 +137,11 @@ export async function carryOut(deps: Deps, scope: Scope, step: PlanStep, ids: Id
   const input = inputOf(step.kind, step.entry ?? {}, ids);
   const id = await handler.create(deps, scope, input);
   if (step.kind in ids) ids[step.kind as keyof Ids].set(step.key, id);
+  if (step.kind === "topics") {
+    // Its source, which connections and collections later in the file may name.
+    const [source] = await deps.db.select({ id: sources.id, slug: sources.slug }).from(sources).innerJoin(topics, eq(topics.sourceId, sources.id)).where(eq(topics.id, id));
+    if (source) ids.sources.set(source.slug, source.id);
+  }
 }
 
 export type { Ids };

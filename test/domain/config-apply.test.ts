@@ -55,7 +55,9 @@ async function populate(h: DomainHarness) {
   await createDestination(h.deps, h.scope, { name: "billing", url: "https://billing.example.com/in", max_retries: 3 });
   const pager = await createChannel(h.deps, h.scope, { name: "pager", channel_type: "webhook", config: { url: "https://pager.example.com/hook", secret: "pager-secret-1" } });
   await createAlertRule(h.deps, h.scope, { name: "github failing", rule_type: "failure_rate", rule_config: { threshold_percent: 50 }, source_id: github.source.id, channel_ids: [pager.id] });
-  await createTopic(h.deps, h.scope, { name: "Orders", slug: "orders", schema: { type: "object" } });
+  const orders = await createTopic(h.deps, h.scope, { name: "Orders", slug: "orders", schema: { type: "object" } });
+  // A connection from the topic's own source: the file names it by that source's slug.
+  await createConnection(h.deps, h.scope, { name: "orders-to-billing", source_id: orders.topic.source_id, destination_id: (await listDestinations(h.deps, h.scope)).destinations.find((d) => d.name === "billing")!.id });
   await createEventType(h.deps, h.scope, { name: "order.created", description: "An order was placed" });
   await createCollection(h.deps, h.scope, { name: "repos", source_id: github.source.id, key_path: "repository.id" });
   const acme = await createApplication(h.deps, h.scope, { name: "Acme", uid: "acme", metadata: { plan: "pro" } });
@@ -170,6 +172,7 @@ describe("apply", () => {
       "create topic orders",
       "create event_type order.created",
       "create connection github-to-api",
+      "create connection orders-to-billing",
       "create alert_rule github failing",
       "create collection repos",
       "create application Acme",
@@ -222,12 +225,17 @@ describe("apply", () => {
   it("--prune deletes what the file no longer names; without it nothing is deleted", async () => {
     await populate(a);
     const doc = await exportConfig(a.deps, a.scope, { includeSecrets: true });
-    const smaller = { ...doc, sources: doc.sources.filter((s) => s.slug !== "plain"), destinations: doc.destinations.filter((d) => d.name !== "billing") };
+    const smaller = {
+      ...doc,
+      sources: doc.sources.filter((s) => s.slug !== "plain"),
+      destinations: doc.destinations.filter((d) => d.name !== "billing"),
+      connections: doc.connections.filter((c) => c.destination !== "billing"),
+    };
     expect(await applyConfig(a.deps, a.scope, smaller)).toEqual({ changes: [], applied: false });
     const slugs = async () => (await listSources(a.deps, a.scope, { type: "webhook" })).sources.map((s) => s.slug).sort();
     expect(await slugs()).toEqual(["github", "plain"]);
     const pruned = await applyConfig(a.deps, a.scope, smaller, { prune: true });
-    expect(pruned.changes.map((c) => `${c.action} ${c.kind} ${c.name}`)).toEqual(["delete destination billing", "delete source plain"]);
+    expect(pruned.changes.map((c) => `${c.action} ${c.kind} ${c.name}`)).toEqual(["delete connection orders-to-billing", "delete destination billing", "delete source plain"]);
     expect(await slugs()).toEqual(["github"]);
     expect((await listDestinations(a.deps, a.scope)).destinations.map((d) => d.name)).toEqual(["api"]);
   });
