@@ -2,6 +2,8 @@ import { Command } from "commander";
 import pkg from "../package.json" with { type: "json" };
 import { registerBackup } from "./commands/backup";
 import { registerConfig } from "./commands/config";
+import { registerApply } from "./commands/apply";
+import { registerExport } from "./commands/export";
 import { registerHealthcheck } from "./commands/healthcheck";
 import { registerCluster } from "./commands/cluster";
 import { registerCollections } from "./commands/collections";
@@ -66,6 +68,8 @@ export function buildProgram() {
   registerSources(program);
   registerDestinations(program);
   registerConnections(program);
+  registerExport(program);
+  registerApply(program);
   registerTopics(program);
   registerEventTypes(program);
   registerCollections(program);

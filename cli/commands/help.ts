@@ -11,7 +11,10 @@ export const EXIT_CODES_TEXT = `Exit codes of every hookrelay command
              failures (job_failed) or did nothing, a job started with nothing to
              do, or \`events retry <id>\` queued nothing (nothing_done): the
              result is still printed, the counts go to stderr
-  2  usage   unknown command or flag, missing argument, malformed flag value or --data
+  2  usage   unknown command or flag, missing argument, malformed flag value or --data,
+             a relay file \`apply\` cannot use (syntax, a bad field, an unknown name,
+             an unresolved secret reference: nothing was changed)
+  3  changes \`apply --dry-run --exit-code\`: the environment differs from the file
   4  auth    not logged in, wrong password, invalid or revoked API key, expired session,
              or not allowed (HTTP 401 and 403, e.g. session_required, forbidden)
 

@@ -19,6 +19,7 @@ import { createOidcClient } from "../../outgoing/oidcClient";
 import { silentLogger, type Logger } from "../../observability/logger";
 import { registerClusterRoutes } from "./cluster";
 import { registerCollectionRoutes } from "./collections";
+import { registerConfigRoutes } from "./config";
 import { registerBackupRoutes } from "./backups";
 import { registerConnectionRoutes } from "./connections";
 import { registerDeliveryAttemptRoutes } from "./deliveryAttempts";
@@ -84,6 +85,7 @@ export function createV1(deps: Deps, opts: { streamsPerCredential?: number; logg
   registerStatsRoutes(v1);
   registerClusterRoutes(v1);
   registerTopicRoutes(v1);
+  registerConfigRoutes(v1);
   registerEventTypeRoutes(v1);
   registerCollectionRoutes(v1);
   registerIssueRoutes(v1);
