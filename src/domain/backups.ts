@@ -88,9 +88,17 @@ async function recordBackup(deps: Deps, scope: Scope | undefined, backup: Backup
   if (scope) await recordAudit(deps, scope, { action: "create", resourceType: "backup", resourceId: backup.name, after: { name: backup.name, kind: backup.kind, format: backup.format, size_bytes: backup.size_bytes }, envId: null });
 }
 
-/** The portable form where asked for, and always where the store is no file to copy. */
-function formatFor(deps: Pick<Deps, "store">, portable: boolean | undefined): BackupFormat {
-  return portable || !deps.store.sqlite ? "portable" : "sqlite";
+/** The portable form where asked for, and always where the store is no file to copy; a copy of a file that is not there is refused. */
+function formatFor(deps: Pick<Deps, "store">, opts: BackupOptions): BackupFormat {
+  if (opts.format === "sqlite" && !deps.store.sqlite) throw new AppError("conflict", "this database is no SQLite file to copy: its backups are portable archives (format=portable)");
+  return opts.format === "portable" || opts.portable || !deps.store.sqlite ? "portable" : "sqlite";
+}
+
+export interface BackupOptions {
+  /** The portable archive even where the store is a SQLite file. */
+  portable?: boolean;
+  /** As the API's `?format=` names it; unset: the store's default. */
+  format?: BackupFormat;
 }
 
 /**
@@ -112,9 +120,9 @@ async function writeBackup(deps: Deps, format: BackupFormat, path: string): Prom
 }
 
 /** A consistent copy of the live database in the backup dir, while ingest and deliveries go on; `scope`: who asked (none for the scheduled ones). */
-export async function createBackup(deps: Deps, kind: BackupKind = "manual", scope?: Scope, opts: { portable?: boolean } = {}): Promise<{ backup: BackupInfo }> {
+export async function createBackup(deps: Deps, kind: BackupKind = "manual", scope?: Scope, opts: BackupOptions = {}): Promise<{ backup: BackupInfo }> {
+  const format = formatFor(deps, opts);
   const dir = requireBackupDir(deps);
-  const format = formatFor(deps, opts.portable);
   // Backups hold every event and key hash: for the service's user only.
   mkdirSync(dir, { recursive: true, mode: 0o700 });
   const at = deps.clock.now();
@@ -129,8 +137,8 @@ export async function createBackup(deps: Deps, kind: BackupKind = "manual", scop
 }
 
 /** A backup written to a file of the caller's choosing (local mode's `backup create --out FILE`). */
-export async function createBackupFile(deps: Deps, file: string, scope?: Scope, opts: { portable?: boolean } = {}): Promise<{ backup: BackupInfo }> {
-  const format = formatFor(deps, opts.portable);
+export async function createBackupFile(deps: Deps, file: string, scope?: Scope, opts: BackupOptions = {}): Promise<{ backup: BackupInfo }> {
+  const format = formatFor(deps, opts);
   const path = resolve(file);
   if (existsSync(path)) throw validation(`${path} already exists: choose a new file name`, [{ field: "out", message: "file exists" }]);
   if (!existsSync(dirname(path))) throw validation(`directory ${dirname(path)} does not exist`, [{ field: "out", message: "no such directory" }]);

@@ -186,5 +186,12 @@ describe("a damaged archive is refused before anything changes", () => {
     const restored = join(tempDir("hookrelay-archive-"), "download.hrbk");
     writeFileSync(restored, Buffer.from(await download.arrayBuffer()));
     expect((await restorePortableBackup(target, restored, systemClock)).rows).toBeGreaterThan(10);
+    // A copy of the SQLite file is the default where the store is one, and refused where it is not.
+    const plain = await call(server, "POST", "/v1/backups?format=sqlite", { key });
+    if (onPostgres) {
+      expect(plain.status).toBe(409);
+      expect(plain.body.error.message).toContain("format=portable");
+    } else expect(plain.body.backup).toMatchObject({ format: "sqlite" });
+    expect((await call(server, "POST", "/v1/backups?format=zip", { key })).status).toBe(400);
   });
 });

@@ -26,7 +26,7 @@ export function registerBackupRoutes(api: Api) {
       request: { query: createBackupQuery },
       responses: responses({ status: 201, schema: backupBody }, [400, 401, 403, 409]),
     },
-    async (c, { query }) => c.json({ backup: backupView((await createBackup(c.get("deps"), "manual", c.get("scope"), { portable: query.format === "portable" })).backup) }, 201),
+    async (c, { query }) => c.json({ backup: backupView((await createBackup(c.get("deps"), "manual", c.get("scope"), { format: query.format })).backup) }, 201),
   );
 
   operation(
