@@ -43,7 +43,7 @@ export async function writeArchive(items: AsyncIterable<PortableItem>, file: str
           await write(JSON.stringify({ table: item.table }));
           break;
         case "rows":
-          for (const line of item.lines) await write(line);
+          if (item.lines.length > 0) await write(item.lines.join("\n"));
           break;
         case "table_end":
           await write(JSON.stringify({ end: item.table, ...item.summary }));
@@ -80,11 +80,14 @@ async function* linesOf(file: string): AsyncGenerator<string> {
   try {
     for await (const chunk of stream) {
       rest += decoder.write(chunk as Buffer);
+      // Lines are cut by position, and the tail kept once per chunk: no copy of the rest per line.
+      let from = 0;
       let nl: number;
-      while ((nl = rest.indexOf("\n")) >= 0) {
-        yield rest.slice(0, nl);
-        rest = rest.slice(nl + 1);
+      while ((nl = rest.indexOf("\n", from)) >= 0) {
+        yield rest.slice(from, nl);
+        from = nl + 1;
       }
+      rest = rest.slice(from);
       if (rest.length > MAX_LINE_CHARS) throw new ArchiveFormatError(`${file}: a line longer than ${MAX_LINE_CHARS} characters: not a hookrelay archive`);
     }
   } catch (error) {
@@ -107,7 +110,9 @@ function parseObject(line: string, file: string, what: string): Record<string, u
   throw new ArchiveFormatError(`${file}: expected ${what}, found something else: not a hookrelay archive, or a damaged one`);
 }
 
+/** Rows handed on at once: at most this many, and not many more characters than this (request bodies can be large). */
 const ROWS_PER_ITEM = 500;
+const CHARS_PER_ITEM = 8 * 1024 * 1024;
 
 /**
  * Reads an archive back as the stream it was written from, checking as it
@@ -128,15 +133,18 @@ export async function* readArchive(file: string): AsyncGenerator<PortableItem> {
   let table: string | null = null;
   let digest = new TableDigest();
   let batch: string[] = [];
+  let batchChars = 0;
   let next = 0;
   for await (const line of lines) {
     if (line.startsWith("[")) {
       if (table === null) throw new ArchiveFormatError(`${file}: a row outside any table`);
       digest.add(line);
       batch.push(line);
-      if (batch.length >= ROWS_PER_ITEM) {
+      batchChars += line.length;
+      if (batch.length >= ROWS_PER_ITEM || batchChars >= CHARS_PER_ITEM) {
         yield { kind: "rows", table, lines: batch };
         batch = [];
+        batchChars = 0;
       }
       continue;
     }
@@ -151,6 +159,7 @@ export async function* readArchive(file: string): AsyncGenerator<PortableItem> {
       if (marker.end !== table) throw new ArchiveFormatError(`${file}: end of ${marker.end} inside ${table ?? "no table"}`);
       if (batch.length > 0) yield { kind: "rows", table, lines: batch };
       batch = [];
+      batchChars = 0;
       if (marker.rows !== digest.rows || marker.sha256 !== digest.sha256) {
         throw new ArchiveFormatError(`${file}: table ${table} does not match its checksum (${digest.rows} rows read, ${String(marker.rows)} written): the archive is damaged`);
       }

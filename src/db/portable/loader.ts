@@ -1,4 +1,5 @@
 import type { Db } from "../db";
+import { transaction } from "../transaction";
 import { ArchiveFormatError, decodeRow, type TableSummary } from "./codec";
 import { checkHeader } from "./compat";
 import type { PortableItem } from "./reader";
@@ -12,21 +13,28 @@ import { portableTable, PORTABLE_TABLES, type PortableTable } from "./tables";
  * each its own statement. Every id is kept as it was.
  */
 
-/** Parameters per insert stay well under both stores' limits (SQLite 32,766; PostgreSQL 65,535). */
+/**
+ * Parameters per insert stay well under both stores' limits (SQLite 32,766;
+ * PostgreSQL 65,535). What one call holds in memory is bounded by whoever
+ * hands the lines over (a page of the reader, an item of the archive).
+ */
 const MAX_PARAMETERS = 20_000;
 
 export function batchRows(table: PortableTable): number {
   const byParams = Math.floor(MAX_PARAMETERS / table.columns.length);
-  return Math.max(1, Math.min(table.columns.some((c) => c.kind === "bytes") ? 64 : 500, byParams));
+  return Math.max(1, Math.min(500, byParams));
 }
 
+/** Inserts one page of lines, in one transaction: a page is in the target whole or not at all. */
 export async function insertLines(db: Db, table: PortableTable, lines: string[], where: string): Promise<void> {
   const size = batchRows(table);
-  for (let i = 0; i < lines.length; i += size) {
-    const rows = lines.slice(i, i + size).map((line) => decodeOrThrow(line, table, where));
-    // The schema's tables build correct SQL for either store (docs/postgres.md).
-    await db.insert(table.table).values(rows as never);
-  }
+  await transaction(db, async (tx) => {
+    for (let i = 0; i < lines.length; i += size) {
+      const rows = lines.slice(i, i + size).map((line) => decodeOrThrow(line, table, where));
+      // The schema's tables build correct SQL for either store (docs/postgres.md).
+      await tx.insert(table.table).values(rows as never);
+    }
+  });
 }
 
 function decodeOrThrow(line: string, table: PortableTable, where: string) {
