@@ -116,6 +116,19 @@ describeOnly("postgres", "hookrelay migrate between a SQLite data dir and Postgr
     expect(byName.events).toBeGreaterThanOrEqual(4);
     expect(byName.sources).toBeGreaterThanOrEqual(1);
     expect(run.stderr).toMatch(/\[\d+\/\d+\] events: copying \d+ rows/);
+    // Counted apart from migrate's own check: every table of both stores, by SQL.
+    const sqlite = new Database(join(dirA, "hookrelay.db"), { readonly: true });
+    const pg = new SQL({ url: pgUrl, max: 1 });
+    try {
+      for (const { name, rows } of result.tables as { name: string; rows: number }[]) {
+        const [{ n }] = (await pg.unsafe(`SELECT count(*)::int AS n FROM "${name}"`)) as [{ n: number }];
+        const local = sqlite.query(`SELECT count(*) AS n FROM "${name}"`).get() as { n: number };
+        expect([name, n, local.n]).toEqual([name, rows, rows]);
+      }
+    } finally {
+      sqlite.close();
+      await pg.close();
+    }
   }, 60_000);
 
   it("refuses a target that holds data, saying --resume continues an interrupted one", async () => {
