@@ -158,6 +158,12 @@ describe("a damaged archive is refused before anything changes", () => {
     const error = await refusal(restorePortableBackup(await freshTarget(), other, systemClock));
     expect(error.status).toBe(400);
     expect(error.message).toMatch(/truncated or corrupt|not a hookrelay archive/);
+    // A header that claims the format but lists its tables wrongly: a clear refusal, not a crash.
+    const forged = join(tempDir("hookrelay-archive-"), "forged.hrbk");
+    writeFileSync(forged, gzipSync(JSON.stringify({ format: "hookrelay-portable", tables: [null, 3] }) + "\n"));
+    const malformed = await refusal(restorePortableBackup(await freshTarget(), forged, systemClock));
+    expect(malformed.status).toBe(400);
+    expect(malformed.message).toContain("malformed");
   });
 
   it("an archive made at a newer schema level than this binary's: refused, naming the release to use", async () => {

@@ -128,7 +128,8 @@ export async function* readArchive(file: string): AsyncGenerator<PortableItem> {
   const header = parseObject(first.value, file, "the archive's header");
   if (header.format !== ARCHIVE_FORMAT || !Array.isArray(header.tables)) throw new ArchiveFormatError(`${file} is not a hookrelay archive (no ${ARCHIVE_FORMAT} header)`);
   yield { kind: "header", header: header as unknown as ArchiveHeader };
-  const expected = (header.tables as { name: string }[]).map((t) => t.name);
+  const expected = (header.tables as unknown[]).map((t) => (t && typeof t === "object" ? (t as { name?: unknown }).name : undefined));
+  if (!expected.every((name): name is string => typeof name === "string")) throw new ArchiveFormatError(`${file}: the header's table list is malformed: not a hookrelay archive, or a damaged one`);
   const summaries: Record<string, TableSummary> = {};
   let table: string | null = null;
   let digest = new TableDigest();

@@ -33,6 +33,21 @@ export function checkHeader(header: ArchiveHeader, where: string): void {
     throw new ArchiveVersionError(`${where} was ${made} with a schema this binary does not know (level ${level}, ${String(header.schema.newest)}; this binary has ${binary.newest}): restore it with the release that made it`);
   }
   const expected = PORTABLE_TABLES.map((t) => `${t.name}(${t.columns.map((c) => `${c.name}:${c.kind}`).join(",")})`).join(" ");
-  const found = (header.tables ?? []).map((t) => `${t.name}(${(t.columns ?? []).map(([n, k]) => `${n}:${k}`).join(",")})`).join(" ");
-  if (found !== expected) throw new ArchiveFormatError(`${where}: its tables and columns differ from this binary's schema at the same level: the archive is damaged`);
+  if (describeTables(header.tables) !== expected) throw new ArchiveFormatError(`${where}: its tables and columns differ from this binary's schema at the same level: the archive is damaged`);
+}
+
+/** The header's tables in the form the binary's are compared in; anything malformed reads as no match. */
+function describeTables(tables: unknown): string | null {
+  if (!Array.isArray(tables)) return null;
+  const out: string[] = [];
+  for (const t of tables as { name?: unknown; columns?: unknown }[]) {
+    if (!t || typeof t.name !== "string" || !Array.isArray(t.columns)) return null;
+    const columns: string[] = [];
+    for (const c of t.columns as unknown[]) {
+      if (!Array.isArray(c) || typeof c[0] !== "string" || typeof c[1] !== "string") return null;
+      columns.push(`${c[0]}:${c[1]}`);
+    }
+    out.push(`${t.name}(${columns.join(",")})`);
+  }
+  return out.join(" ");
 }
