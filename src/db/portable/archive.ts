@@ -43,6 +43,8 @@ export async function writeArchive(items: AsyncIterable<PortableItem>, file: str
           await write(JSON.stringify({ table: item.table }));
           break;
         case "rows":
+          // What the reader would refuse is never written: a backup that cannot be restored is worse than none.
+          if (item.lines.some((line) => line.length > MAX_LINE_CHARS)) throw new Error(`a row of ${item.table} is over ${MAX_LINE_CHARS} characters as JSON: too large for a portable archive`);
           if (item.lines.length > 0) await write(item.lines.join("\n"));
           break;
         case "table_end":
