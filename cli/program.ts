@@ -1,6 +1,7 @@
 import { Command } from "commander";
 import pkg from "../package.json" with { type: "json" };
 import { registerBackup } from "./commands/backup";
+import { registerMigrate } from "./commands/migrate";
 import { registerConfig } from "./commands/config";
 import { registerApply } from "./commands/apply";
 import { registerExport } from "./commands/export";
@@ -56,6 +57,7 @@ export function buildProgram() {
   program.commandsGroup("Server:");
   registerServe(program);
   registerBackup(program);
+  registerMigrate(program);
   registerHealthcheck(program);
   registerConfig(program);
   registerUsers(program);

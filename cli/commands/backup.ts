@@ -1,5 +1,5 @@
 import type { Command } from "commander";
-import { createWriteStream, existsSync, renameSync, rmSync } from "node:fs";
+import { closeSync, createWriteStream, existsSync, openSync, readSync, renameSync, rmSync } from "node:fs";
 import { dirname, resolve } from "node:path";
 import { Writable } from "node:stream";
 import type { BackupInfo } from "../../src/domain/backups";
@@ -9,16 +9,15 @@ import { apiErrorToCli, CliError, EXIT, usageError } from "../errors";
 import { Output } from "../output";
 
 const domain = () => import("../../src/domain/backups");
-const dataDirOf = async (ctx: Context) => (await import("../../src/db/sqlite/backup")).dataDirOf(ctx.local!.deps.db);
-/** On PostgreSQL, backups are pg_dump's job: one line, exit 1 (the API answers the same with a 409). */
-const usePgDump = async () => new CliError((await domain()).USE_PG_DUMP, EXIT.error, "conflict");
 
 /** `hookrelay backup create|list|restore`: consistent copies of the database, made while the server runs. */
 export function registerBackup(program: Command) {
-  const backup = noun(program, "backup", "Back up the database while the server runs, list backups, restore one into a stopped data dir", [
+  const backup = noun(program, "backup", "Back up the database while the server runs, list backups, restore one into a stopped data dir or an empty PostgreSQL database", [
     "hookrelay backup create",
     "hookrelay backup create --data-dir /var/lib/hookrelay --out /mnt/usb/hookrelay.db",
+    "hookrelay backup create --portable --out ./hookrelay.hrbk",
     "hookrelay backup restore /var/lib/hookrelay/backups/hookrelay-2026-01-31T02-00-00-000Z.db --data-dir /var/lib/hookrelay",
+    "hookrelay backup restore ./hookrelay.hrbk --database-url postgres://hookrelay@db/hookrelay",
   ]);
 
   act(
@@ -26,8 +25,12 @@ export function registerBackup(program: Command) {
       "hookrelay backup create                       # on the server, into <data-dir>/backups",
       "hookrelay backup create --out ./hookrelay.db  # and download it here",
       "hookrelay backup create --data-dir ./data --out ./hookrelay.db --json",
-    ]).option("--out <file>", "write the backup to this file (remote mode: downloaded from the server's backups dir)"),
+      "hookrelay backup create --portable            # the archive either store restores (always, on PostgreSQL)",
+    ])
+      .option("--out <file>", "write the backup to this file (remote mode: downloaded from the server's backup dir)")
+      .option("--portable", "write the portable archive (.hrbk) instead of a copy of the SQLite file; on PostgreSQL it is the only form"),
     async (ctx, o) => {
+      const portable = o.portable === true;
       const out = o.out === undefined ? undefined : resolve(o.out);
       if (out && existsSync(out)) throw usageError(`--out: ${out} already exists; choose a new file name`);
       if (out && !existsSync(dirname(out))) throw usageError(`--out: directory ${dirname(out)} does not exist`);
@@ -35,15 +38,16 @@ export function registerBackup(program: Command) {
       let res = await ctx.run<{ backup: Omit<BackupInfo, "path"> & { path?: string } }>({
         method: "POST",
         path: "/backups",
+        query: portable ? { format: "portable" } : undefined,
         expect: "backup",
-        local: async (deps, scope) => (out ? (await domain()).createBackupFile(deps, out, scope) : (await domain()).createBackup(deps, "manual", scope)),
+        local: async (deps, scope) => (out ? (await domain()).createBackupFile(deps, out, scope, { portable }) : (await domain()).createBackup(deps, "manual", scope, { portable })),
       });
-      const dataDir = ctx.local ? await dataDirOf(ctx) : null;
+      const dataDir = ctx.local && ctx.local.databaseFile !== null ? ctx.local.dataDir : null;
       if (out && ctx.remote) res = { backup: { ...res.backup, path: await download(ctx, res.backup.name, out) } };
       ctx.out.result(res, {
         text: (r, c) =>
           r.backup.path === undefined
-            ? `${c.green("✓")} Backup ${c.cyan(r.backup.name)} made in the server's backups dir (${formatBytes(r.backup.size_bytes)})`
+            ? `${c.green("✓")} Backup ${c.cyan(r.backup.name)} made in the server's backup dir (${formatBytes(r.backup.size_bytes)})`
             : `${c.green("✓")} Backup written to ${c.cyan(r.backup.path)} (${formatBytes(r.backup.size_bytes)})`,
       });
       ctx.out.note((await domain()).secretKeyReminder(dataDir));
@@ -51,29 +55,33 @@ export function registerBackup(program: Command) {
   );
 
   act(
-    verb(backup, "list", "List the backups in <data-dir>/backups, newest first", ["hookrelay backup list", "hookrelay backup list --data-dir /var/lib/hookrelay --json"]),
+    verb(backup, "list", "List the backups in the backup dir (HOOKRELAY_BACKUP_DIR, by default <data-dir>/backups), newest first", ["hookrelay backup list", "hookrelay backup list --data-dir /var/lib/hookrelay --json"]),
     async (ctx) => {
-      if (ctx.local?.databaseFile === null) throw await usePgDump();
-      const res = await ctx.run({ method: "GET", path: "/backups", expect: "backups", local: async () => (await domain()).listBackups(await dataDirOf(ctx)) });
+      const res = await ctx.run({ method: "GET", path: "/backups", expect: "backups", local: async (deps) => (await domain()).listBackups((await domain()).requireBackupDir(deps)) });
       ctx.out.result(res, {
         list: "backups",
-        columns: ["name", "kind", { key: "size_bytes", header: "size", get: (r) => formatBytes(r.size_bytes as number) }, "created_at"],
+        columns: ["name", "kind", "format", { key: "size_bytes", header: "size", get: (r) => formatBytes(r.size_bytes as number) }, "created_at"],
         empty: "No backups yet: `hookrelay backup create`, or set HOOKRELAY_BACKUP_INTERVAL on the server.",
       });
     },
   );
 
-  verb(backup, "restore <file>", "Put a backup in place of a data dir's database (the server must be stopped; the replaced database is kept)", [
+  verb(backup, "restore <file>", "Put a backup in place of a data dir's database (the server must be stopped; the replaced database is kept), or load a portable one into an empty PostgreSQL database", [
     "hookrelay backup restore ./hookrelay.db --data-dir ./data --json",
     "systemctl stop hookrelay && sudo -u hookrelay hookrelay backup restore ./hookrelay.db --data-dir /var/lib/hookrelay && systemctl start hookrelay",
+    "hookrelay backup restore ./hookrelay.hrbk --database-url postgres://hookrelay@db/hookrelay",
   ]).action(async (file: string, _o: unknown, self: Command) => {
     const flags = globalFlags(self);
     const out = new Output(flags.json === true);
     if (flags.url !== undefined || flags.apiKey !== undefined || flags.profile !== undefined) {
-      throw usageError("restore works on a data dir on this machine, with its server stopped: pass --data-dir, not --url/--api-key/--profile");
+      throw usageError("restore works on a store reached from this machine, with its server stopped: pass --data-dir or --database-url, not --url/--api-key/--profile");
     }
-    if (flags.databaseUrl !== undefined || (flags.dataDir === undefined && process.env.HOOKRELAY_DATABASE_URL)) throw await usePgDump();
+    const databaseUrl = flags.databaseUrl ?? (flags.dataDir === undefined ? process.env.HOOKRELAY_DATABASE_URL || undefined : undefined);
     const dataDir = flags.dataDir ?? (process.env.HOOKRELAY_DATA_DIR || undefined);
+    if (isPortable(file)) return restorePortable(file, databaseUrl ?? dataDir, out);
+    if (databaseUrl !== undefined) {
+      throw new CliError("this backup is a copy of a SQLite file: restore it into a data dir (--data-dir), then move it with `hookrelay migrate --from <data-dir> --to <postgres-url>`", EXIT.error, "conflict");
+    }
     if (!dataDir) throw usageError("restore needs the data dir to restore into: pass --data-dir (or HOOKRELAY_DATA_DIR)");
     const { restoreBackup } = await domain();
     const { systemClock } = await import("../../src/core/clock");
@@ -101,6 +109,50 @@ export function registerBackup(program: Command) {
         (r.replaced_database_kept_as ? `\n  the database it replaced is kept as ${r.replaced_database_kept_as}` : "") +
         `\n  start the server with the secret key the backup was made with (the data dir's secret.key, or HOOKRELAY_SECRET_KEY)`,
     });
+  });
+}
+
+/** Whether the file starts as a gzip stream (a portable archive) rather than as a SQLite database. */
+function isPortable(file: string): boolean {
+  let fd: number;
+  try {
+    fd = openSync(resolve(file), "r");
+  } catch {
+    return false;
+  }
+  try {
+    const head = Buffer.alloc(2);
+    readSync(fd, head, 0, 2, 0);
+    return head[0] === 0x1f && head[1] === 0x8b;
+  } finally {
+    closeSync(fd);
+  }
+}
+
+/** A portable archive into a data dir (as a SQLite copy is restored) or an empty PostgreSQL database; progress on stderr. */
+async function restorePortable(file: string, target: string | undefined, out: Output) {
+  if (!target) throw usageError("restore needs where to restore into: pass --data-dir or --database-url (or HOOKRELAY_DATA_DIR / HOOKRELAY_DATABASE_URL)");
+  const { restorePortableBackup } = await import("../../src/domain/portableRestore");
+  const { parseStoreLocation } = await import("../../src/domain/storeLocation");
+  const { systemClock } = await import("../../src/core/clock");
+  const { AppError } = await import("../../src/contracts/errors");
+  const { holdDataDirs } = await import("../serveLocks");
+  const to = parseStoreLocation(target, "target");
+  const release = await holdDataDirs([to]);
+  let res;
+  try {
+    res = await restorePortableBackup(to, file, systemClock, (line) => out.note(line));
+  } catch (err) {
+    if (err instanceof AppError) throw apiErrorToCli(err.status, err.toBody());
+    throw err;
+  } finally {
+    release();
+  }
+  out.result(res, {
+    text: (r, c) =>
+      `${c.green("✓")} Restored ${c.cyan(r.restored_from)} (made by hookrelay ${r.hookrelay_version} on ${r.source} at ${r.created_at}) into ${r.target}: ${r.rows} rows, every table checked` +
+      (r.replaced_database_kept_as ? `\n  the database it replaced is kept as ${r.replaced_database_kept_as}` : "") +
+      `\n  start the server with the secret key the backup was made with (the data dir's secret.key, or HOOKRELAY_SECRET_KEY)`,
   });
 }
 

@@ -21,8 +21,8 @@ export interface OpenedDeps {
 export async function createDeps(config: Config, opts: { clock?: Clock; bus: Bus; baseUrl?: string }): Promise<OpenedDeps> {
   // Every node of one database must decrypt the same secrets: no key file per data dir.
   if (config.databaseUrl && !config.secretKey) throw new ConfigError("HOOKRELAY_SECRET_KEY is required with a database URL (every node must decrypt the same secrets)");
-  // Scheduled backups copy the SQLite file; PostgreSQL's are pg_dump's (docs/postgres.md).
-  if (config.databaseUrl && config.backupInterval !== undefined) throw new ConfigError("HOOKRELAY_BACKUP_INTERVAL backs up the SQLite file; with a database URL, back up PostgreSQL with pg_dump instead");
+  // Scheduled backups on PostgreSQL are portable archives written by the scheduler node: into a directory the operator names (docs/postgres.md).
+  if (config.databaseUrl && config.backupInterval !== undefined && !config.backupDir) throw new ConfigError("HOOKRELAY_BACKUP_INTERVAL with a database URL needs HOOKRELAY_BACKUP_DIR: the directory the scheduler node writes its portable backups into");
   const store = await openStore({ dataDir: config.dataDir, databaseUrl: config.databaseUrl, sync: config.sync });
   try {
     const deps: Deps = {

@@ -5,6 +5,7 @@ import type { Dialect } from "./dialect";
 import type { IngestSql, StoredEventsHook } from "./ingestBatch";
 import type { QueueStore } from "./queueStore";
 import type { RoutingSql } from "./routingSql";
+import type { PortableSnapshot } from "./portable/snapshot";
 
 /**
  * An open database of either dialect: what serve and the CLI's local mode
@@ -29,6 +30,8 @@ export interface Store extends DialectStatements {
   pg?: { client: SQL };
   /** Where the data lives, for logs and `config print` (no password). */
   location: string;
+  /** A read transaction over every table, for the portable archive and `migrate` (src/db/portable/). */
+  snapshot(): Promise<PortableSnapshot>;
   /** Ingest's group commit (src/db/ingestStore.ts). */
   ingest: IngestStore;
   /** Whether the database answers (readiness). */

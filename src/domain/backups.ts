@@ -1,8 +1,9 @@
 import { chmodSync, existsSync, mkdirSync, readdirSync, rmSync, statSync } from "node:fs";
 import { dirname, join, resolve } from "node:path";
 import { AppError, validation } from "../contracts/errors";
-import { checkDatabaseFile, copyDatabase, databaseFileOf, databaseInUse, dataDirOf, replaceDatabase } from "../db/sqlite/backup";
-import type { Db } from "../db/db";
+import { checkDatabaseFile, copyDatabase, databaseInUse, replaceDatabase } from "../db/sqlite/backup";
+import { ARCHIVE_EXTENSION, writeArchive } from "../db/portable/archive";
+import { readStore } from "../db/portable/reader";
 import { databasePath } from "../db/sqlite/open";
 import { binarySchemaVersion, compareSchema, databaseSchemaVersion, describeSchema } from "../db/sqlite/schemaVersion";
 import type { Clock } from "../core/clock";
@@ -12,15 +13,21 @@ import type { Deps, Scope } from "./deps";
 /**
  * Backups of the one database: made on a live server without stopping it
  * (by hand, or on a schedule in `serve`), listed, and restored into a data
- * dir no process holds. They live in `<data-dir>/backups`, named after the
- * moment they were taken; scheduled ones are marked so that keeping the
- * newest N never deletes a backup someone made by hand.
+ * dir no process holds, or an empty PostgreSQL database. They live in the
+ * backup dir (HOOKRELAY_BACKUP_DIR, by default `<data-dir>/backups` on
+ * SQLite), named after the moment they were taken; scheduled ones are
+ * marked so that keeping the newest N never deletes a backup someone made
+ * by hand. Two formats: a copy of the SQLite file (`.db`, `VACUUM INTO`,
+ * the fast default on SQLite), and the portable archive (`.hrbk`,
+ * src/db/portable/), which either store can make and load.
  */
 export type BackupKind = "manual" | "scheduled";
+export type BackupFormat = "sqlite" | "portable";
 
 export interface BackupInfo {
   name: string;
   kind: BackupKind;
+  format: BackupFormat;
   path: string;
   size_bytes: number;
   created_at: string;
@@ -33,36 +40,44 @@ export function backupView({ path: _path, ...rest }: BackupInfo): Omit<BackupInf
   return rest;
 }
 
-/** What `hookrelay backup` and the backup API answer on PostgreSQL: they copy the SQLite file, which is not there. */
-export const USE_PG_DUMP =
-  "backups of a PostgreSQL database are made with PostgreSQL's tools: pg_dump -Fc \"$HOOKRELAY_DATABASE_URL\" -f hookrelay.dump, restored with pg_restore (docs/postgres.md)";
-
-/** Backups here copy the database file: a store that is no file (PostgreSQL) answers a 409 that says to use pg_dump. */
-export function refuseOnPostgres({ store }: Pick<Deps, "store">) {
-  if (!store.sqlite) throw new AppError("conflict", USE_PG_DUMP);
-}
+/** What the backup API and `hookrelay backup` answer when there is no backup dir (a database URL without HOOKRELAY_BACKUP_DIR). */
+export const NO_BACKUP_DIR =
+  "no backup dir: with a database URL, set HOOKRELAY_BACKUP_DIR on the server (a directory it writes backups into), or make one with `hookrelay backup create --out FILE` in local mode (docs/postgres.md)";
 
 export function backupsDir(dataDir: string) {
   return join(dataDir, BACKUPS_DIR);
 }
 
-// hookrelay-[scheduled-]2026-01-31T23-59-59-123Z[-2].db
-const NAME = /^hookrelay-(scheduled-)?(\d{4}-\d{2}-\d{2})T(\d{2})-(\d{2})-(\d{2})-(\d{3})Z(?:-\d+)?\.db$/;
+/** The backup dir of this server: HOOKRELAY_BACKUP_DIR, else `<data-dir>/backups` where the store is a file; null when there is none. */
+export function backupDirOf(deps: Pick<Deps, "store" | "settings">): string | null {
+  if (deps.settings.backupDir) return resolve(deps.settings.backupDir);
+  return deps.store.sqlite ? backupsDir(dirname(deps.store.sqlite.path)) : null;
+}
+
+/** The backup dir, or a 409 that says how to have one. */
+export function requireBackupDir(deps: Pick<Deps, "store" | "settings">): string {
+  const dir = backupDirOf(deps);
+  if (dir === null) throw new AppError("conflict", NO_BACKUP_DIR);
+  return dir;
+}
+
+// hookrelay-[scheduled-]2026-01-31T23-59-59-123Z[-2].db (or .hrbk)
+const NAME = /^hookrelay-(scheduled-)?(\d{4}-\d{2}-\d{2})T(\d{2})-(\d{2})-(\d{2})-(\d{3})Z(?:-\d+)?\.(db|hrbk)$/;
 
 export function isBackupName(name: string) {
   return NAME.test(name);
 }
 
-function nameFor(kind: BackupKind, at: Date, n: number) {
+function nameFor(kind: BackupKind, format: BackupFormat, at: Date, n: number) {
   const stamp = at.toISOString().replace(/[:.]/g, "-");
-  return `hookrelay-${kind === "scheduled" ? "scheduled-" : ""}${stamp}${n > 1 ? `-${n}` : ""}.db`;
+  return `hookrelay-${kind === "scheduled" ? "scheduled-" : ""}${stamp}${n > 1 ? `-${n}` : ""}${format === "portable" ? ARCHIVE_EXTENSION : ".db"}`;
 }
 
 function describe(dir: string, name: string): BackupInfo | null {
   const m = NAME.exec(name);
   if (!m) return null;
   const path = join(dir, name);
-  return { name, kind: m[1] ? "scheduled" : "manual", path, size_bytes: statSync(path).size, created_at: `${m[2]}T${m[3]}:${m[4]}:${m[5]}.${m[6]}Z` };
+  return { name, kind: m[1] ? "scheduled" : "manual", format: m[7] === "hrbk" ? "portable" : "sqlite", path, size_bytes: statSync(path).size, created_at: `${m[2]}T${m[3]}:${m[4]}:${m[5]}.${m[6]}Z` };
 }
 
 /**
@@ -70,20 +85,51 @@ function describe(dir: string, name: string): BackupInfo | null {
  * database change that could share its transaction), in the caller's organization.
  */
 async function recordBackup(deps: Deps, scope: Scope | undefined, backup: BackupInfo) {
-  if (scope) await recordAudit(deps, scope, { action: "create", resourceType: "backup", resourceId: backup.name, after: { name: backup.name, kind: backup.kind, size_bytes: backup.size_bytes }, envId: null });
+  if (scope) await recordAudit(deps, scope, { action: "create", resourceType: "backup", resourceId: backup.name, after: { name: backup.name, kind: backup.kind, format: backup.format, size_bytes: backup.size_bytes }, envId: null });
 }
 
-/** A consistent copy of the live database in `<data-dir>/backups`, while ingest and deliveries go on; `scope`: who asked (none for the scheduled ones). */
-export async function createBackup(deps: Deps, kind: BackupKind = "manual", scope?: Scope): Promise<{ backup: BackupInfo }> {
-  refuseOnPostgres(deps);
-  const dir = backupsDir(dataDirOf(deps.db));
+/** The portable form where asked for, and always where the store is no file to copy; a copy of a file that is not there is refused. */
+function formatFor(deps: Pick<Deps, "store">, opts: BackupOptions): BackupFormat {
+  if (opts.format === "sqlite" && !deps.store.sqlite) throw new AppError("conflict", "this database is no SQLite file to copy: its backups are portable archives (format=portable)");
+  return opts.format === "portable" || opts.portable || !deps.store.sqlite ? "portable" : "sqlite";
+}
+
+export interface BackupOptions {
+  /** The portable archive even where the store is a SQLite file. */
+  portable?: boolean;
+  /** As the API's `?format=` names it; unset: the store's default. */
+  format?: BackupFormat;
+}
+
+/**
+ * Writes one backup to `path` while the server goes on: the SQLite file's
+ * `VACUUM INTO`, or every table read in one read transaction into a
+ * portable archive (src/db/portable/). Either appears only once complete.
+ */
+async function writeBackup(deps: Deps, format: BackupFormat, path: string): Promise<void> {
+  if (format === "sqlite") {
+    await copyDatabase(deps.store.sqlite!.path, path);
+    return;
+  }
+  const snapshot = await deps.store.snapshot();
+  try {
+    await writeArchive(readStore(snapshot, deps.clock.now()), path);
+  } finally {
+    await snapshot.close();
+  }
+}
+
+/** A consistent copy of the live database in the backup dir, while ingest and deliveries go on; `scope`: who asked (none for the scheduled ones). */
+export async function createBackup(deps: Deps, kind: BackupKind = "manual", scope?: Scope, opts: BackupOptions = {}): Promise<{ backup: BackupInfo }> {
+  const format = formatFor(deps, opts);
+  const dir = requireBackupDir(deps);
   // Backups hold every event and key hash: for the service's user only.
   mkdirSync(dir, { recursive: true, mode: 0o700 });
   const at = deps.clock.now();
   let n = 1;
-  while (existsSync(join(dir, nameFor(kind, at, n)))) n++;
-  const name = nameFor(kind, at, n);
-  await copyDatabase(databaseFileOf(deps.db), join(dir, name));
+  while (existsSync(join(dir, nameFor(kind, format, at, n)))) n++;
+  const name = nameFor(kind, format, at, n);
+  await writeBackup(deps, format, join(dir, name));
   chmodSync(join(dir, name), 0o600);
   const backup = describe(dir, name)!;
   await recordBackup(deps, scope, backup);
@@ -91,21 +137,20 @@ export async function createBackup(deps: Deps, kind: BackupKind = "manual", scop
 }
 
 /** A backup written to a file of the caller's choosing (local mode's `backup create --out FILE`). */
-export async function createBackupFile(deps: Deps, file: string, scope?: Scope): Promise<{ backup: BackupInfo }> {
-  refuseOnPostgres(deps);
+export async function createBackupFile(deps: Deps, file: string, scope?: Scope, opts: BackupOptions = {}): Promise<{ backup: BackupInfo }> {
+  const format = formatFor(deps, opts);
   const path = resolve(file);
   if (existsSync(path)) throw validation(`${path} already exists: choose a new file name`, [{ field: "out", message: "file exists" }]);
   if (!existsSync(dirname(path))) throw validation(`directory ${dirname(path)} does not exist`, [{ field: "out", message: "no such directory" }]);
-  await copyDatabase(databaseFileOf(deps.db), path);
+  await writeBackup(deps, format, path);
   chmodSync(path, 0o600);
-  const backup: BackupInfo = { name: path.slice(dirname(path).length + 1), kind: "manual", path, size_bytes: statSync(path).size, created_at: deps.clock.now().toISOString() };
+  const backup: BackupInfo = { name: path.slice(dirname(path).length + 1), kind: "manual", format, path, size_bytes: statSync(path).size, created_at: deps.clock.now().toISOString() };
   await recordBackup(deps, scope, backup);
   return { backup };
 }
 
-/** The backups in `<data-dir>/backups`, newest first. */
-export function listBackups(dataDir: string): { backups: BackupInfo[] } {
-  const dir = backupsDir(dataDir);
+/** The backups in a backup dir, newest first. */
+export function listBackups(dir: string): { backups: BackupInfo[] } {
   if (!existsSync(dir)) return { backups: [] };
   const backups = readdirSync(dir)
     .map((name) => describe(dir, name))
@@ -115,8 +160,8 @@ export function listBackups(dataDir: string): { backups: BackupInfo[] } {
 }
 
 /** One backup by name, for download; only names this module makes are answered (no paths). */
-export function findBackup(dataDir: string, name: string): BackupInfo {
-  const found = isBackupName(name) ? listBackups(dataDir).backups.find((b) => b.name === name) : undefined;
+export function findBackup(dir: string, name: string): BackupInfo {
+  const found = isBackupName(name) ? listBackups(dir).backups.find((b) => b.name === name) : undefined;
   if (!found) throw new AppError("not_found", "Backup not found");
   return found;
 }
@@ -128,29 +173,28 @@ export function findBackup(dataDir: string, name: string): BackupInfo {
  * behind the newest backup counts as due, so a wrong clock never stops them.
  */
 export async function runScheduledBackup(deps: Deps, opts: { intervalMs: number; keep: number }): Promise<BackupInfo | null> {
-  const dataDir = dataDirOf(deps.db);
-  const newest = listBackups(dataDir).backups.find((b) => b.kind === "scheduled");
+  const dir = requireBackupDir(deps);
+  const newest = listBackups(dir).backups.find((b) => b.kind === "scheduled");
   const now = deps.clock.now().getTime();
   if (newest) {
     const age = now - Date.parse(newest.created_at);
     if (age >= 0 && age < opts.intervalMs) return null;
   }
   const { backup } = await createBackup(deps, "scheduled");
-  pruneScheduledBackups(dataDir, opts.keep);
+  pruneScheduledBackups(dir, opts.keep);
   return backup;
 }
 
 /** Deletes scheduled backups beyond the newest `keep`, and copies a killed process left half-written. */
-export function pruneScheduledBackups(dataDir: string, keep: number): string[] {
-  const dir = backupsDir(dataDir);
-  const old = listBackups(dataDir)
+export function pruneScheduledBackups(dir: string, keep: number): string[] {
+  const old = listBackups(dir)
     .backups.filter((b) => b.kind === "scheduled")
     .slice(keep);
   for (const b of old) rmSync(b.path, { force: true });
   const dayAgo = Date.now() - 86_400_000;
   for (const name of existsSync(dir) ? readdirSync(dir) : []) {
     const path = join(dir, name);
-    if (name.includes(".db.partial-") && statSync(path).mtimeMs < dayAgo) rmSync(path, { force: true });
+    if ((name.includes(".db.partial-") || name.includes(`${ARCHIVE_EXTENSION}.partial-`)) && statSync(path).mtimeMs < dayAgo) rmSync(path, { force: true });
   }
   return old.map((b) => b.name);
 }

@@ -34,6 +34,8 @@ export interface DomainSettings {
   oidc?: OidcSettings;
   /** HOOKRELAY_PASSWORD_LOGIN: false refuses email and password sign-in; undefined: allowed. */
   passwordLogin?: boolean;
+  /** HOOKRELAY_BACKUP_DIR: where backups go; undefined: <data-dir>/backups on a store that is a file, none otherwise (src/domain/backups.ts). */
+  backupDir?: string;
 }
 
 /** Everything a use-case needs, passed explicitly. */
@@ -97,5 +99,6 @@ export function domainSettings(config: Config, baseUrl: string = config.baseUrl)
     rejectedStorePerMinute: config.rejectedStorePerMinute,
     oidc: oidcSettings(config),
     passwordLogin: config.passwordLogin,
+    backupDir: config.backupDir,
   };
 }

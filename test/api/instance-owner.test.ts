@@ -71,9 +71,10 @@ describe("backups are the instance owner's", () => {
     }
   });
 
-  it("the owner's key and session may (on PostgreSQL: the 409 that says to use pg_dump)", async () => {
+  it("the owner's key and session may (on PostgreSQL without HOOKRELAY_BACKUP_DIR: the 409 that says to set one)", async () => {
     const made = await call(server, "POST", "/v1/backups", { key: ownerKey });
     expect(made.status).toBe(onPostgres ? 409 : 201);
+    if (onPostgres) expect(made.body.error.message).toContain("HOOKRELAY_BACKUP_DIR");
     expect((await call(server, "GET", "/v1/backups", { headers: ownerSession })).status).toBe(onPostgres ? 409 : 200);
     if (onPostgres) return;
     const res = await server.request(`/v1/backups/${made.body.backup.name}`, { headers: { "x-api-key": ownerKey } });
@@ -88,7 +89,7 @@ describe("backups are the instance owner's", () => {
     const made = await call(server, "POST", "/v1/backups", { key: ownerKey });
     const list = await call(server, "GET", "/v1/backups", { key: ownerKey });
     for (const body of [made.body.backup, ...list.body.backups]) {
-      expect(Object.keys(body).sort()).toEqual(["created_at", "kind", "name", "size_bytes"]);
+      expect(Object.keys(body).sort()).toEqual(["created_at", "format", "kind", "name", "size_bytes"]);
     }
     for (const text of [JSON.stringify(made.body), JSON.stringify(list.body)]) {
       expect(text).not.toContain(server.dataDir);

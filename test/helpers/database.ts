@@ -103,7 +103,7 @@ export async function dropStore(dataDir: string): Promise<void> {
 
 /**
  * A describe block that only makes sense on one store. Its title says so and
- * why, e.g. "backups (SQLite only: PostgreSQL is backed up with pg_dump)";
+ * why, e.g. "backups (SQLite only: VACUUM INTO copies the SQLite file)";
  * on the other store every test in it is skipped (and its hooks do not run).
  */
 export function describeOnly(store: TestStore, title: string, why: string, fn: () => void) {

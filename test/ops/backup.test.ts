@@ -25,7 +25,7 @@ function openCopy(file: string) {
   return new Database(file, { readonly: true });
 }
 
-describeOnly("sqlite", "POST /v1/backups while ingest runs", "a PostgreSQL database is backed up with pg_dump, not VACUUM INTO a file", () => {
+describeOnly("sqlite", "POST /v1/backups while ingest runs", "these copy the SQLite file with VACUUM INTO; PostgreSQL's portable backups are test/ops/backup-portable.test.ts", () => {
   let server: TestServer;
   let key: string;
   useServer({}, (s) => ({ server, key } = s));
@@ -76,7 +76,7 @@ describeOnly("sqlite", "POST /v1/backups while ingest runs", "a PostgreSQL datab
   });
 });
 
-describeOnly("sqlite", "the backups API", "a PostgreSQL database is backed up with pg_dump, not VACUUM INTO a file", () => {
+describeOnly("sqlite", "the backups API", "these copy the SQLite file with VACUUM INTO; PostgreSQL's portable backups are test/ops/backup-portable.test.ts", () => {
   let server: TestServer;
   let key: string;
   useServer({}, (s) => ({ server, key } = s));
@@ -115,7 +115,7 @@ describeOnly("sqlite", "the backups API", "a PostgreSQL database is backed up wi
   });
 });
 
-describeOnly("sqlite", "hookrelay backup create", "a PostgreSQL database is backed up with pg_dump, not VACUUM INTO a file", () => {
+describeOnly("sqlite", "hookrelay backup create", "these copy the SQLite file with VACUUM INTO; PostgreSQL's portable backups are test/ops/backup-portable.test.ts", () => {
   let server: TestServer;
   let key: string;
   useServer({}, (s) => ({ server, key } = s));
@@ -144,7 +144,7 @@ describeOnly("sqlite", "hookrelay backup create", "a PostgreSQL database is back
   });
 });
 
-describeOnly("sqlite", "hookrelay backup restore", "a PostgreSQL database is backed up with pg_dump, not VACUUM INTO a file", () => {
+describeOnly("sqlite", "hookrelay backup restore", "these copy the SQLite file with VACUUM INTO; PostgreSQL's portable backups are test/ops/backup-portable.test.ts", () => {
   it("is refused while a server holds the data dir, and for a backup made by a newer schema", async () => {
     const server = await startTestServer({}, newDir());
     try {
@@ -248,7 +248,7 @@ describeOnly("sqlite", "hookrelay backup restore", "a PostgreSQL database is bac
   });
 });
 
-describeOnly("sqlite", "scheduled backups (HOOKRELAY_BACKUP_INTERVAL, HOOKRELAY_BACKUP_KEEP)", "a PostgreSQL database is backed up with pg_dump, not VACUUM INTO a file", () => {
+describeOnly("sqlite", "scheduled backups (HOOKRELAY_BACKUP_INTERVAL, HOOKRELAY_BACKUP_KEEP)", "these copy the SQLite file with VACUUM INTO; PostgreSQL's portable backups are test/ops/backup-portable.test.ts", () => {
   const clock = manualClock(new Date("2026-03-01T00:00:00.000Z"));
   let server: TestServer;
   let key: string;

@@ -1,3 +1,5 @@
+import { writeFileSync } from "node:fs";
+import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { createApp } from "../../src/api/app";
 import { loadConfig } from "../../src/config/config";
@@ -61,10 +63,12 @@ describe.skipIf(unavailable !== null)("hookrelay on PostgreSQL, for the operator
     expect(run.stderr).toMatch(/choose one mode/);
   });
 
-  it("backup restore says to use pg_dump, in one line, exit 1", async () => {
-    const run = await cli(["backup", "restore", "/tmp/hookrelay.db", "--database-url", cluster.url], { env: cliEnv({ HOOKRELAY_SECRET_KEY: SECRET_KEY }), binary: true });
+  it("backup restore of a SQLite copy into PostgreSQL says to restore it into a data dir and migrate, in one line, exit 1", async () => {
+    const copy = join(tempDir("hookrelay-pg-restore-"), "hookrelay.db");
+    writeFileSync(copy, "SQLite format 3\0");
+    const run = await cli(["backup", "restore", copy, "--database-url", cluster.url], { env: cliEnv({ HOOKRELAY_SECRET_KEY: SECRET_KEY }), binary: true });
     expect(run.code).toBe(1);
-    expect(run.stderr.trimEnd().split("\n")).toEqual([expect.stringMatching(/^error \(conflict\): backups of a PostgreSQL database are made with PostgreSQL's tools: pg_dump /)]);
+    expect(run.stderr.trimEnd().split("\n")).toEqual([expect.stringMatching(/^error \(conflict\): this backup is a copy of a SQLite file: restore it into a data dir \(--data-dir\), then move it with `hookrelay migrate/)]);
   });
 
   it("config print shows the database URL without its password", async () => {

@@ -1,8 +1,7 @@
 import type { MiddlewareHandler } from "hono";
-import { backupBody, backupListBody, backupNameParam } from "../../contracts/backups";
+import { backupBody, backupListBody, backupNameParam, createBackupQuery } from "../../contracts/backups";
 import { AppError } from "../../contracts/errors";
-import { backupView, createBackup, findBackup, listBackups, refuseOnPostgres } from "../../domain/backups";
-import { dataDirOf } from "../../db/sqlite/backup";
+import { backupView, createBackup, findBackup, listBackups, requireBackupDir } from "../../domain/backups";
 import { instanceOwnerOnly } from "../middleware/auth";
 import { operation, responses, type Api, type ApiEnv } from "../openapi";
 
@@ -23,10 +22,11 @@ export function registerBackupRoutes(api: Api) {
       method: "post",
       path: "/backups",
       middleware: ownerWithFullScope,
-      summary: "Back up the database now (VACUUM INTO a consistent snapshot) into <data-dir>/backups; ingest and deliveries go on meanwhile",
-      responses: responses({ status: 201, schema: backupBody }, [401, 403, 409]),
+      summary: "Back up the database now into the backup dir (a consistent snapshot: SQLite's VACUUM INTO, or a portable archive); ingest and deliveries go on meanwhile",
+      request: { query: createBackupQuery },
+      responses: responses({ status: 201, schema: backupBody }, [400, 401, 403, 409]),
     },
-    async (c) => c.json({ backup: backupView((await createBackup(c.get("deps"), "manual", c.get("scope"))).backup) }, 201),
+    async (c, { query }) => c.json({ backup: backupView((await createBackup(c.get("deps"), "manual", c.get("scope"), { format: query.format })).backup) }, 201),
   );
 
   operation(
@@ -36,12 +36,11 @@ export function registerBackupRoutes(api: Api) {
       method: "get",
       path: "/backups",
       middleware: ownerWithFullScope,
-      summary: "Backups in <data-dir>/backups, newest first",
+      summary: "Backups in the backup dir, newest first (both formats)",
       responses: responses({ status: 200, schema: backupListBody }, [401, 403, 409]),
     },
     async (c) => {
-      refuseOnPostgres(c.get("deps"));
-      return c.json({ backups: listBackups(dataDirOf(c.get("deps").db)).backups.map(backupView) }, 200);
+      return c.json({ backups: listBackups(requireBackupDir(c.get("deps"))).backups.map(backupView) }, 200);
     },
   );
 
@@ -49,16 +48,15 @@ export function registerBackupRoutes(api: Api) {
     tags: ["backups"],
     method: "get",
     path: "/backups/{name}",
-    summary: "Download a backup (the SQLite file; the instance's owner only)",
+    summary: "Download a backup (the SQLite file or the portable archive; the instance's owner only)",
     request: { params: backupNameParam },
     // The error statuses as every operation documents them; the success is the file, not JSON.
-    responses: { ...responses({ status: 200, schema: backupBody }, [401, 403, 404, 409]), 200: { description: "The backup file", content: { "application/vnd.sqlite3": { schema: { type: "string", format: "binary" } } } } },
+    responses: { ...responses({ status: 200, schema: backupBody }, [401, 403, 404, 409]), 200: { description: "The backup file", content: { "application/vnd.sqlite3": { schema: { type: "string", format: "binary" } }, "application/gzip": { schema: { type: "string", format: "binary" } } } } },
   });
   api.get("/backups/:name", instanceOwnerOnly, fullScopeOnly, (c) => {
-    refuseOnPostgres(c.get("deps"));
-    const backup = findBackup(dataDirOf(c.get("deps").db), c.req.param("name"));
+    const backup = findBackup(requireBackupDir(c.get("deps")), c.req.param("name"));
     return c.body(Bun.file(backup.path).stream(), 200, {
-      "content-type": "application/vnd.sqlite3",
+      "content-type": backup.format === "portable" ? "application/gzip" : "application/vnd.sqlite3",
       "content-length": String(backup.size_bytes),
       "content-disposition": `attachment; filename="${backup.name}"`,
     });

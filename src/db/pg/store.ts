@@ -3,6 +3,7 @@ import { stopCounters } from "./counters";
 import { pgIngestSql } from "./ingestSql";
 import { pgQueue } from "./queue";
 import { pgRoutingSql } from "./routingSql";
+import { openPgSnapshot } from "./snapshot";
 
 export const pgStatements: DialectStatements = {
   queue: pgQueue,
@@ -27,6 +28,7 @@ export async function openPgStore(url: string): Promise<DialectStore> {
     shared: true,
     pg: { client: pg.client },
     location: redactedUrl(url),
+    snapshot: () => openPgSnapshot(pg.client),
     async ping() {
       let timer: ReturnType<typeof setTimeout> | undefined;
       const late = new Promise<never>((_, reject) => {

@@ -5,6 +5,7 @@ import { openDatabase } from "./open";
 import { sqliteQueue } from "./queue";
 import { sqliteRoutingSql } from "./routingSql";
 import { reclaimFreePages } from "./space";
+import { openSqliteSnapshot } from "./snapshot";
 
 export const sqliteStatements: DialectStatements = {
   queue: sqliteQueue,
@@ -23,6 +24,9 @@ export function openSqliteStore(opts: StoreOptions): DialectStore {
     shared: false,
     sqlite: { handle: file.sqlite, path: file.path },
     location: file.path,
+    async snapshot() {
+      return openSqliteSnapshot(file.path);
+    },
     async ping() {
       file.db.run(sql`select 1`);
     },
