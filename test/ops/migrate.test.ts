@@ -60,6 +60,15 @@ async function listings(server: ServeProcess) {
   };
 }
 
+/** The environment as `hookrelay export` writes it (docs/config-as-code.md), with its secrets: the same bytes on every store the data moved to. */
+async function exported(server: ServeProcess): Promise<string> {
+  const res = await fetch(server.url + "/v1/config/export?include_secrets=true", { headers: { "x-api-key": fixture.api_key } });
+  const text = await res.text();
+  expect(res.status, text).toBe(200);
+  expect(text).toContain("version: 1");
+  return text;
+}
+
 /** Each request the sink got, by event id: a redelivery would count twice. */
 const deliveriesById = (sink: Sink) => {
   const counts: Record<string, number> = {};
@@ -76,6 +85,7 @@ describeOnly("postgres", "hookrelay migrate between a SQLite data dir and Postgr
   let destinationId: string;
   const queued: string[] = [];
   let onPg: Awaited<ReturnType<typeof listings>>;
+  let exportOnPg: string;
 
   beforeAll(async () => {
     await ensureBinary();
@@ -145,16 +155,17 @@ describeOnly("postgres", "hookrelay migrate between a SQLite data dir and Postgr
   }, 60_000);
 
   it("serves on PostgreSQL: the same listings, the old ingest URL ingests, and the queued deliveries go out once the destination is resumed", async () => {
-    const before = await (async () => {
+    const [before, exportBefore] = await (async () => {
       const s = await spawnServe(dirA, { binary: true, env: sqliteEnv });
       try {
-        return await listings(s);
+        return [await listings(s), await exported(s)] as const;
       } finally {
         await s.stop();
       }
     })();
     server = await spawnServe(tempDir("hookrelay-migrate-pg-"), { binary: true, env: pgEnv(pgUrl) });
     expect(await listings(server)).toEqual(before);
+    expect(await exported(server)).toBe(exportBefore);
     expect((await api(server, "PATCH", `/destinations/${destinationId}`, { status: "active" })).status).toBe(200);
     await sink.waitFor(3);
     const fresh = await ingest(server);
@@ -162,6 +173,7 @@ describeOnly("postgres", "hookrelay migrate between a SQLite data dir and Postgr
     expect(deliveriesById(sink)).toEqual(Object.fromEntries([...queued, fresh].map((id) => [id, 1])));
     queued.push(fresh);
     onPg = await listings(server);
+    exportOnPg = await exported(server);
     expect(await server.stop()).toBe(0);
     server = undefined;
   }, 90_000);
@@ -171,6 +183,7 @@ describeOnly("postgres", "hookrelay migrate between a SQLite data dir and Postgr
     expect(run.code, run.stderr).toBe(0);
     server = await spawnServe(dirB, { binary: true, env: sqliteEnv });
     expect(await listings(server)).toEqual(onPg);
+    expect(await exported(server)).toBe(exportOnPg);
     const fresh = await ingest(server);
     await sink.waitFor(5);
     // The new event's delivery went out after the worker had the whole queue before it: nothing older was sent again.
