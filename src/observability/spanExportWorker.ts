@@ -11,8 +11,8 @@ declare const self: Worker;
 
 let exporter: OTLPTraceExporter | null = null;
 
-self.onmessage = (event: MessageEvent<ExportBatch>) => {
-  const batch = event.data;
+self.onmessage = (event: MessageEvent<string>) => {
+  const batch = JSON.parse(event.data) as ExportBatch;
   // Past the processor's one batch at a time, forceFlush may hand over several at once.
   exporter ??= new OTLPTraceExporter({ url: batch.url, headers: batch.headers, concurrencyLimit: 1000 });
   const resource = resourceFromAttributes(batch.resource);

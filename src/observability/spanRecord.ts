@@ -3,7 +3,7 @@ import type { ReadableSpan, TimedEvent } from "@opentelemetry/sdk-trace-base";
 
 /**
  * A finished span as plain data, to cross to the export worker
- * (./spanExportWorker.ts) by structured clone, and the span the official
+ * (./spanExportWorker.ts) as JSON text, and the span the official
  * exporter reads, rebuilt from it there. Only what the OTLP encoding reads.
  */
 export interface SpanRecord {

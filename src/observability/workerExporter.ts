@@ -34,7 +34,8 @@ export class WorkerSpanExporter implements SpanExporter {
     this.pending.set(id, done);
     try {
       const batch: ExportBatch = { id, url: this.url, headers: this.headers, resource: { ...spans[0]!.resource.attributes }, spans: spans.map(recordOf) };
-      this.started().postMessage(batch);
+      // As JSON text: measured, Bun's structured clone of the records cost the main thread several times what writing them as JSON does.
+      this.started().postMessage(JSON.stringify(batch));
     } catch (error) {
       this.settle(id, { code: ExportResultCode.FAILED, error: error instanceof Error ? error : new Error(String(error)) });
     }
