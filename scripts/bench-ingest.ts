@@ -11,7 +11,7 @@
  */
 import { createHmac } from "node:crypto";
 import { benchIngestTracing, printTracingRuns } from "./bench/tracing";
-import { adminKey, api, ensureBinary, load, machine, numberArg, peakRssMiB, startBareServer, startHookrelay, type LoadResult } from "./bench/lib";
+import { adminKey, api, cpuSeconds, ensureBinary, load, machine, numberArg, peakRssMiB, startBareServer, startHookrelay, type LoadResult } from "./bench/lib";
 
 const seconds = numberArg("seconds", 10);
 const connections = numberArg("connections", 64);
@@ -34,14 +34,23 @@ if (process.argv.includes("--collection")) {
   process.exit(0);
 }
 
+/** The server's CPU per acknowledged request during one load, µs: all threads and the main thread (steadier than req/s on a shared machine). */
+function measured(pid: number, run: () => LoadResult): LoadResult & { cpu: number; main: number } {
+  const before = cpuSeconds(pid);
+  const result = run();
+  const after = cpuSeconds(pid);
+  const micros = (s: number) => Math.round((s / Math.max(1, result.ok2xx)) * 1e6);
+  return { ...result, cpu: micros(after.process - before.process), main: micros(after.main - before.main) };
+}
+
 const bare = await startBareServer();
-const bareResult = load({ url: `${bare.url}/`, connections, seconds, body, headers });
+const bareResult = measured(bare.pid, () => load({ url: `${bare.url}/`, connections, seconds, body, headers }));
 const bareHalf = load({ url: `${bare.url}/`, connections, seconds, body, headers, rate: Math.round(bareResult.requestsPerSec / 2) });
 const bareRss = peakRssMiB(bare.pid);
 await bare.stop();
 
-const rows: string[][] = [["server", "req/s", "p50 ms", "p99 ms", "p99 at ½ peak", "peak RSS MiB", "ratio", "200s", "stored"]];
-rows.push(["bare Bun.serve", String(bareResult.requestsPerSec), String(bareResult.p50), String(bareResult.p99), String(bareHalf.p99), String(bareRss), "100%", String(bareResult.ok2xx), "-"]);
+const rows: string[][] = [["server", "req/s", "p50 ms", "p99 ms", "p99 at ½ peak", "peak RSS MiB", "ratio", "CPU µs/req (main)", "CPU ratio", "200s", "stored"]];
+rows.push(["bare Bun.serve", String(bareResult.requestsPerSec), String(bareResult.p50), String(bareResult.p99), String(bareHalf.p99), String(bareRss), "100%", `${bareResult.cpu} (${bareResult.main})`, "100%", String(bareResult.ok2xx), "-"]);
 
 for (const sync of ["normal", "full"] as const) {
   const hr = await startHookrelay({ HOOKRELAY_SYNC: sync });
@@ -58,12 +67,12 @@ for (const sync of ["normal", "full"] as const) {
   // Warm up so the first seconds of the measured run are not start-up.
   load({ url, connections: 8, seconds: 1, body, headers });
   const before = await storedCount(hr.url, key, source.id);
-  const full: LoadResult = load({ url, connections, seconds, body, headers });
+  const full = measured(hr.pid, () => load({ url, connections, seconds, body, headers }));
   const half = load({ url, connections, seconds, body, headers, rate: Math.round(full.requestsPerSec / 2) });
   const stored = (await storedCount(hr.url, key, source.id)) - before;
   const acknowledged = full.ok2xx + half.ok2xx;
   const rss = peakRssMiB(hr.pid);
-  rows.push([`hookrelay (${sync.toUpperCase()})`, String(full.requestsPerSec), String(full.p50), String(full.p99), String(half.p99), String(rss), `${Math.round((full.requestsPerSec / bareResult.requestsPerSec) * 100)}%`, String(acknowledged), String(stored)]);
+  rows.push([`hookrelay (${sync.toUpperCase()})`, String(full.requestsPerSec), String(full.p50), String(full.p99), String(half.p99), String(rss), `${Math.round((full.requestsPerSec / bareResult.requestsPerSec) * 100)}%`, `${full.cpu} (${full.main})`, `${Math.round((bareResult.cpu / full.cpu) * 100)}%`, String(acknowledged), String(stored)]);
   if (stored < acknowledged) console.error(`LOST EVENTS with sync=${sync}: ${acknowledged} acknowledged, ${stored} stored`);
   if (full.non2xx + half.non2xx + full.errors + half.errors > 0) console.error(`sync=${sync}: ${full.non2xx + half.non2xx} non-2xx, ${full.errors + half.errors} errors`);
   await hr.stop();

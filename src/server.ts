@@ -1,4 +1,5 @@
 import { createApp } from "./api/app";
+import { createIngestFastPath } from "./api/ingestFastPath";
 import { nodeAddress } from "./cluster/identity";
 import { heartbeat, markStopped, registerNode } from "./cluster/nodes";
 import { startSchedulerLease, type SchedulerLease } from "./cluster/schedulerLease";
@@ -117,9 +118,13 @@ async function startLocked(config: Config, lock: ServerLock, logger: Logger, clo
   const stopDriverLines = store.pg ? routeDriverLines(logger, databaseHealth) : () => {};
   const app = createApp({ deps, logger, metrics, workersRunning: () => !stopping && tasks.every((t) => t.running()), pingDatabase: () => store.ping(), requestBodyTimeoutMs: config.requestBodyTimeout, databaseHealth, metricsToken: config.metricsToken, streamsPerCredential: config.streamsPerCredential, tracer: tracing.tracer });
 
+  // The ingest hot path ahead of the app's middleware chain; what it does not take goes to the app (src/api/ingestFastPath.ts).
+  const ingest = createIngestFastPath({ deps, logger, metrics, requestBodyTimeoutMs: config.requestBodyTimeout, databaseHealth, tracer: tracing.tracer }, app.fetch);
+
   const server = Bun.serve({
     port: config.port,
     hostname: config.host,
+    routes: { "/v1/ingest/*": ingest },
     fetch: app.fetch,
     // The app answers an oversize body with the contract's 413; this only caps what Bun buffers.
     maxRequestBodySize: config.maxBodyBytes * 2 + 1024 * 1024,

@@ -8,6 +8,14 @@ import { randomUUIDv7 } from "bun";
  */
 export interface IngestSql {
   findSource(id: string): Promise<IngestSourceRow | null>;
+  /**
+   * A number that changes whenever another connection committed to the
+   * database (SQLite: `PRAGMA data_version`, which moves on a commit by a
+   * CLI in local mode, never on this connection's own), or null when the
+   * dialect cannot tell (PostgreSQL: the other writers are nodes, whose
+   * changes reach this one on the bus).
+   */
+  changeMark(): number | null;
   /** Counts a request that stores no event (a handshake); false once request_limit is reached. */
   countRequest(sourceId: string): Promise<boolean>;
   /**

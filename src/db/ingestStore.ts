@@ -64,6 +64,11 @@ export function findIngestSource(db: Db, id: string): Promise<IngestSourceRow | 
   return storeFor(db).sql.findSource(id);
 }
 
+/** Changes when another connection (a CLI in local mode) committed; null when the dialect cannot tell (see IngestSql). */
+export function ingestChangeMark(db: Db): number | null {
+  return storeFor(db).sql.changeMark();
+}
+
 /** Counts a request that stores no event (a handshake); false once request_limit is reached. */
 export function countIngestRequest(db: Db, sourceId: string): Promise<boolean> {
   return storeFor(db).sql.countRequest(sourceId);

@@ -12,7 +12,8 @@ import { schemaErrors, type SchemaError } from "../rules/schemaCheck";
 import { takeRejectedSlot } from "./rejectedBudget";
 import { sourceRuntime } from "./sourceRuntime";
 import type { SourceTemplate } from "../rules/templates";
-import { activeSpan, STORED_TRACE_HEADER, traceparentToStore } from "../observability/traceContext";
+import type { Span } from "@opentelemetry/api";
+import { activeSpan, STORED_TRACE_HEADER, traceparentOfSpan } from "../observability/traceContext";
 
 /** One received request, as the HTTP layer hands it over. */
 export interface IngestRequest {
@@ -27,6 +28,12 @@ export interface IngestRequest {
   peerIp: string | null;
   /** Reads the raw body once; throws AppError payload_too_large beyond the limit. */
   readBody(): Promise<Uint8Array>;
+  /**
+   * The request's SERVER span when tracing is on, handed over by the HTTP
+   * layer (src/api/ingestFastPath.ts) rather than found through the context
+   * manager; when absent, the span active here, if any.
+   */
+  span?: Span;
 }
 
 /** Metric label of how a request ended (never a source id: unbounded). */
@@ -55,6 +62,15 @@ export interface IngestResponse {
 const reply = (outcome: IngestOutcome, error: AppError): IngestResponse => ({ status: error.status as IngestResponse["status"], body: error.toBody(), outcome });
 const notStoredReply = (outcome: IngestOutcome, error: AppError): IngestResponse => ({ ...reply(outcome, error), notStored: true });
 
+// The replies that say nothing of the request, made once: the HTTP layer writes each one's JSON once too (src/api/ingestFastPath.ts).
+const NOT_FOUND = reply("not_found", new AppError("not_found", "Source not found"));
+const DISABLED = reply("disabled", new AppError("source_disabled", "Source is disabled"));
+const TOPIC_SOURCE = reply("disabled", new AppError("forbidden", "This is a topic's source: publish with POST /v1/topics/{id}/publish"));
+const OUTBOUND_SOURCE = reply("disabled", new AppError("forbidden", "This source holds outbound messages: send with POST /v1/applications/{appId}/messages"));
+const EXPIRED = reply("expired", new AppError("source_expired", "Source has expired"));
+const LIMIT_REACHED = reply("expired", new AppError("source_expired", "Source has reached its request limit"));
+const IP_DENIED = reply("ip_denied", new AppError("ip_denied", "Source IP address not allowed"));
+
 /**
  * The receive pipeline, in the order of docs/decisions.md D4: source exists (404) →
  * disabled (403) → expired / request_limit (410) → IP filter (403, nothing
@@ -67,13 +83,13 @@ export async function receive(deps: Deps, req: IngestRequest): Promise<IngestRes
   const found = await openSource(deps, req.sourceId, now);
   if ("status" in found) return found;
   const { source } = found;
-  // Tracing on: the request's SERVER span (src/api/middleware/tracing.ts) is active here; off: none is.
-  const span = activeSpan();
+  // Tracing on: the request's SERVER span, handed over or active here; off: none.
+  const span = req.span ?? activeSpan();
   span?.setAttribute("hookrelay.source.id", source.id);
 
   const runtime = sourceRuntime(source, deps.secrets);
   const ip = clientIp(req.peerIp, req.headers.get("x-forwarded-for") ?? undefined, deps.settings.trustProxy);
-  if (!runtime.admits(ip)) return reply("ip_denied", new AppError("ip_denied", "Source IP address not allowed"));
+  if (!runtime.admits(ip)) return IP_DENIED;
 
   let body: Uint8Array;
   try {
@@ -98,7 +114,7 @@ export async function receive(deps: Deps, req: IngestRequest): Promise<IngestRes
     query: req.query,
     contentType,
     sourceIp: ip,
-    headers: JSON.stringify(withStoredTrace(runtime.redactedHeaders.length ? redacted(headers, runtime.redactedHeaders) : headers, span !== undefined)),
+    headers: JSON.stringify(withStoredTrace(runtime.redactedHeaders.length ? redacted(headers, runtime.redactedHeaders) : headers, span)),
     body,
     dedupWindowSeconds: source.dedup_window_seconds,
     eventType: null,
@@ -112,7 +128,7 @@ export async function receive(deps: Deps, req: IngestRequest): Promise<IngestRes
       if (!takeRejectedSlot(deps, source.id, now.getTime())) {
         return notStoredReply("signature_invalid", new AppError("signature_invalid", "Signature verification failed", { reason: result.error, stored: false }));
       }
-      const stored = await store(deps, { ...base, verificationStatus: "failed", verificationError: result.error, dedupStatus: "skipped", dedupKey: null, status: "rejected", schemaErrors: null });
+      const stored = await store(deps, span, { ...base, verificationStatus: "failed", verificationError: result.error, dedupStatus: "skipped", dedupKey: null, status: "rejected", schemaErrors: null });
       if (stored.kind !== "stored") return notStored(stored);
       return reply("signature_invalid", new AppError("signature_invalid", "Signature verification failed", { event_id: stored.id, reason: result.error }));
     }
@@ -121,7 +137,7 @@ export async function receive(deps: Deps, req: IngestRequest): Promise<IngestRes
 
   const handshake = handshakeReply(runtime.template?.handshake, json);
   if (handshake) {
-    if (!(await countIngestRequest(deps.db, source.id))) return reply("expired", new AppError("source_expired", "Source has reached its request limit"));
+    if (!(await countIngestRequest(deps.db, source.id))) return LIMIT_REACHED;
     return { status: 200, body: handshake, outcome: "handshake" };
   }
 
@@ -133,7 +149,7 @@ export async function receive(deps: Deps, req: IngestRequest): Promise<IngestRes
       if (!takeRejectedSlot(deps, source.id, now.getTime())) {
         return notStoredReply("schema_violation", new AppError("schema_violation", "Payload does not match the source's JSON Schema", { errors, stored: false }));
       }
-      const stored = await store(deps, { ...base, eventType, verificationStatus, verificationError: null, dedupStatus: "skipped", dedupKey: null, status: "rejected", schemaErrors: JSON.stringify(errors) });
+      const stored = await store(deps, span, { ...base, eventType, verificationStatus, verificationError: null, dedupStatus: "skipped", dedupKey: null, status: "rejected", schemaErrors: JSON.stringify(errors) });
       if (stored.kind !== "stored") return notStored(stored);
       return reply("schema_violation", new AppError("schema_violation", "Payload does not match the source's JSON Schema", { event_id: stored.id, errors }));
     }
@@ -141,7 +157,7 @@ export async function receive(deps: Deps, req: IngestRequest): Promise<IngestRes
   }
 
   const key = runtime.dedup ? dedupKey(runtime.dedup.strategy, runtime.dedup.field, headers, body, json) : null;
-  const stored = await store(deps, {
+  const stored = await store(deps, span, {
     ...base,
     eventType,
     dedupWindowSeconds: runtime.dedup?.windowSeconds ?? base.dedupWindowSeconds,
@@ -163,18 +179,14 @@ export async function receive(deps: Deps, req: IngestRequest): Promise<IngestRes
 async function openSource(deps: Deps, rawId: string, now: Date): Promise<{ source: IngestSourceRow } | IngestResponse> {
   const id = normalizeIdOrNull(rawId, "source");
   const source = id ? await ingestSource(deps, id) : null;
-  if (!source) return reply("not_found", new AppError("not_found", "Source not found"));
-  if (source.status === "disabled") return reply("disabled", new AppError("source_disabled", "Source is disabled"));
+  if (!source) return NOT_FOUND;
+  if (source.status === "disabled") return DISABLED;
   // Publishing needs an API key and checks the topic's schema; the open ingest URL would bypass both.
-  if (source.type === "topic") return reply("disabled", new AppError("forbidden", "This is a topic's source: publish with POST /v1/topics/{id}/publish"));
+  if (source.type === "topic") return TOPIC_SOURCE;
   // Messages are created through the API, which checks the event type's schema and fans out to endpoints.
-  if (source.type === "outbound") return reply("disabled", new AppError("forbidden", "This source holds outbound messages: send with POST /v1/applications/{appId}/messages"));
-  if (source.expires_at && now.getTime() >= Date.parse(source.expires_at)) {
-    return reply("expired", new AppError("source_expired", "Source has expired"));
-  }
-  if (source.request_limit !== null && source.request_count >= source.request_limit) {
-    return reply("expired", new AppError("source_expired", "Source has reached its request limit"));
-  }
+  if (source.type === "outbound") return OUTBOUND_SOURCE;
+  if (source.expires_at && now.getTime() >= Date.parse(source.expires_at)) return EXPIRED;
+  if (source.request_limit !== null && source.request_count >= source.request_limit) return LIMIT_REACHED;
   return { source };
 }
 
@@ -187,16 +199,16 @@ export async function probe(deps: Deps, rawId: string, peerIp: string | null, he
   const found = await openSource(deps, rawId, deps.clock.now());
   if ("status" in found) return found;
   const ip = clientIp(peerIp, headers.get("x-forwarded-for") ?? undefined, deps.settings.trustProxy);
-  if (!sourceRuntime(found.source, deps.secrets).admits(ip)) return reply("ip_denied", new AppError("ip_denied", "Source IP address not allowed"));
+  if (!sourceRuntime(found.source, deps.secrets).admits(ip)) return IP_DENIED;
   return { status: 200, body: null, outcome: "probe" };
 }
 
 /** Writes the event (group commit) and tells live listeners once it is committed. */
-async function store(deps: Deps, write: EventWrite): Promise<WriteResult> {
+async function store(deps: Deps, span: Span | undefined, write: EventWrite): Promise<WriteResult> {
   const result = await writeEvent(deps.db, () => deps.clock.now(), write);
   if (result.kind === "stored") {
     // Routing ran inside this commit (src/delivery/router.ts, ingestRouting): the status it left is the routing step's outcome.
-    activeSpan()?.setAttributes({
+    span?.setAttributes({
       "hookrelay.event.id": result.id,
       "hookrelay.event.status": result.status,
       "hookrelay.verification_status": write.verificationStatus,
@@ -209,9 +221,7 @@ async function store(deps: Deps, write: EventWrite): Promise<WriteResult> {
 
 /** The source changed between lookup and commit: deleted (404) or its request_limit was reached meanwhile (410). */
 function notStored(result: Exclude<WriteResult, { kind: "stored" }>): IngestResponse {
-  return result.kind === "source_gone"
-    ? reply("not_found", new AppError("not_found", "Source not found"))
-    : reply("expired", new AppError("source_expired", "Source has reached its request limit"));
+  return result.kind === "source_gone" ? NOT_FOUND : LIMIT_REACHED;
 }
 
 /**
@@ -219,9 +229,9 @@ function notStored(result: Exclude<WriteResult, { kind: "stored" }>): IngestResp
  * its attempts continue the trace from it, on any node and however late. A
  * received header of that name is never trusted to say it.
  */
-function withStoredTrace(headers: Record<string, string>, traced: boolean): Record<string, string> {
-  if (!traced) return headers;
-  const parent = traceparentToStore();
+function withStoredTrace(headers: Record<string, string>, span: Span | undefined): Record<string, string> {
+  if (!span) return headers;
+  const parent = traceparentOfSpan(span);
   const out = { ...headers };
   delete out[STORED_TRACE_HEADER];
   if (parent) out[STORED_TRACE_HEADER] = parent;

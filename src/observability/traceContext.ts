@@ -63,6 +63,17 @@ export function traceparentToStore(): string | undefined {
   return traceparentOf(span);
 }
 
+/**
+ * The `traceparent` of this span if its context is valid, written as the W3C
+ * propagator writes it, without building a context for it (ingest asks once
+ * per request).
+ */
+export function traceparentOfSpan(span: Span): string | undefined {
+  const sc = span.spanContext();
+  if (!isSpanContextValid(sc)) return undefined;
+  return `00-${sc.traceId}-${sc.spanId}-0${Number(sc.traceFlags || 0).toString(16)}`;
+}
+
 /** W3C `traceparent` naming this span (what a destination receives for its attempt). */
 export function traceparentOf(span: Span): string {
   const carrier: Record<string, string> = {};

@@ -1,7 +1,6 @@
 import { context, propagation, type Context, type Span, type Tracer } from "@opentelemetry/api";
 import { AsyncLocalStorageContextManager } from "@opentelemetry/context-async-hooks";
 import { ExportResultCode, type ExportResult } from "@opentelemetry/core";
-import { OTLPTraceExporter } from "@opentelemetry/exporter-trace-otlp-http";
 import { resourceFromAttributes } from "@opentelemetry/resources";
 import {
   AlwaysOffSampler,
@@ -18,6 +17,7 @@ import {
 import { ATTR_SERVICE_NAME, ATTR_SERVICE_VERSION } from "@opentelemetry/semantic-conventions";
 import type { SamplerName } from "../config/options";
 import { w3c } from "./traceContext";
+import { WorkerSpanExporter } from "./workerExporter";
 
 /** Where export warnings go (the server's logger). */
 type Warner = { warn(msg: string, fields?: Record<string, unknown>): void };
@@ -74,7 +74,7 @@ export function startTracing(settings: TracingSettings, hooks: { logger: Warner;
   if (!url) return tracingOff;
   installContext();
   const queue = { spans: 0 };
-  const exporter = new CountingExporter(new OTLPTraceExporter({ url, headers: parseHeaders(settings.headers) }), queue, hooks);
+  const exporter = new CountingExporter(new WorkerSpanExporter(url, parseHeaders(settings.headers)), queue, hooks);
   const processor = new BoundedProcessor(
     new BatchSpanProcessor(exporter, { maxQueueSize: settings.queueSize, maxExportBatchSize: Math.min(512, settings.queueSize), scheduledDelayMillis: settings.exportDelayMs ?? 1000 }),
     settings.queueSize,

@@ -23,6 +23,7 @@ import { pgArray, pgRows } from "./rows";
  */
 export function pgIngestSql(db: Db): IngestSql {
   return {
+    changeMark: () => null,
     async findSource(id) {
       const [row] = await db
         .select({

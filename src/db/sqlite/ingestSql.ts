@@ -41,6 +41,7 @@ export const sqliteIngestSql = preparedFor((db: Db): IngestSql => {
                          status, schema_errors, event_type, received_at, routed_at)
      VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
   );
+  const dataVersion = sqlite.prepare<{ data_version: number }, []>(`PRAGMA data_version`);
   const unroute = sqlite.prepare<never, [string]>(`UPDATE events SET routed_at = NULL, status = 'pending' WHERE id IN (SELECT value FROM json_each(?))`);
 
   /** One event, inserted at once: a later event of the batch with the same dedup key finds it. */
@@ -86,6 +87,7 @@ export const sqliteIngestSql = preparedFor((db: Db): IngestSql => {
 
   return {
     findSource: (id) => Promise.resolve(findSource.get(id) ?? null),
+    changeMark: () => dataVersion.get()!.data_version,
     countRequest: (sourceId) => Promise.resolve(countRequest.get(sourceId) !== null),
     async writeBatch(writes, at, routing) {
       const sources = new Map<string, { status: string; budget: number; stored: number } | null>();
