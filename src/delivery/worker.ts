@@ -4,7 +4,8 @@ import type { Logger } from "../observability/logger";
 import type { Metrics } from "../observability/metrics";
 import type { BackgroundTask } from "../core/tasks";
 import { inWriteTurn } from "../db/writeTurn";
-import { claimBatch, loadClaimedEvents, nextDueAt, releaseOrphanedClaims } from "./queue";
+import { claimBatch, LEASE_MS, loadClaimedEvents, nextDueAt, releaseOrphanedClaims, type AttemptRow } from "./queue";
+import { iso } from "../core/clock";
 import { DestinationPacer } from "./rateLimiter";
 import { shareRatesAmongLiveNodes } from "./rateSharing";
 import { DeliveryCaches } from "./deliveryCaches";
@@ -158,17 +159,21 @@ export function startDeliveryWorker(deps: Deps, opts: DeliveryWorkerOptions): De
         // One write transaction records what finished and claims what comes next: the turn's, shared with ingest.
         let afterCommit: () => void = () => {};
         let want = 0;
+        let heads: AttemptRow[] = [];
         const claim = await inWriteTurn(db, async () => {
-          afterCommit = await batch.record(dueAgain);
-          // Claims come in batches: once the ready list runs low, enough to hold HELD_PER_SLOT rows a slot again.
-          want = stopped || drained || ready.length >= opts.concurrency ? 0 : readyTarget - held() - ready.length;
-          if (want === 0) return { rows: [], complete: true };
+          // An ordered line's next row is claimed right here when its head settles (a worker that is stopping leaves it queued).
           const now = clock.now();
+          const recorded = await batch.record(dueAgain, stopped ? undefined : { lease: iso(new Date(now.getTime() + LEASE_MS)), claimedBy: deps.node.id });
+          afterCommit = recorded.announce;
+          heads = recorded.claimed;
+          // Claims come in batches: once the ready list runs low, enough to hold HELD_PER_SLOT rows a slot again.
+          want = stopped || drained || ready.length >= opts.concurrency ? 0 : Math.max(0, readyTarget - held() - ready.length - heads.length);
+          if (want === 0) return { rows: [], complete: true };
           return claimBatch(db, { now, limit: want, claimedBy: deps.node.id, exclude: pacer.blocked(now.getTime()), oneEach: pacer.rateLimited() });
         });
         afterCommit();
-        const rows = claim.rows;
-        if (want > 0 && rows.length < want) {
+        const rows = heads.length > 0 ? [...heads, ...claim.rows] : claim.rows;
+        if (want > 0 && claim.rows.length < want) {
           // A claim that stopped part way round the destinations with rows waiting goes on in the next turn;
           // one that saw every due row it could take has drained what is due.
           if (claim.complete) drained = true;
@@ -258,7 +263,7 @@ export function startDeliveryWorker(deps: Deps, opts: DeliveryWorkerOptions): De
       for (const c of ready) batch.handBack(c.row);
       ready = [];
       try {
-        (await inWriteTurn(db, () => batch.record(dueAgain)))();
+        (await inWriteTurn(db, () => batch.record(dueAgain))).announce();
       } catch (err) {
         logger.error("recording the last delivery outcomes failed; they are delivered again after the restart", { error: errorMessage(err) });
       }
