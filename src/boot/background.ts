@@ -13,7 +13,6 @@ import type { Metrics } from "../observability/metrics";
 import { startBackupSchedule } from "./backupSchedule";
 import type { BackgroundContext } from "../runtime/context";
 import { every, type BackgroundTask } from "../core/tasks";
-import { startIdleCollector } from "../runtime/idleCollector";
 
 /**
  * Everything `serve` runs beside HTTP: each part adds its workers and
@@ -24,8 +23,6 @@ export function startBackgroundWork(ctx: BackgroundContext): BackgroundTask[] {
   const { deps, logger } = ctx;
   return [
     ...startDeliveryWork(ctx),
-    // What a drained backlog or a burst of requests left behind goes back once the process is quiet.
-    startIdleCollector(logger),
     ...startAlertWork(ctx),
     every("node-heartbeat", HEARTBEAT_INTERVAL_MS, () => heartbeat(deps.db, deps.clock, deps.node), logger),
     whileScheduler(ctx.lease, "cluster-jobs", () => [

@@ -29,12 +29,31 @@ export class OutcomeBatch {
     private readonly opts: OutcomeBatchOptions,
   ) {}
 
-  /** A finished delivery's outcome, counted now and recorded by the next pump. */
+  /** A finished delivery's outcome, recorded (and counted in the metrics) by the next pump. */
   finish(outcome: AttemptOutcome) {
-    this.opts.metrics?.deliveries.inc({ outcome: outcome.status === "success" ? "success" : outcomeLabel(outcome.error) });
-    if (outcome.retryAt) this.opts.metrics?.retriesScheduled.inc();
-    if (outcome.dlq) this.opts.metrics?.deadLettered.inc();
     this.outcomes.push(outcome);
+  }
+
+  /**
+   * The batch's outcomes into the counters: one increment per label and
+   * counter for the batch, not three calls a delivery (a label lookup each,
+   * a few µs of the one thread per delivery in a drain's profile).
+   */
+  private count(batch: readonly AttemptOutcome[]) {
+    const metrics = this.opts.metrics;
+    if (!metrics || batch.length === 0) return;
+    const byOutcome = new Map<string, number>();
+    let retries = 0;
+    let dlq = 0;
+    for (const o of batch) {
+      const label = o.status === "success" ? "success" : outcomeLabel(o.error);
+      byOutcome.set(label, (byOutcome.get(label) ?? 0) + 1);
+      if (o.retryAt) retries++;
+      if (o.dlq) dlq++;
+    }
+    for (const [outcome, n] of byOutcome) metrics.deliveries.inc({ outcome }, n);
+    if (retries > 0) metrics.retriesScheduled.inc(retries);
+    if (dlq > 0) metrics.deadLettered.inc(dlq);
   }
 
   /** A claimed row that goes back to the queue unsent. */
@@ -67,6 +86,7 @@ export class OutcomeBatch {
       dueAgain();
     }
     if (batch.length === 0) return { announce: () => {}, claimed: [] };
+    this.count(batch);
     const recorded = await recordOutcomes(db, batch, clock.now(), { endpointDisableAfterMs: this.deps.settings.endpointDisableAfterMs, claimNext });
     // A next try is due again soon: this pump's claim (after this, in the same transaction) looks, and if it
     // is not due yet, the pump's timer is set for it.

@@ -11,6 +11,7 @@ import { shareRatesAmongLiveNodes } from "./rateSharing";
 import { DeliveryCaches } from "./deliveryCaches";
 import { deliver, type Claimed, type DeliveryContext } from "./deliver";
 import { OutcomeBatch } from "./outcomeBatch";
+import { DrainCollector } from "./drainCollector";
 import { errorMessage } from "../contracts/errors";
 
 /**
@@ -78,6 +79,8 @@ export function startDeliveryWorker(deps: Deps, opts: DeliveryWorkerOptions): De
   const sharing = deps.store.shared ? shareRatesAmongLiveNodes(deps, pacer, logger) : null;
   const caches = new DeliveryCaches(deps, opts.cacheMs ?? 1000);
   const unsubscribe = caches.followEdits(deps.bus);
+  // What a drained backlog left behind goes back once the worker is idle (drainCollector.ts).
+  const collector = new DrainCollector();
   const batch = new OutcomeBatch(deps, {
     logger,
     metrics: opts.metrics,
@@ -189,6 +192,7 @@ export function startDeliveryWorker(deps: Deps, opts: DeliveryWorkerOptions): De
         fill();
         if (stopped) break;
         if (drained && ready.length === 0) {
+          if (active === 0 && batch.waiting() === 0) collector.idle();
           // Drained what is due: sleep until the next scheduled row or rate-limit slot.
           const next = await nextDueAt(db, clock.now());
           const unblock = pacer.nextUnblockAt(clock.now().getTime());
@@ -220,10 +224,14 @@ export function startDeliveryWorker(deps: Deps, opts: DeliveryWorkerOptions): De
   function start(claimed: Claimed) {
     const { row } = claimed;
     active++;
+    collector.busy();
     const p: Promise<void> = deliver(sending, claimed)
       .then((delivered) => {
         if (delivered === "hand back") batch.handBack(row);
-        else if (delivered) batch.finish(delivered);
+        else if (delivered) {
+          batch.finish(delivered);
+          collector.finished();
+        }
       })
       .catch((err) => {
         // Unexpected (a bug or the database going away): hand the row back rather than lose it.
@@ -253,6 +261,7 @@ export function startDeliveryWorker(deps: Deps, opts: DeliveryWorkerOptions): De
     active: () => active,
     async stop() {
       stopped = true;
+      collector.busy();
       unsubscribe();
       if (sharing) clearInterval(sharing);
       if (timer) clearTimeout(timer);
