@@ -27,7 +27,11 @@ import { errorMessage } from "../contracts/errors";
  * recorded a few milliseconds later in bigger batches: claiming, recording
  * and committing cost less per row in a bigger transaction (a commit writes
  * the pages its rows share once), which is most of a delivery's CPU when
- * a backlog drains (docs/performance.md, sixth round). Rows claimed and not
+ * a backlog drains (docs/performance.md, sixth round). When an ordered
+ * line's head settles, the recording itself claims the line's next row for
+ * this worker (src/db/orderingLanes.ts, claimNextHeads), which starts once
+ * the transaction has committed: one key with a backlog costs one write
+ * transaction a delivery. Rows claimed and not
  * yet recorded (sending, awaiting their record, ready) never exceed
  * HELD_PER_SLOT times the concurrency; only those sent and not yet recorded
  * can be delivered twice after a crash.
