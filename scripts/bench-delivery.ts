@@ -22,12 +22,13 @@
  *    sender's timestamp to arrival at the sink (p50/p99), and whether the
  *    queue stays flat.
  * Goals (docs/decisions.md D14): drain ≥ 50% of bare (its share of each bare loop is printed); at half ingest peak the
- * backlog does not grow, lag p50 < 20 ms and p99 < 100 ms; RSS < 200 MB.
+ * backlog does not grow, lag p50 < 20 ms and p99 < 100 ms; RSS < 200 MB; RSS under 120 MB idle after the drain
+ * (`--idle-seconds`, default 30: read 1 s, 5 s and that long after it).
  */
 import { join } from "node:path";
 import { benchDeliveryTracing, printTracingRuns } from "./bench/tracing";
 import { benchOrdered } from "./bench/ordered";
-import { adminKey, api, cpuSeconds, ensureBinary, machine, numberArg, peakRssMiB, resetPeakRss, root, rssMiB, startBunProcess, startHookrelay, type Proc, metric, until } from "./bench/lib";
+import { adminKey, api, cpuSeconds, ensureBinary, machine, numberArg, peakRssMiB, resetPeakRss, root, rssMiB, rssPartsMiB, startBunProcess, startHookrelay, type Proc, metric, until } from "./bench/lib";
 
 const backlog = numberArg("backlog", 100_000);
 const seconds = numberArg("seconds", 10);
@@ -35,6 +36,8 @@ const concurrency = numberArg("concurrency", 32);
 const ingestConnections = numberArg("connections", 64);
 /** Steady-phase ingest rate; 0 (default): half the ingest peak measured in phase 2. */
 const steadyRate = numberArg("steady-rate", 0);
+/** How long the server idles after the drain before its RSS is read for the last time (issue 31: RSS idle after draining 100k). */
+const idleSeconds = numberArg("idle-seconds", 30);
 
 ensureBinary();
 console.log(`machine: ${machine()}; delivery concurrency ${concurrency}; backlog ${backlog}; ${seconds} s runs\n`);
@@ -102,15 +105,28 @@ const cpuPerDelivery = (which: "process" | "main") => Math.round(((cpuAfter[whic
 const sinkCpuPerDelivery = Math.round(((cpuSeconds(sink.pid).process - sinkCpuBefore.process) / preload.ok) * 1e6);
 const drainRate = Math.round(preload.ok / drainSeconds);
 const rssDrained = peakRssMiB(hr.pid);
+// The memory goal is RSS idle after a drain (docs/performance.md): the server is left alone (its destination drained, nothing
+// arriving) while the bare loop runs in this process, then for `idle-seconds` more; RSS is read along the way.
+const idleFrom = performance.now();
+const idleSamples: { at: number; rss: number }[] = [];
+const idleSampler = setInterval(() => idleSamples.push({ at: (performance.now() - idleFrom) / 1000, rss: rssMiB(hr.pid) }), 500);
 const bareAfter = await measureBare("a delivery's request, again after the drain", `${sink.url}/bare`, deliveryRequest);
 const share = (rate: number) => `${Math.round((drainRate / rate) * 100)}%`;
 const shareOfBare = `${share(bare.rate)} / ${share(bareAfter.rate)} of bare before / after it, ${share(bareMinimal.rate)} of the minimal bare`;
 console.log(`drained ${preload.ok} in ${drainSeconds.toFixed(1)} s: ${drainRate}/s (${shareOfBare}); server CPU per delivery ${cpuPerDelivery("process")} µs, main thread ${cpuPerDelivery("main")} µs; receiver ${sinkCpuPerDelivery} µs`);
+await Bun.sleep(Math.max(0, idleSeconds * 1000 - (performance.now() - idleFrom)));
+clearInterval(idleSampler);
+const idleParts = rssPartsMiB(hr.pid);
+const idleAt = (s: number) => idleSamples.find((x) => x.at >= s)?.rss ?? idleParts.rss;
+const rssIdle = `${idleAt(1)} / ${idleAt(5)} / ${idleParts.rss} (anonymous ${idleParts.anon}, binary and files ${idleParts.file}, shared ${idleParts.shmem})`;
+if (process.env.BENCH_RSS_TIMELINE) console.log(`RSS after the drain, every 0.5 s: ${idleSamples.map((x) => x.rss).join(" ")}`);
+console.log(`RSS idle after the drain, 1 s / 5 s / ${idleSeconds} s: ${rssIdle} MiB`);
 results.push(["ingest peak while paused (events/s)", String(preload.rate)]);
 results.push([`drain ${preload.ok} backlog (deliveries/s)`, `${drainRate} (${shareOfBare}), ${drainSeconds.toFixed(1)} s`]);
 results.push(["server CPU per drained delivery: process / main thread; receiver (µs)", `${cpuPerDelivery("process")} / ${cpuPerDelivery("main")}; ${sinkCpuPerDelivery}`]);
 results.push(["RSS with the backlog queued: now / peak while ingesting it (MiB)", `${rssQueued} / ${rssPeakQueued}`]);
 results.push([`peak RSS through the drain (MiB${peakReset ? "" : ", since start"})`, String(rssDrained)]);
+results.push([`RSS idle after the drain, 1 s / 5 s / ${idleSeconds} s after it (MiB)`, rssIdle]);
 results.push(["peak RSS during the setup, admin login's password hash included (MiB)", String(rssAtSetup)]);
 
 // 3. Steady state at half of the ingest peak.

@@ -106,6 +106,13 @@ export function rssMiB(pid: number): number {
   return Math.round((kb / 1024) * 10) / 10;
 }
 
+/** Resident memory now by kind, in MiB: anonymous (heaps, caches), file-backed (the mapped binary), shared memory (SQLite's WAL index). */
+export function rssPartsMiB(pid: number): { rss: number; anon: number; file: number; shmem: number } {
+  const status = readFileSync(`/proc/${pid}/status`, "utf8");
+  const mib = (field: string) => Math.round((Number(new RegExp(`${field}:\\s+(\\d+)`).exec(status)?.[1] ?? 0) / 1024) * 10) / 10;
+  return { rss: mib("VmRSS"), anon: mib("RssAnon"), file: mib("RssFile"), shmem: mib("RssShmem") };
+}
+
 /**
  * Starts the peak (VmHWM) over from the current RSS (Linux: `5` into
  * clear_refs), so a later peakRssMiB covers only what came after. Used to

@@ -48,7 +48,7 @@ export type DestinationForDelivery = typeof destinations.$inferSelect & {
 };
 
 /** AttemptRow's columns in SQL, named as AttemptRow names them (bun:sqlite returns plain objects). */
-const CLAIMED_COLUMNS = `rowid AS rowId, id, org_id AS orgId, env_id AS envId, event_id AS eventId, connection_id AS connectionId,
+export const CLAIMED_COLUMNS = `rowid AS rowId, id, org_id AS orgId, env_id AS envId, event_id AS eventId, connection_id AS connectionId,
   destination_id AS destinationId, request_url AS requestUrl, request_method AS requestMethod,
   attempt_number AS attemptNumber, trigger_type AS triggerType, no_retry AS noRetry, forced, job_id AS jobId, lease_until AS leaseUntil,
   ordering_lane AS orderingLane, ordering_key AS orderingKey, ordering_hold AS orderingHold`;

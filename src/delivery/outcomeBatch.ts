@@ -3,6 +3,7 @@ import type { Logger } from "../observability/logger";
 import type { Metrics } from "../observability/metrics";
 import { recordOutcomes, type AttemptOutcome } from "./outcomes";
 import { releaseClaims, type AttemptRow } from "./queue";
+import type { HeadClaim } from "../db/orderingLanes";
 
 export interface OutcomeBatchOptions {
   logger: Logger;
@@ -28,12 +29,31 @@ export class OutcomeBatch {
     private readonly opts: OutcomeBatchOptions,
   ) {}
 
-  /** A finished delivery's outcome, counted now and recorded by the next pump. */
+  /** A finished delivery's outcome, recorded (and counted in the metrics) by the next pump. */
   finish(outcome: AttemptOutcome) {
-    this.opts.metrics?.deliveries.inc({ outcome: outcome.status === "success" ? "success" : outcomeLabel(outcome.error) });
-    if (outcome.retryAt) this.opts.metrics?.retriesScheduled.inc();
-    if (outcome.dlq) this.opts.metrics?.deadLettered.inc();
     this.outcomes.push(outcome);
+  }
+
+  /**
+   * The batch's outcomes into the counters: one increment per label and
+   * counter for the batch, not three calls a delivery (a label lookup each,
+   * a few µs of the one thread per delivery in a drain's profile).
+   */
+  private count(batch: readonly AttemptOutcome[]) {
+    const metrics = this.opts.metrics;
+    if (!metrics || batch.length === 0) return;
+    const byOutcome = new Map<string, number>();
+    let retries = 0;
+    let dlq = 0;
+    for (const o of batch) {
+      const label = o.status === "success" ? "success" : outcomeLabel(o.error);
+      byOutcome.set(label, (byOutcome.get(label) ?? 0) + 1);
+      if (o.retryAt) retries++;
+      if (o.dlq) dlq++;
+    }
+    for (const [outcome, n] of byOutcome) metrics.deliveries.inc({ outcome }, n);
+    if (retries > 0) metrics.retriesScheduled.inc(retries);
+    if (dlq > 0) metrics.deadLettered.inc(dlq);
   }
 
   /** A claimed row that goes back to the queue unsent. */
@@ -49,9 +69,12 @@ export class OutcomeBatch {
   /**
    * Writes finished outcomes and hand-backs; inside the caller's write
    * transaction. `dueAgain` is told when rows it wrote are due again (handed
-   * back, or a next try queued). Returns what to announce once it has committed.
+   * back, or a next try queued). With `claimNext`, the next rows of ordered
+   * lines whose heads settled are claimed for the caller and returned in
+   * `claimed` (to start once committed). Returns, besides, what to announce
+   * once it has committed.
    */
-  async record(dueAgain: () => void): Promise<() => void> {
+  async record(dueAgain: () => void, claimNext?: HeadClaim): Promise<{ announce: () => void; claimed: AttemptRow[] }> {
     const { db, clock, bus } = this.deps;
     const batch = this.outcomes;
     const handBack = this.releases;
@@ -62,14 +85,15 @@ export class OutcomeBatch {
       // A handed-back row is due again: the next pump claims it (or its destination's next slot does).
       dueAgain();
     }
-    if (batch.length === 0) return () => {};
-    const recorded = await recordOutcomes(db, batch, clock.now(), { endpointDisableAfterMs: this.deps.settings.endpointDisableAfterMs });
+    if (batch.length === 0) return { announce: () => {}, claimed: [] };
+    this.count(batch);
+    const recorded = await recordOutcomes(db, batch, clock.now(), { endpointDisableAfterMs: this.deps.settings.endpointDisableAfterMs, claimNext });
     // A next try is due again soon: this pump's claim (after this, in the same transaction) looks, and if it
     // is not due yet, the pump's timer is set for it.
     if (recorded.retriesQueued > 0 || recorded.promoted > 0) dueAgain();
     // Disabled by this very transaction: their queued rows must not go out on a copy cached as active.
     for (const id of recorded.disabledDestinations) this.opts.forgetDestination(id);
-    return () => {
+    const announce = () => {
       for (const e of recorded.changedEvents) bus.publish({ type: "event.updated", orgId: e.orgId, envId: e.envId, eventId: e.id, sourceId: e.sourceId });
       for (const i of recorded.openedIssues) bus.publish({ type: "issue.opened", orgId: i.orgId, envId: i.envId, issueId: i.id });
       for (const d of recorded.dlqScopes) bus.publish({ type: "delivery.dlq", orgId: d.orgId, envId: d.envId });
@@ -77,6 +101,7 @@ export class OutcomeBatch {
       if (recorded.stale > 0) this.opts.logger.warn("delivery outcomes arrived after their lease was lost", { count: recorded.stale });
       for (const o of recorded.failures) logFailure(this.opts.logger, o);
     };
+    return { announce, claimed: recorded.claimedHeads };
   }
 }
 

@@ -11,6 +11,7 @@ import { failEventsLeftPending, refreshEventStatuses, type ChangedEvent } from "
 import { recordIssueOutcomes, type OpenedIssue } from "../domain/issues";
 import { recordEndpointHealth } from "../domain/endpointHealth";
 import { moveLinesOn } from "../domain/ordering";
+import type { HeadClaim } from "../db/orderingLanes";
 import { settleMessages, type MessageSettlement } from "../domain/messageSettlement";
 
 /**
@@ -38,6 +39,8 @@ export interface RecordedOutcomes {
   retriesQueued: number;
   /** Ordered deliveries queued because the head before them settled (src/domain/ordering.ts). */
   promoted: number;
+  /** With RecordOptions.claimNext: the next heads of settled lines, claimed for the caller (not counted in `promoted`). */
+  claimedHeads: AttemptRow[];
   /** The failures recorded (retried, into the DLQ, or a replay's), for the log. */
   failures: AttemptOutcome[];
   /** Issues these outcomes opened or reopened: alert rules hear of them once committed. */
@@ -51,6 +54,11 @@ export interface RecordedOutcomes {
 export interface RecordOptions {
   /** HOOKRELAY_ENDPOINT_DISABLE_AFTER: an application endpoint failing this long without a success is disabled. */
   endpointDisableAfterMs?: number;
+  /**
+   * The worker's claim: the next row of each ordered line whose head settled is claimed for it here,
+   * in this transaction, instead of being queued for its next claim (src/db/orderingLanes.ts, claimNextHeads).
+   */
+  claimNext?: HeadClaim;
 }
 
 /**
@@ -152,7 +160,7 @@ export async function recordOutcomes(db: Db, outcomes: AttemptOutcome[], now: Da
   }
   await insertQueuedAttempts(db, retries);
   // Settled heads: the next row of each line is queued, in this same transaction.
-  const promoted = await moveLinesOn(db, settledLanes, nowIso);
+  const lines = await moveLinesOn(db, settledLanes, nowIso, opts.claimNext);
   for (const [id, c] of jobCounts) await countJobDeliveries(db, id, c);
   const messages = await settleMessages(db, settledMessages, now);
   for (const id of messages.unknown) settledEvents.add(id);
@@ -166,7 +174,8 @@ export async function recordOutcomes(db: Db, outcomes: AttemptOutcome[], now: Da
     settledJobIds: [...jobCounts.keys()],
     stale,
     retriesQueued: retries.length,
-    promoted,
+    promoted: lines.queued,
+    claimedHeads: lines.claimed,
     failures,
     openedIssues,
     dlqScopes: [...dlqScopes.values()],

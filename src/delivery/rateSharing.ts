@@ -15,7 +15,9 @@ export function shareRatesAmongLiveNodes(deps: Deps, pacer: DestinationPacer, lo
   const refresh = () =>
     liveNodes(deps.db, deps.clock.now()).then(
       (nodes) => pacer.shareAmong(nodes.length),
-      (error) => logger.warn("counting the live nodes failed; rate limits keep the last share", { error: errorMessage(error) }),
+      // At error, as background work reports a failure: while the database is away, serve's logger turns such
+      // lines into debug (src/db/health.ts, databaseAwareLogger); a warn would repeat the outage with its SQL.
+      (error) => logger.error("counting the live nodes failed; rate limits keep the last share", { error: errorMessage(error) }),
     );
   void refresh();
   const timer = setInterval(refresh, HEARTBEAT_INTERVAL_MS);

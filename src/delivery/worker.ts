@@ -4,12 +4,14 @@ import type { Logger } from "../observability/logger";
 import type { Metrics } from "../observability/metrics";
 import type { BackgroundTask } from "../core/tasks";
 import { inWriteTurn } from "../db/writeTurn";
-import { claimBatch, loadClaimedEvents, nextDueAt, releaseOrphanedClaims } from "./queue";
+import { claimBatch, LEASE_MS, loadClaimedEvents, nextDueAt, releaseOrphanedClaims, type AttemptRow } from "./queue";
+import { iso } from "../core/clock";
 import { DestinationPacer } from "./rateLimiter";
 import { shareRatesAmongLiveNodes } from "./rateSharing";
 import { DeliveryCaches } from "./deliveryCaches";
 import { deliver, type Claimed, type DeliveryContext } from "./deliver";
 import { OutcomeBatch } from "./outcomeBatch";
+import { DrainCollector } from "./drainCollector";
 import { errorMessage } from "../contracts/errors";
 
 /**
@@ -25,7 +27,11 @@ import { errorMessage } from "../contracts/errors";
  * recorded a few milliseconds later in bigger batches: claiming, recording
  * and committing cost less per row in a bigger transaction (a commit writes
  * the pages its rows share once), which is most of a delivery's CPU when
- * a backlog drains (docs/performance.md, sixth round). Rows claimed and not
+ * a backlog drains (docs/performance.md, sixth round). When an ordered
+ * line's head settles, the recording itself claims the line's next row for
+ * this worker (src/db/orderingLanes.ts, claimNextHeads), which starts once
+ * the transaction has committed: one key with a backlog costs one write
+ * transaction a delivery. Rows claimed and not
  * yet recorded (sending, awaiting their record, ready) never exceed
  * HELD_PER_SLOT times the concurrency; only those sent and not yet recorded
  * can be delivered twice after a crash.
@@ -77,6 +83,8 @@ export function startDeliveryWorker(deps: Deps, opts: DeliveryWorkerOptions): De
   const sharing = deps.store.shared ? shareRatesAmongLiveNodes(deps, pacer, logger) : null;
   const caches = new DeliveryCaches(deps, opts.cacheMs ?? 1000);
   const unsubscribe = caches.followEdits(deps.bus);
+  // What a drained backlog left behind goes back once the worker is idle (drainCollector.ts).
+  const collector = new DrainCollector();
   const batch = new OutcomeBatch(deps, {
     logger,
     metrics: opts.metrics,
@@ -158,17 +166,21 @@ export function startDeliveryWorker(deps: Deps, opts: DeliveryWorkerOptions): De
         // One write transaction records what finished and claims what comes next: the turn's, shared with ingest.
         let afterCommit: () => void = () => {};
         let want = 0;
+        let heads: AttemptRow[] = [];
         const claim = await inWriteTurn(db, async () => {
-          afterCommit = await batch.record(dueAgain);
-          // Claims come in batches: once the ready list runs low, enough to hold HELD_PER_SLOT rows a slot again.
-          want = stopped || drained || ready.length >= opts.concurrency ? 0 : readyTarget - held() - ready.length;
-          if (want === 0) return { rows: [], complete: true };
+          // An ordered line's next row is claimed right here when its head settles (a worker that is stopping leaves it queued).
           const now = clock.now();
+          const recorded = await batch.record(dueAgain, stopped ? undefined : { lease: iso(new Date(now.getTime() + LEASE_MS)), claimedBy: deps.node.id });
+          afterCommit = recorded.announce;
+          heads = recorded.claimed;
+          // Claims come in batches: once the ready list runs low, enough to hold HELD_PER_SLOT rows a slot again.
+          want = stopped || drained || ready.length >= opts.concurrency ? 0 : Math.max(0, readyTarget - held() - ready.length - heads.length);
+          if (want === 0) return { rows: [], complete: true };
           return claimBatch(db, { now, limit: want, claimedBy: deps.node.id, exclude: pacer.blocked(now.getTime()), oneEach: pacer.rateLimited() });
         });
         afterCommit();
-        const rows = claim.rows;
-        if (want > 0 && rows.length < want) {
+        const rows = heads.length > 0 ? [...heads, ...claim.rows] : claim.rows;
+        if (want > 0 && claim.rows.length < want) {
           // A claim that stopped part way round the destinations with rows waiting goes on in the next turn;
           // one that saw every due row it could take has drained what is due.
           if (claim.complete) drained = true;
@@ -184,6 +196,7 @@ export function startDeliveryWorker(deps: Deps, opts: DeliveryWorkerOptions): De
         fill();
         if (stopped) break;
         if (drained && ready.length === 0) {
+          if (active === 0 && batch.waiting() === 0) collector.idle();
           // Drained what is due: sleep until the next scheduled row or rate-limit slot.
           const next = await nextDueAt(db, clock.now());
           const unblock = pacer.nextUnblockAt(clock.now().getTime());
@@ -215,10 +228,14 @@ export function startDeliveryWorker(deps: Deps, opts: DeliveryWorkerOptions): De
   function start(claimed: Claimed) {
     const { row } = claimed;
     active++;
+    collector.busy();
     const p: Promise<void> = deliver(sending, claimed)
       .then((delivered) => {
         if (delivered === "hand back") batch.handBack(row);
-        else if (delivered) batch.finish(delivered);
+        else if (delivered) {
+          batch.finish(delivered);
+          collector.finished();
+        }
       })
       .catch((err) => {
         // Unexpected (a bug or the database going away): hand the row back rather than lose it.
@@ -248,6 +265,7 @@ export function startDeliveryWorker(deps: Deps, opts: DeliveryWorkerOptions): De
     active: () => active,
     async stop() {
       stopped = true;
+      collector.busy();
       unsubscribe();
       if (sharing) clearInterval(sharing);
       if (timer) clearTimeout(timer);
@@ -258,7 +276,7 @@ export function startDeliveryWorker(deps: Deps, opts: DeliveryWorkerOptions): De
       for (const c of ready) batch.handBack(c.row);
       ready = [];
       try {
-        (await inWriteTurn(db, () => batch.record(dueAgain)))();
+        (await inWriteTurn(db, () => batch.record(dueAgain))).announce();
       } catch (err) {
         logger.error("recording the last delivery outcomes failed; they are delivered again after the restart", { error: errorMessage(err) });
       }

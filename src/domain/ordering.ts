@@ -1,7 +1,8 @@
 import { and, eq, isNull, sql, type SQL } from "drizzle-orm";
 import type { Db } from "../db/db";
 import { deliveryAttempts } from "../db/schema";
-import { demoteHead, headlessLanes, LANE_LIVE, lockLanes, occupiedLanes, promoteHeads, promoteHeadsAll, untriedHeads } from "../db/orderingLanes";
+import { claimNextHeads, demoteHead, headlessLanes, LANE_LIVE, lockLanes, occupiedLanes, promoteHeads, promoteHeadsAll, untriedHeads, type HeadClaim } from "../db/orderingLanes";
+import type { AttemptRow } from "../db/deliverySql";
 import { transaction } from "../db/transaction";
 import { AppError } from "../contracts/errors";
 import { cleanKey, orderingLane } from "../rules/orderingKey";
@@ -65,11 +66,16 @@ export async function placeInLines(db: Db, rows: AttemptInsert[]): Promise<void>
 
 const before = (at: string, id: string, thanAt: string, thanId: string) => at < thanAt || (at === thanAt && id < thanId);
 
-/** Inside the recording transaction: these lines' heads settled; the next row of each is queued. */
-export async function moveLinesOn(db: Db, lanes: ReadonlySet<string>, now: string): Promise<number> {
-  if (lanes.size === 0) return 0;
+/**
+ * Inside the recording transaction: these lines' heads settled; the next row
+ * of each is queued, or, with `claim`, claimed for the worker that settled
+ * them (src/db/orderingLanes.ts, claimNextHeads) and answered.
+ */
+export async function moveLinesOn(db: Db, lanes: ReadonlySet<string>, now: string, claim?: HeadClaim): Promise<{ queued: number; claimed: AttemptRow[] }> {
+  if (lanes.size === 0) return { queued: 0, claimed: [] };
   await lockLanes(db, lanes);
-  return promoteHeadsAll(db, lanes, now);
+  if (claim) return { queued: 0, claimed: await claimNextHeads(db, lanes, now, claim) };
+  return { queued: await promoteHeadsAll(db, lanes, now), claimed: [] };
 }
 
 /** What clearing a chain's DLQ flag found of its line (redrive, manual retry). */

@@ -196,3 +196,58 @@ describe("recording a batch of outcomes", () => {
     expect(await eventStatus(eventId)).toBe("pending");
   });
 });
+
+describe("settling an ordered line's head", () => {
+  /** A line `lane` of three rows: the head queued, two held behind it (received one second apart). */
+  async function line(lane: string): Promise<string[]> {
+    const ids: string[] = [];
+    for (let i = 0; i < 3; i++) {
+      const id = newId("attempt");
+      await insertQueuedAttempt(db(), {
+        id,
+        orgId: scope.orgId,
+        envId: scope.envId,
+        eventId: await pendingEvent(),
+        destinationId,
+        requestUrl: "http://127.0.0.1:9/never",
+        requestMethod: "POST",
+        status: i === 0 ? "queued" : "held",
+        attemptNumber: 1,
+        triggerType: "initial",
+        scheduledAt: new Date(Date.now() - 10_000 + i * 1000).toISOString(),
+        orderingLane: lane,
+        orderingKey: lane,
+        orderingHold: 0,
+        createdAt: new Date().toISOString(),
+      });
+      ids.push(id);
+    }
+    return ids;
+  }
+
+  it("claims the next row for the worker that recorded the head, in the same transaction, and leaves the one behind it held", async () => {
+    const [head, next, last] = await line(`L-${newId("attempt")}`);
+    const [claimed] = (await claim(10)).filter((r) => r.id === head);
+    const lease = new Date(Date.now() + LEASE_MS).toISOString();
+    const recorded = await transaction(db(), () => recordOutcomes(db(), [outcome(claimed!, "success")], new Date(), { claimNext: { lease, claimedBy: null } }));
+    expect(recorded.claimedHeads.map((r) => r.id)).toEqual([next]);
+    expect(recorded.claimedHeads[0]).toMatchObject({ leaseUntil: lease, orderingLane: claimed!.orderingLane });
+    expect(recorded.promoted).toBe(0);
+    expect(await attemptRow(next!)).toMatchObject({ status: "delivering", leaseUntil: lease });
+    expect((await attemptRow(last!)).status).toBe("held");
+    // The claimed head records like any claimed row, and the line moves on to the last.
+    const after = await transaction(db(), () => recordOutcomes(db(), [outcome(recorded.claimedHeads[0]!, "success")], new Date(), { claimNext: { lease, claimedBy: null } }));
+    expect(after.stale).toBe(0);
+    expect(after.claimedHeads.map((r) => r.id)).toEqual([last]);
+  });
+
+  it("queues the next row, due now, when the recorder does not claim it", async () => {
+    const [head, next, last] = await line(`L-${newId("attempt")}`);
+    const [claimed] = (await claim(10)).filter((r) => r.id === head);
+    const recorded = await transaction(db(), () => recordOutcomes(db(), [outcome(claimed!, "success")], new Date()));
+    expect(recorded.promoted).toBe(1);
+    expect(recorded.claimedHeads).toEqual([]);
+    expect((await attemptRow(next!)).status).toBe("queued");
+    expect((await attemptRow(last!)).status).toBe("held");
+  });
+});

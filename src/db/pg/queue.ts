@@ -55,11 +55,12 @@ const run = async <T = Row>(db: Db, query: SQL): Promise<T[]> => (await (db as u
 const array = (values: readonly unknown[]): SQL => sql`${sql.param(values)}`;
 
 /** AttemptRow's columns of `delivery_attempts a`, named as AttemptRow names them. */
-const CLAIMED = sql.raw(`a.id, a.org_id AS "orgId", a.env_id AS "envId", a.event_id AS "eventId", a.connection_id AS "connectionId",
+export const PG_CLAIMED_COLUMNS = `a.id, a.org_id AS "orgId", a.env_id AS "envId", a.event_id AS "eventId", a.connection_id AS "connectionId",
   a.destination_id AS "destinationId", a.request_url AS "requestUrl", a.request_method AS "requestMethod",
   a.attempt_number::int AS "attemptNumber", a.trigger_type AS "triggerType", a.no_retry::int AS "noRetry", a.forced::int AS forced,
   a.job_id AS "jobId", a.lease_until AS "leaseUntil",
-  a.ordering_lane AS "orderingLane", a.ordering_key AS "orderingKey", a.ordering_hold::int AS "orderingHold"`);
+  a.ordering_lane AS "orderingLane", a.ordering_key AS "orderingKey", a.ordering_hold::int AS "orderingHold"`;
+const CLAIMED = sql.raw(PG_CLAIMED_COLUMNS);
 
 // ---------------------------------------------------------------- the claim
 

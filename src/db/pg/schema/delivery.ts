@@ -158,6 +158,12 @@ export const deliveryAttempts = pgTable(
     index("attempts_lane")
       .on(t.orderingLane, t.scheduledAt, t.eventId)
       .where(sql.raw("ordering_lane is not null and (status in ('queued', 'delivering', 'held') or (is_dlq = 1 and ordering_hold = 1))")),
+    // A line's head alone (queued, delivering, or a DLQ head that blocks it): at most one row a line, so "does
+    // this line have a head" is one seek, where attempts_lane would read every row held behind the head (a
+    // one-key backlog of n rows made each promotion and each routed row cost O(n): docs/performance.md, "Ordered delivery").
+    index("attempts_lane_head")
+      .on(t.orderingLane)
+      .where(sql.raw("ordering_lane is not null and (status in ('queued', 'delivering') or (is_dlq = 1 and ordering_hold = 1))")),
     index("attempts_dlq_scope").on(t.orgId, t.envId).where(sql.raw("is_dlq = 1")),
   ],
 );

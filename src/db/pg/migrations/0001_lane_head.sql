@@ -1,0 +1,1 @@
+CREATE INDEX "attempts_lane_head" ON "delivery_attempts" USING btree ("ordering_lane") WHERE ordering_lane is not null and (status in ('queued', 'delivering') or (is_dlq = 1 and ordering_hold = 1));
