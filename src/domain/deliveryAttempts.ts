@@ -6,6 +6,7 @@ import type { DeliveryAttempt, ListAttemptsQuery } from "../contracts/deliveryAt
 import { normalizeIdOrNull } from "../contracts/ids";
 import { connections, deliveryAttempts, destinations } from "../db/schema";
 import type { Deps, Scope } from "./deps";
+import { countedAttempts } from "./listTotals";
 import { paginate } from "./paging";
 
 type AttemptRow = typeof deliveryAttempts.$inferSelect;
@@ -97,7 +98,7 @@ export async function listAttempts({ db }: Deps, scope: Scope, query: ListAttemp
         .orderBy(...order)
         .limit(limit)
         .offset(offset),
-    total: async (where) => (await db.select({ n: count() }).from(deliveryAttempts).where(where))[0]?.n ?? 0,
+    total: async (where) => (await countedAttempts(db, scope, query)) ?? (await db.select({ n: count() }).from(deliveryAttempts).where(where))[0]?.n ?? 0,
     key: (r) => ({ t: r.attempt.createdAt, id: r.attempt.id }),
   });
   return { delivery_attempts: rows.map(serializeAttempt), pagination };

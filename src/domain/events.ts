@@ -9,6 +9,7 @@ import { normalizeId, normalizeIdOrNull } from "../contracts/ids";
 import { REDACTED_HEADER_VALUE, secretRequestHeaders } from "../contracts/sources";
 import { utf8OrNull } from "../rules/json";
 import type { Deps, Scope } from "./deps";
+import { countedEvents } from "./listTotals";
 import { paginate } from "./paging";
 
 const listColumns = {
@@ -110,7 +111,7 @@ export async function listEvents({ db }: Deps, scope: Scope, query: ListEventsQu
         .orderBy(...order)
         .limit(limit)
         .offset(offset),
-    total: async (where) => (await db.select({ n: count() }).from(events).where(where))[0]?.n ?? 0,
+    total: async (where) => (await countedEvents(db, scope, query)) ?? (await db.select({ n: count() }).from(events).where(where))[0]?.n ?? 0,
     key: (r) => ({ t: r.receivedAt, id: r.id }),
   });
   return { events: rows.map(serializeEventListItem), pagination };
