@@ -1,8 +1,8 @@
 import { inScope } from "./scope";
 import { never } from "../db/portableSql";
-import { and, count, eq, sql, type SQL } from "drizzle-orm";
+import { and, count, eq, isNotNull, sql, type SQL } from "drizzle-orm";
 import type { SQLiteColumn } from "drizzle-orm/sqlite-core";
-import type { DeliveryAttempt, ListAttemptsQuery } from "../contracts/deliveryAttempts";
+import { ATTEMPT_STATUSES, type DeliveryAttempt, type ListAttemptsQuery } from "../contracts/deliveryAttempts";
 import { normalizeIdOrNull } from "../contracts/ids";
 import { connections, deliveryAttempts, destinations } from "../db/schema";
 import type { Deps, Scope } from "./deps";
@@ -76,7 +76,13 @@ function filtersFor(scope: Scope, q: ListAttemptsQuery): SQL | undefined {
   byId(q.event_id, deliveryAttempts.eventId, "event");
   byId(q.destination_id, deliveryAttempts.destinationId, "destination");
   byId(q.connection_id, deliveryAttempts.connectionId);
-  if (q.status) conds.push(eq(deliveryAttempts.status, q.status));
+  // A literal, as the partial indexes on status are written (attempts_scope_failed, attempts_due, attempts_leased),
+  // so the planner sees they apply: the value is one of ATTEMPT_STATUSES (the contract's enum), never free text.
+  if (q.status) conds.push(ATTEMPT_STATUSES.includes(q.status) ? sql`${deliveryAttempts.status} = ${sql.raw(`'${q.status}'`)}` : NOTHING);
+  // Always true of live rows (a queued row has a due time, a delivering one a lease), and it lets the planner
+  // read the queue's own indexes (attempts_due_time, attempts_leased) instead of every attempt of the environment.
+  if (q.status === "queued") conds.push(sql`${deliveryAttempts.scheduledAt} > ''`);
+  if (q.status === "delivering") conds.push(isNotNull(deliveryAttempts.leaseUntil));
   if (q.is_dlq !== undefined) conds.push(eq(deliveryAttempts.isDlq, q.is_dlq));
   if (q.trigger_type) conds.push(eq(deliveryAttempts.triggerType, q.trigger_type));
   return and(...conds);

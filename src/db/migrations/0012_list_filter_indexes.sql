@@ -1,0 +1,2 @@
+CREATE INDEX `attempts_scope_failed` ON `delivery_attempts` (`org_id`,`env_id`,`created_at`,`id`) WHERE status = 'failed';--> statement-breakpoint
+CREATE INDEX `events_scope_status_received` ON `events` (`org_id`,`env_id`,`status`,`received_at`,`id`) WHERE status <> 'delivered';
