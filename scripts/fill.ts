@@ -10,7 +10,7 @@
  * rollups) is maintained here too. What the rows look like: the sources of
  * the first environment taken in turn, one attempt per event to the one
  * destination, 0.5% failed (the attempt in the DLQ), bodies of a few hundred
- * bytes, received_at spread evenly over the year before now, the newest hour
+ * bytes, received_at spread evenly over the year before now (or `--span-days`), the newest hour
  * included (so the dashboard's window is not empty).
  */
 import { asc, eq } from "drizzle-orm";
@@ -30,7 +30,8 @@ if (!Number.isInteger(total) || total <= 0 || (!dataDir && !databaseUrl)) {
 }
 
 const BATCH = 1000;
-const YEAR = 365 * 24 * 3600_000;
+/** `--span-days D`: received_at spread over the D days before now instead of a year (a busy day: 1). */
+const YEAR = Number(arg("span-days") ?? 365) * 24 * 3600_000;
 const FAILED_EVERY = 200; // 0.5%
 
 const store = await openStore({ dataDir, databaseUrl });
