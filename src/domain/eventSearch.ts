@@ -1,7 +1,7 @@
 import { and, desc, eq, gt, gte, lt, or, sql, type SQL } from "drizzle-orm";
 import type { ListEventsQuery } from "../contracts/events";
 import type { Db } from "../db/db";
-import { bodyText, ilike, likePattern } from "../db/portableSql";
+import { bodyText, ilikeOn, likePattern } from "../db/portableSql";
 import { events } from "../db/schema";
 import type { Scope } from "./deps";
 import { inScope } from "./scope";
@@ -19,7 +19,7 @@ export const SEARCH_WINDOW_EVENTS = 10_000;
 
 /** `search`: an event id prefix (with or without `evt_`), or text in the body, case-insensitive for ASCII. */
 export function searchCondition(db: Db, term: string): SQL {
-  const inBody = ilike(bodyText(db, events.body), likePattern(term));
+  const inBody = ilikeOn(db, bodyText(db, events.body), likePattern(term));
   const idPrefix = /^(?:evt_)?([0-9a-f]{1,32})$/i.exec(term);
   return idPrefix ? or(sql`${events.id} LIKE ${`evt_${idPrefix[1]!.toLowerCase()}%`}`, inBody)! : inBody;
 }
