@@ -83,7 +83,8 @@ function filtersFor(scope: Scope, q: ListAttemptsQuery): SQL | undefined {
   // read the queue's own indexes (attempts_due_time, attempts_leased) instead of every attempt of the environment.
   if (q.status === "queued") conds.push(sql`${deliveryAttempts.scheduledAt} > ''`);
   if (q.status === "delivering") conds.push(isNotNull(deliveryAttempts.leaseUntil));
-  if (q.is_dlq !== undefined) conds.push(eq(deliveryAttempts.isDlq, q.is_dlq));
+  // A literal for the same reason (attempts_dlq_scope is partial on is_dlq = 1).
+  if (q.is_dlq !== undefined) conds.push(sql`${deliveryAttempts.isDlq} = ${sql.raw(q.is_dlq === 1 ? "1" : "0")}`);
   if (q.trigger_type) conds.push(eq(deliveryAttempts.triggerType, q.trigger_type));
   return and(...conds);
 }
