@@ -1,22 +1,24 @@
 -- pagination.total from counters (src/db/schema/counts.ts): statement triggers with transition tables,
 -- so a batch (an ingest group commit, a claim of 50 rows, an outcome batch) adds its counts in one
--- upsert per statement rather than one per row. Each backend writes its own shard (pid % 16) so the
--- transactions of several nodes seldom wait on one row, and the rows of a statement are upserted in
--- key order, so two transactions that meet on a shard take its rows in the same order. A statement
+-- upsert per statement rather than one per row. Each backend writes its own shard (pid % 1024): two
+-- live backends share one with odds of 1 in 1024, so the transactions of several nodes almost never
+-- wait on each other's counter rows (and cannot deadlock on them unless they share a shard and take
+-- keys in opposite orders across statements); a long-lived pool leaves a few shards per key for reads
+-- to sum. The rows of one statement are upserted in key order. A statement
 -- whose changes cancel out (an UPDATE that leaves the counted columns alone) writes nothing.
 CREATE FUNCTION event_counts_apply() RETURNS trigger LANGUAGE plpgsql AS $$
 BEGIN
   IF TG_OP = 'INSERT' THEN
     INSERT INTO event_counts (org_id, env_id, source_id, status, verification_status, dedup_status, method, shard, n)
-      SELECT org_id, env_id, source_id, status, verification_status, dedup_status, method, pg_backend_pid() % 16, count(*) FROM new_rows GROUP BY 1, 2, 3, 4, 5, 6, 7 ORDER BY 1, 2, 3, 4, 5, 6, 7
+      SELECT org_id, env_id, source_id, status, verification_status, dedup_status, method, pg_backend_pid() % 1024, count(*) FROM new_rows GROUP BY 1, 2, 3, 4, 5, 6, 7 ORDER BY 1, 2, 3, 4, 5, 6, 7
       ON CONFLICT (org_id, env_id, source_id, status, verification_status, dedup_status, method, shard) DO UPDATE SET n = event_counts.n + excluded.n;
   ELSIF TG_OP = 'DELETE' THEN
     INSERT INTO event_counts (org_id, env_id, source_id, status, verification_status, dedup_status, method, shard, n)
-      SELECT org_id, env_id, source_id, status, verification_status, dedup_status, method, pg_backend_pid() % 16, -count(*) FROM old_rows GROUP BY 1, 2, 3, 4, 5, 6, 7 ORDER BY 1, 2, 3, 4, 5, 6, 7
+      SELECT org_id, env_id, source_id, status, verification_status, dedup_status, method, pg_backend_pid() % 1024, -count(*) FROM old_rows GROUP BY 1, 2, 3, 4, 5, 6, 7 ORDER BY 1, 2, 3, 4, 5, 6, 7
       ON CONFLICT (org_id, env_id, source_id, status, verification_status, dedup_status, method, shard) DO UPDATE SET n = event_counts.n + excluded.n;
   ELSE
     INSERT INTO event_counts (org_id, env_id, source_id, status, verification_status, dedup_status, method, shard, n)
-      SELECT org_id, env_id, source_id, status, verification_status, dedup_status, method, pg_backend_pid() % 16, sum(d) FROM (
+      SELECT org_id, env_id, source_id, status, verification_status, dedup_status, method, pg_backend_pid() % 1024, sum(d) FROM (
         SELECT org_id, env_id, source_id, status, verification_status, dedup_status, method, 1 AS d FROM new_rows
         UNION ALL
         SELECT org_id, env_id, source_id, status, verification_status, dedup_status, method, -1 AS d FROM old_rows
@@ -40,15 +42,15 @@ CREATE FUNCTION attempt_counts_apply() RETURNS trigger LANGUAGE plpgsql AS $$
 BEGIN
   IF TG_OP = 'INSERT' THEN
     INSERT INTO attempt_counts (org_id, env_id, destination_id, connection_id, status, is_dlq, trigger_type, shard, n)
-      SELECT org_id, env_id, destination_id, coalesce(connection_id, ''), status, is_dlq, coalesce(trigger_type, ''), pg_backend_pid() % 16, count(*) FROM new_rows GROUP BY 1, 2, 3, 4, 5, 6, 7 ORDER BY 1, 2, 3, 4, 5, 6, 7
+      SELECT org_id, env_id, destination_id, coalesce(connection_id, ''), status, is_dlq, coalesce(trigger_type, ''), pg_backend_pid() % 1024, count(*) FROM new_rows GROUP BY 1, 2, 3, 4, 5, 6, 7 ORDER BY 1, 2, 3, 4, 5, 6, 7
       ON CONFLICT (org_id, env_id, destination_id, connection_id, status, is_dlq, trigger_type, shard) DO UPDATE SET n = attempt_counts.n + excluded.n;
   ELSIF TG_OP = 'DELETE' THEN
     INSERT INTO attempt_counts (org_id, env_id, destination_id, connection_id, status, is_dlq, trigger_type, shard, n)
-      SELECT org_id, env_id, destination_id, coalesce(connection_id, ''), status, is_dlq, coalesce(trigger_type, ''), pg_backend_pid() % 16, -count(*) FROM old_rows GROUP BY 1, 2, 3, 4, 5, 6, 7 ORDER BY 1, 2, 3, 4, 5, 6, 7
+      SELECT org_id, env_id, destination_id, coalesce(connection_id, ''), status, is_dlq, coalesce(trigger_type, ''), pg_backend_pid() % 1024, -count(*) FROM old_rows GROUP BY 1, 2, 3, 4, 5, 6, 7 ORDER BY 1, 2, 3, 4, 5, 6, 7
       ON CONFLICT (org_id, env_id, destination_id, connection_id, status, is_dlq, trigger_type, shard) DO UPDATE SET n = attempt_counts.n + excluded.n;
   ELSE
     INSERT INTO attempt_counts (org_id, env_id, destination_id, connection_id, status, is_dlq, trigger_type, shard, n)
-      SELECT org_id, env_id, destination_id, connection_id, status, is_dlq, trigger_type, pg_backend_pid() % 16, sum(d) FROM (
+      SELECT org_id, env_id, destination_id, connection_id, status, is_dlq, trigger_type, pg_backend_pid() % 1024, sum(d) FROM (
         SELECT org_id, env_id, destination_id, coalesce(connection_id, '') AS connection_id, status, is_dlq, coalesce(trigger_type, '') AS trigger_type, 1 AS d FROM new_rows
         UNION ALL
         SELECT org_id, env_id, destination_id, coalesce(connection_id, '') AS connection_id, status, is_dlq, coalesce(trigger_type, '') AS trigger_type, -1 AS d FROM old_rows
