@@ -18,12 +18,14 @@ import { createBus } from "./live/bus";
 import { createClusterBus, type ClusterBus } from "./live/clusterBus";
 import { createLogger, routeDriverLines, type Logger } from "./observability/logger";
 import { createMetrics } from "./observability/metrics";
-import { startTracing } from "./observability/tracing";
+import type { Tracing } from "./observability/tracing";
 import { startBackgroundWork } from "./boot/background";
 import { createDeps } from "./boot/deps";
 import { waitForDatabase } from "./runtime/waitForDatabase";
 import { acquireServerLock, type ServerLock } from "./runtime/serverLock";
 import { errorMessage } from "./contracts/errors";
+
+const TRACING_OFF: Tracing = { flush: async () => {}, shutdown: async () => {} };
 
 export interface RunningServer {
   url: string;
@@ -98,8 +100,9 @@ async function startLocked(config: Config, lock: ServerLock, logger: Logger, clo
     throw error;
   }
   const metrics = createMetrics({ node: deps.node.id });
-  // Off (no provider, no spans) unless an OTLP endpoint is configured (docs/observability.md).
-  const tracing = startTracing(
+  // Off (no provider, no spans) unless an OTLP endpoint is configured (docs/observability.md). The SDK and its
+  // exporter are loaded only then: a server without tracing does not pay for them at start-up (docs/performance.md, "Start-up").
+  const tracing: Tracing = !(config.otelEndpoint || config.otelTracesEndpoint) ? TRACING_OFF : (await import("./observability/tracing")).startTracing(
     {
       endpoint: config.otelEndpoint,
       tracesEndpoint: config.otelTracesEndpoint,

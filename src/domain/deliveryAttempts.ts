@@ -1,11 +1,12 @@
 import { inScope } from "./scope";
 import { never } from "../db/portableSql";
-import { and, count, eq, sql, type SQL } from "drizzle-orm";
+import { and, count, eq, isNotNull, sql, type SQL } from "drizzle-orm";
 import type { SQLiteColumn } from "drizzle-orm/sqlite-core";
-import type { DeliveryAttempt, ListAttemptsQuery } from "../contracts/deliveryAttempts";
+import { ATTEMPT_STATUSES, type DeliveryAttempt, type ListAttemptsQuery } from "../contracts/deliveryAttempts";
 import { normalizeIdOrNull } from "../contracts/ids";
 import { connections, deliveryAttempts, destinations } from "../db/schema";
 import type { Deps, Scope } from "./deps";
+import { countedAttempts } from "./listTotals";
 import { paginate } from "./paging";
 
 type AttemptRow = typeof deliveryAttempts.$inferSelect;
@@ -75,8 +76,15 @@ function filtersFor(scope: Scope, q: ListAttemptsQuery): SQL | undefined {
   byId(q.event_id, deliveryAttempts.eventId, "event");
   byId(q.destination_id, deliveryAttempts.destinationId, "destination");
   byId(q.connection_id, deliveryAttempts.connectionId);
-  if (q.status) conds.push(eq(deliveryAttempts.status, q.status));
-  if (q.is_dlq !== undefined) conds.push(eq(deliveryAttempts.isDlq, q.is_dlq));
+  // A literal, as the partial indexes on status are written (attempts_scope_failed, attempts_due, attempts_leased),
+  // so the planner sees they apply: the value is one of ATTEMPT_STATUSES (the contract's enum), never free text.
+  if (q.status) conds.push(ATTEMPT_STATUSES.includes(q.status) ? sql`${deliveryAttempts.status} = ${sql.raw(`'${q.status}'`)}` : NOTHING);
+  // Always true of live rows (a queued row has a due time, a delivering one a lease), and it lets the planner
+  // read the queue's own indexes (attempts_due_time, attempts_leased) instead of every attempt of the environment.
+  if (q.status === "queued") conds.push(sql`${deliveryAttempts.scheduledAt} > ''`);
+  if (q.status === "delivering") conds.push(isNotNull(deliveryAttempts.leaseUntil));
+  // A literal for the same reason (attempts_dlq_scope is partial on is_dlq = 1).
+  if (q.is_dlq !== undefined) conds.push(sql`${deliveryAttempts.isDlq} = ${sql.raw(q.is_dlq === 1 ? "1" : "0")}`);
   if (q.trigger_type) conds.push(eq(deliveryAttempts.triggerType, q.trigger_type));
   return and(...conds);
 }
@@ -97,7 +105,7 @@ export async function listAttempts({ db }: Deps, scope: Scope, query: ListAttemp
         .orderBy(...order)
         .limit(limit)
         .offset(offset),
-    total: async (where) => (await db.select({ n: count() }).from(deliveryAttempts).where(where))[0]?.n ?? 0,
+    total: async (where) => (await countedAttempts(db, scope, query)) ?? (await db.select({ n: count() }).from(deliveryAttempts).where(where))[0]?.n ?? 0,
     key: (r) => ({ t: r.attempt.createdAt, id: r.attempt.id }),
   });
   return { delivery_attempts: rows.map(serializeAttempt), pagination };

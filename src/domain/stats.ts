@@ -1,5 +1,5 @@
 import { inScope } from "./scope";
-import { and, count, eq, gte, inArray, isNull, lt, sql, type AnyColumn, type SQL } from "drizzle-orm";
+import { and, count, eq, gte, inArray, isNotNull, isNull, lt, sql, type AnyColumn, type SQL } from "drizzle-orm";
 import { STATS_WINDOW_HOURS, type StatsBody, type StatsBucket } from "../contracts/stats";
 import { connections, deliveryAttempts as a, destinations, events as e, issues, sources } from "../db/schema";
 import { iso } from "../core/clock";
@@ -75,7 +75,9 @@ export async function getStats({ db, clock }: Deps, scope: Scope): Promise<Stats
       .where(and(attemptScope, inDlq)),
     // Queued rows per destination of the scope (attempts_due); rows in flight are few (attempts_leased).
     pendingQueue(and(sql`${a.status} = 'queued'`, inArray(a.destinationId, scopeDestinations))),
-    pendingQueue(and(sql`${a.status} = 'delivering'`, attemptScope)),
+    // A delivering row always holds a lease: saying so lets the planner read attempts_leased as a range
+    // rather than walk every attempt of the environment through attempts_scope_created.
+    pendingQueue(and(sql`${a.status} = 'delivering'`, isNotNull(a.leaseUntil), attemptScope)),
     db.$count(sources, and(inScope(sources, scope))),
     // The operator's destinations: application endpoints deliver through hidden ones (docs/outbound.md).
     db.$count(destinations, and(inScope(destinations, scope), isNull(destinations.applicationId))),

@@ -1,7 +1,7 @@
 import { gunzipSync, gzipSync } from "node:zlib";
 import { readFileSync, writeFileSync, existsSync } from "node:fs";
 import { join } from "node:path";
-import { eq } from "drizzle-orm";
+import { eq, sql } from "drizzle-orm";
 import { describe, expect, it } from "vitest";
 import { AppError } from "../../src/contracts/errors";
 import { systemClock } from "../../src/core/clock";
@@ -10,7 +10,7 @@ import { digestStore, readStore } from "../../src/db/portable/reader";
 import { withSnapshot } from "../../src/db/portable/snapshot";
 import { binarySchemaLevel, PORTABLE_TABLES } from "../../src/db/portable/tables";
 import { openStore } from "../../src/db/openStore";
-import { events } from "../../src/db/schema";
+import { attemptCounts, eventCounts, events } from "../../src/db/schema";
 import { restorePortableBackup } from "../../src/domain/portableRestore";
 import { parseStoreLocation, type StoreLocation } from "../../src/domain/storeLocation";
 import { emptyDatabaseUrl, onPostgres } from "../helpers/database";
@@ -92,6 +92,12 @@ describe("a populated store written to an archive and loaded into a fresh one", 
       const [stored] = await store.db.select({ body: events.body }).from(events).where(eq(events.id, binaryId));
       expect(Buffer.from(stored!.body as Uint8Array).equals(BINARY_BODY)).toBe(true);
       expect(ids.length).toBe(5);
+      // The list counters are not in the archive: the triggers counted the rows again as they loaded.
+      expect(got.event_counts).toBeUndefined();
+      const [counted] = await store.db.select({ n: sql<number>`coalesce(sum(${eventCounts.n}), 0)` }).from(eventCounts);
+      expect(Number(counted!.n)).toBe(6);
+      const [attempted] = await store.db.select({ a: sql<number>`coalesce(sum(${attemptCounts.n}), 0)` }).from(attemptCounts);
+      expect(Number(attempted!.a)).toBe(got.delivery_attempts!.rows);
     } finally {
       await store.close();
     }

@@ -62,8 +62,14 @@ function dependencyOrder(tables: SQLiteTable[]): SQLiteTable[] {
   return out;
 }
 
+/**
+ * Derived tables the archive leaves out: the list counters (src/db/schema/counts.ts)
+ * are kept by triggers, which count the events and attempts again as they load.
+ */
+const DERIVED_TABLES = new Set(["event_counts", "attempt_counts"]);
+
 function schemaTables(): SQLiteTable[] {
-  return Object.values(schema).filter(isTable);
+  return Object.values(schema).filter(isTable).filter((t) => !DERIVED_TABLES.has(getTableName(t)));
 }
 
 function isTable(v: unknown): v is SQLiteTable {

@@ -7,3 +7,4 @@ export * from "./alerts";
 export * from "./outbound";
 export * from "./cluster";
 export * from "./audit";
+export * from "./counts";

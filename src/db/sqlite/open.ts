@@ -4,7 +4,6 @@ import type { Db } from "../db";
 import type { SyncMode } from "../store";
 import { join } from "node:path";
 import { makePrivateDir, makePrivateFile } from "../privateFiles";
-import * as schema from "../schema";
 import { migrations } from "../../generated/migrations.gen";
 
 
@@ -40,7 +39,9 @@ export function openDatabase(dataDir: string, opts: { sync?: SyncMode; readonly?
   sqlite.exec("PRAGMA foreign_keys = ON");
   sqlite.exec("PRAGMA temp_store = MEMORY");
   useIncrementalVacuum(sqlite);
-  const db = drizzle(sqlite, { schema });
+  // Without the schema, as on PostgreSQL (src/db/pg/open.ts): nothing uses drizzle's relational queries
+  // (db.query.*), and building their config from every table cost tens of ms at each start (docs/performance.md, "Start-up").
+  const db = drizzle(sqlite) as unknown as Db;
   migrate(db);
   return {
     db,

@@ -164,7 +164,11 @@ export const deliveryAttempts = pgTable(
     index("attempts_lane_head")
       .on(t.orderingLane)
       .where(sql.raw("ordering_lane is not null and (status in ('queued', 'delivering') or (is_dlq = 1 and ordering_hold = 1))")),
-    index("attempts_dlq_scope").on(t.orgId, t.envId).where(sql.raw("is_dlq = 1")),
+    // Also GET /v1/delivery-attempts?is_dlq=1: newest first from the index rather than every DLQ row sorted.
+    index("attempts_dlq_scope").on(t.orgId, t.envId, t.createdAt, t.id).where(sql.raw("is_dlq = 1")),
+    // GET /v1/delivery-attempts?status=failed: failures are rare and final, so this index costs one entry
+    // per failed attempt and nothing on the queue's hot path (src/domain/deliveryAttempts.ts repeats it).
+    index("attempts_scope_failed").on(t.orgId, t.envId, t.createdAt, t.id).where(sql.raw("status = 'failed'")),
   ],
 );
 
