@@ -2,7 +2,7 @@
  * Delivery throughput and lag of the compiled binary against a bare fetch
  * loop to the same receiver, same machine, same concurrency.
  * `npm run bench:delivery [-- --backlog 100000 --seconds 10 --concurrency 32 --steady-rate 0 --drain-only]`
- * `npm run bench:delivery -- --ordered [--keys 1000 --backlog 20000]`: ordered delivery with 1,000 keys and with one
+ * `npm run bench:delivery -- --ordered [--keys 1000 --backlog 20000] [--latency-ms 20]`: ordered delivery with 1,000 keys and with one
  * key against unordered (scripts/bench/ordered.ts; goals: ≥ 50% of unordered, one key at the round-trip rate).
  * `npm run bench:delivery -- --tracing [--rounds 2 --backlog 20000]`: the drain with tracing off against
  * on, every request sampled to a local OTLP receiver (scripts/bench/tracing.ts; goal ≥ 90%).
@@ -38,6 +38,8 @@ const ingestConnections = numberArg("connections", 64);
 const steadyRate = numberArg("steady-rate", 0);
 /** How long the server idles after the drain before its RSS is read for the last time (issue 31: RSS idle after draining 100k). */
 const idleSeconds = numberArg("idle-seconds", 30);
+/** The sink answers this many ms late (`--latency-ms 20`): a destination across a network, the one-key ordered goal's real setting. */
+process.env.SINK_LATENCY_MS = String(numberArg("latency-ms", 0));
 
 ensureBinary();
 console.log(`machine: ${machine()}; delivery concurrency ${concurrency}; backlog ${backlog}; ${seconds} s runs\n`);

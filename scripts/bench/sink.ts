@@ -5,11 +5,14 @@
  * A request to /capture is answered and kept (its method, headers and body):
  * GET /captured returns the last one, so the bare loop can send exactly what
  * a delivery sends.
+ * SINK_LATENCY_MS (default 0) holds every counted answer that long: a
+ * destination across a network rather than beside the relay.
  */
 let count = 0;
 let captured: { method: string; headers: Record<string, string>; body: string } | null = null;
 let lags: number[] = [];
 const decoder = new TextDecoder();
+const latencyMs = Number(process.env.SINK_LATENCY_MS ?? 0);
 
 const quantile = (sorted: number[], q: number) => (sorted.length ? sorted[Math.min(sorted.length - 1, Math.floor(q * sorted.length))]! : 0);
 
@@ -48,6 +51,7 @@ const server = Bun.serve({
     const at = Date.now();
     const m = /"sent_at":(\d+)/.exec(body);
     if (m) lags.push(at - Number(m[1]));
+    if (latencyMs > 0) await Bun.sleep(latencyMs);
     return new Response("ok");
   },
 });
