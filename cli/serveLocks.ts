@@ -27,3 +27,20 @@ export async function holdDataDirs(locations: StoreLocation[]): Promise<() => vo
   }
   return release;
 }
+
+/**
+ * Runs `work` while serve's lock on every data dir among `locations` is held,
+ * released however it ends; the domain's refusals become the CLI's errors.
+ */
+export async function whileDataDirsHeld<T>(locations: StoreLocation[], work: () => Promise<T>): Promise<T> {
+  const [{ AppError }, { apiErrorToCli }] = await Promise.all([import("../src/contracts/errors"), import("./errors")]);
+  const release = await holdDataDirs(locations);
+  try {
+    return await work();
+  } catch (err) {
+    if (err instanceof AppError) throw apiErrorToCli(err.status, err.toBody());
+    throw err;
+  } finally {
+    release();
+  }
+}

@@ -135,19 +135,9 @@ async function restorePortable(file: string, target: string | undefined, out: Ou
   const { restorePortableBackup } = await import("../../src/domain/portableRestore");
   const { parseStoreLocation } = await import("../../src/domain/storeLocation");
   const { systemClock } = await import("../../src/core/clock");
-  const { AppError } = await import("../../src/contracts/errors");
-  const { holdDataDirs } = await import("../serveLocks");
+  const { whileDataDirsHeld } = await import("../serveLocks");
   const to = parseStoreLocation(target, "target");
-  const release = await holdDataDirs([to]);
-  let res;
-  try {
-    res = await restorePortableBackup(to, file, systemClock, (line) => out.note(line));
-  } catch (err) {
-    if (err instanceof AppError) throw apiErrorToCli(err.status, err.toBody());
-    throw err;
-  } finally {
-    release();
-  }
+  const res = await whileDataDirsHeld([to], () => restorePortableBackup(to, file, systemClock, (line) => out.note(line)));
   out.result(res, {
     text: (r, c) =>
       `${c.green("✓")} Restored ${c.cyan(r.restored_from)} (made by hookrelay ${r.hookrelay_version} on ${r.source} at ${r.created_at}) into ${r.target}: ${r.rows} rows, every table checked` +

@@ -1,6 +1,6 @@
 import type { Command } from "commander";
 import { noun } from "../command";
-import { apiErrorToCli, usageError } from "../errors";
+import { usageError } from "../errors";
 import { Output } from "../output";
 
 /**
@@ -26,7 +26,7 @@ export function registerMigrate(program: Command) {
       const { migrateStore } = await import("../../src/domain/storeMigration");
       const { systemClock } = await import("../../src/core/clock");
       const { AppError } = await import("../../src/contracts/errors");
-      const { holdDataDirs } = await import("../serveLocks");
+      const { whileDataDirsHeld } = await import("../serveLocks");
       let from, to;
       try {
         from = parseStoreLocation(o.from, "from");
@@ -35,17 +35,8 @@ export function registerMigrate(program: Command) {
         if (err instanceof AppError) throw usageError(err.message);
         throw err;
       }
-      const release = await holdDataDirs([from, to]);
-      let res;
-      try {
-        // Progress is for a person watching, on stderr: shown with --json too (stdout stays the result alone).
-        res = await migrateStore({ from, to, resume: o.resume === true, clock: systemClock, progress: (line) => process.stderr.write(line + "\n") });
-      } catch (err) {
-        if (err instanceof AppError) throw apiErrorToCli(err.status, err.toBody());
-        throw err;
-      } finally {
-        release();
-      }
+      // Progress is for a person watching, on stderr: shown with --json too (stdout stays the result alone).
+      const res = await whileDataDirsHeld([from, to], () => migrateStore({ from, to, resume: o.resume === true, clock: systemClock, progress: (line) => process.stderr.write(line + "\n") }));
       out.result(res, {
         text: (r, c) =>
           `${c.green("✓")} Copied ${r.rows} rows in ${r.tables.length} tables from ${r.from} to ${r.to}${r.resumed ? " (resumed)" : ""}; every table's count and checksum match` +
