@@ -46,18 +46,20 @@ async function runApply(ctx: Context, o: Opts) {
         throw fileError(err);
       });
 
+  // Without --prune what the file does not name is left alone, so "matches" would overstate it.
+  const noChanges = prune ? "No changes: the environment matches the file.\n" : "No changes: everything the file names matches (what it does not name is left alone without --prune).\n";
   const plan = await send(true);
   const pending = plan.changes.length > 0;
   if (!pending || o.dryRun) {
     if (ctx.json) ctx.out.printJson(plan);
-    else process.stdout.write(pending ? planText(plan.changes, ctx.out.c) : "No changes: the environment matches the file.\n");
+    else process.stdout.write(pending ? planText(plan.changes, ctx.out.c) : noChanges);
     if (pending && o.dryRun && o.exitCode) process.exitCode = EXIT_CHANGES_PENDING;
     return;
   }
   if (!ctx.json) process.stdout.write(planText(plan.changes, ctx.out.c));
   const result = await send(false);
   if (ctx.json) return ctx.out.printJson(result);
-  process.stdout.write(result.applied ? `Applied ${result.changes.length} change${result.changes.length === 1 ? "" : "s"} to ${ctx.where}.\n` : "No changes: the environment matches the file.\n");
+  process.stdout.write(result.applied ? `Applied ${result.changes.length} change${result.changes.length === 1 ? "" : "s"} to ${ctx.where}.\n` : noChanges);
 }
 
 /** The file read, parsed and checked against the contract, its secret references resolved here; any problem is a usage error (exit 2) before anything is sent. */

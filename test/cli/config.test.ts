@@ -80,7 +80,8 @@ describe("hookrelay apply", () => {
   it("applying the same file twice changes nothing: exit 0, no changes", async () => {
     const text = await run(["apply", "-f", file("a-secrets.yaml")], envs.bRemote);
     expect(text.code, text.stderr).toBe(0);
-    expect(text.stdout).toBe("No changes: the environment matches the file.\n");
+    expect(text.stdout).toBe("No changes: everything the file names matches (what it does not name is left alone without --prune).\n");
+    expect((await run(["apply", "-f", file("a-secrets.yaml"), "--prune"], envs.bRemote)).stdout).toBe("No changes: the environment matches the file.\n");
     expect(ok(await run(["apply", "-f", file("a-secrets.yaml"), "--json"], envs.bLocal))).toEqual({ changes: [], applied: false });
   });
 
