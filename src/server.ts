@@ -122,7 +122,7 @@ async function startLocked(config: Config, lock: ServerLock, logger: Logger, clo
   const app = createApp({ deps, logger, metrics, workersRunning: () => !stopping && tasks.every((t) => t.running()), pingDatabase: () => store.ping(), requestBodyTimeoutMs: config.requestBodyTimeout, databaseHealth, metricsToken: config.metricsToken, streamsPerCredential: config.streamsPerCredential, tracer: tracing.tracer });
 
   // The ingest hot path ahead of the app's middleware chain; what it does not take goes to the app (src/api/ingestFastPath.ts).
-  const ingest = createIngestFastPath({ deps, logger, metrics, requestBodyTimeoutMs: config.requestBodyTimeout, databaseHealth, tracer: tracing.tracer }, app.fetch);
+  const ingest = createIngestFastPath({ deps, logger, metrics, requestBodyTimeoutMs: config.requestBodyTimeout, databaseHealth, tracer: tracing.tracer, serverSpan: tracing.serverSpan }, app.fetch);
 
   const server = Bun.serve({
     port: config.port,

@@ -7,6 +7,7 @@ import { clientIp } from "../ingest/clientIp";
 import { probe, receive, type IngestResponse } from "../ingest/pipeline";
 import type { Logger } from "../observability/logger";
 import type { Metrics } from "../observability/metrics";
+import type { ServerSpanStarter } from "../observability/plainServerSpan";
 import { extractContext } from "../observability/traceContext";
 import { bodyTooLarge, readBoundedBody } from "./boundedBody";
 import { toAppError, UNAVAILABLE_RETRY_AFTER_SECONDS } from "./middleware/errors";
@@ -30,6 +31,8 @@ export interface IngestFastPathOptions {
   requestBodyTimeoutMs: number;
   databaseHealth?: DatabaseHealth;
   tracer?: Tracer;
+  /** The SERVER span without the SDK's span object when serve has one (src/observability/plainServerSpan.ts); else `tracer`'s. */
+  serverSpan?: ServerSpanStarter;
 }
 
 type Handler = (req: Request, server: Server<unknown>) => Response | Promise<Response>;
@@ -43,6 +46,7 @@ const JSON_TYPE = "application/json";
 
 export function createIngestFastPath(opts: IngestFastPathOptions, fallback: Handler): Handler {
   const { deps, logger, metrics, tracer, requestBodyTimeoutMs, databaseHealth } = opts;
+  const startSpan: ServerSpanStarter | undefined = opts.serverSpan ?? (tracer ? (name, attributes, parent) => tracer.startSpan(name, { kind: SpanKind.SERVER, attributes }, parent) : undefined);
   const headersTaken = securityHeaderList();
   let baseHeaders: [string, string][] = [];
   // Children of labelled metrics, made once per label set instead of hashing the labels per request.
@@ -85,7 +89,7 @@ export function createIngestFastPath(opts: IngestFastPathOptions, fallback: Hand
     if (baseHeaders.length === 0) baseHeaders = await headersTaken;
     const requestId = requestIdOf(req.headers.get("x-request-id"));
     const peer = server.requestIP(req)?.address ?? null;
-    const span = tracer ? startServerSpan(tracer, req, method, target.path) : undefined;
+    const span = startSpan ? startServerSpan(startSpan, req, method, target.path) : undefined;
     let response: Response;
     try {
       const maxBytes = deps.settings.maxBodyBytes;
@@ -183,7 +187,7 @@ const canonical = (name: string) => name.replace(/(^|-)([a-z])/g, (_, dash: stri
  * continuing the provider's `traceparent`. It is handed to the pipeline, not
  * made active: nothing on the ingest path needs the context manager.
  */
-function startServerSpan(tracer: Tracer, req: Request, method: string, path: string): Span {
+function startServerSpan(startSpan: ServerSpanStarter, req: Request, method: string, path: string): Span {
   const parent: Context = req.headers.get("traceparent") === null ? ROOT_CONTEXT : extractContext(req.headers);
   const agent = req.headers.get("user-agent");
   const attributes: Record<string, string> = {
@@ -193,7 +197,7 @@ function startServerSpan(tracer: Tracer, req: Request, method: string, path: str
     "http.route": SPAN_ROUTE,
   };
   if (agent) attributes["user_agent.original"] = agent;
-  return tracer.startSpan(`${method} ${SPAN_ROUTE}`, { kind: SpanKind.SERVER, attributes }, parent);
+  return startSpan(`${method} ${SPAN_ROUTE}`, attributes, parent);
 }
 
 function endServerSpan(span: Span, status: number, client: string | null) {

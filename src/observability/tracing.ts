@@ -16,6 +16,7 @@ import {
 } from "@opentelemetry/sdk-trace-base";
 import { ATTR_SERVICE_NAME, ATTR_SERVICE_VERSION } from "@opentelemetry/semantic-conventions";
 import type { SamplerName } from "../config/options";
+import { plainServerSpans, type ServerSpanStarter } from "./plainServerSpan";
 import { w3c } from "./traceContext";
 import { WorkerSpanExporter } from "./workerExporter";
 
@@ -46,6 +47,8 @@ export interface TracingSettings {
 export interface Tracing {
   /** Undefined when tracing is off: callers skip spans altogether, so off costs nothing. */
   tracer?: Tracer;
+  /** The ingest path's SERVER span, without the SDK's span object (./plainServerSpan.ts); set with `tracer`. */
+  serverSpan?: ServerSpanStarter;
   /** Sends what is queued now (tests, shutdown). */
   flush(): Promise<void>;
   shutdown(): Promise<void>;
@@ -81,13 +84,14 @@ export function startTracing(settings: TracingSettings, hooks: { logger: Warner;
     queue,
     hooks.dropped,
   );
-  const provider = new BasicTracerProvider({
-    resource: resourceFromAttributes({ [ATTR_SERVICE_NAME]: settings.serviceName, ...(settings.serviceVersion ? { [ATTR_SERVICE_VERSION]: settings.serviceVersion } : {}) }),
-    sampler: samplerFor(settings.sampler, settings.samplerArg),
-    spanProcessors: [processor],
-  });
+  // One resource and one sampler for the provider's spans and the plain ones: a batch holds both, under one resource.
+  const resource = resourceFromAttributes({ [ATTR_SERVICE_NAME]: settings.serviceName, ...(settings.serviceVersion ? { [ATTR_SERVICE_VERSION]: settings.serviceVersion } : {}) });
+  const sampler = samplerFor(settings.sampler, settings.samplerArg);
+  const provider = new BasicTracerProvider({ resource, sampler, spanProcessors: [processor] });
+  const scope = { name: "hookrelay", ...(settings.serviceVersion ? { version: settings.serviceVersion } : {}) };
   return {
-    tracer: provider.getTracer("hookrelay", settings.serviceVersion),
+    tracer: provider.getTracer(scope.name, scope.version),
+    serverSpan: plainServerSpans({ sampler, processor, resource, scope }),
     flush: () => provider.forceFlush(),
     shutdown: () => provider.shutdown(),
   };

@@ -1,0 +1,178 @@
+import {
+  isSpanContextValid,
+  SpanKind,
+  SpanStatusCode,
+  trace,
+  type Attributes,
+  type AttributeValue,
+  type Context,
+  type Exception,
+  type HrTime,
+  type Link,
+  type Span,
+  type SpanContext,
+  type SpanStatus,
+  type TimeInput,
+} from "@opentelemetry/api";
+import { getTimeOrigin, hrTimeDuration, millisToHrTime, timeInputToHrTime } from "@opentelemetry/core";
+import type { Resource } from "@opentelemetry/resources";
+import { RandomIdGenerator, SamplingDecision, type ReadableSpan, type Sampler, type SpanProcessor, type TimedEvent } from "@opentelemetry/sdk-trace-base";
+
+/**
+ * Starts the ingest request's SERVER span (src/api/ingestFastPath.ts) under
+ * `parent` (the provider's `traceparent`, or the root context).
+ */
+export type ServerSpanStarter = (name: string, attributes: Attributes, parent: Context) => Span;
+
+/** What a plain span shares with the provider's spans, so both land in the same export batches alike. */
+export interface PlainSpanSetting {
+  sampler: Sampler;
+  /** The provider's processor chain (./tracing.ts): the same queue bound, batch and worker exporter. */
+  processor: SpanProcessor;
+  resource: Resource;
+  scope: { name: string; version?: string };
+}
+
+/** As the SDK's default span limits: attributes past this many are dropped and counted. */
+const ATTRIBUTE_COUNT_LIMIT = 128;
+const NO_LINKS: Link[] = [];
+
+/**
+ * The ingest SERVER span without the SDK's `Span`: ids, sampling (the
+ * provider's own sampler, so OTEL_TRACES_SAMPLER and its argument decide as
+ * for every other span), start time and attributes in one plain object,
+ * handed at its end to the provider's processor as the finished span the
+ * export worker reads (./spanRecord.ts). The SDK's span costs the ingest path
+ * its attribute sanitizing twice, its metrics hooks and limit bookkeeping per
+ * call (docs/performance.md, "Tracing", third round); the wire format does not
+ * change, as the same exporter encodes it.
+ */
+export function plainServerSpans(setting: PlainSpanSetting): ServerSpanStarter {
+  const ids = new RandomIdGenerator();
+  const origin = getTimeOrigin();
+  return (name, attributes, parent) => {
+    const parentContext = trace.getSpanContext(parent);
+    const validParent = parentContext && isSpanContextValid(parentContext) ? parentContext : undefined;
+    const traceId = validParent ? validParent.traceId : ids.generateTraceId();
+    const spanId = ids.generateSpanId();
+    const sampled = setting.sampler.shouldSample(parent, traceId, name, SpanKind.SERVER, attributes, NO_LINKS);
+    const context: SpanContext = {
+      traceId,
+      spanId,
+      traceFlags: sampled.decision === SamplingDecision.RECORD_AND_SAMPLED ? 1 : 0,
+      traceState: sampled.traceState ?? validParent?.traceState,
+    };
+    if (sampled.decision === SamplingDecision.NOT_RECORD) return trace.wrapSpanContext(context);
+    if (sampled.attributes) Object.assign(attributes, sampled.attributes);
+    return new PlainSpan(setting, origin, name, context, validParent, attributes);
+  };
+}
+
+class PlainSpan implements Span, ReadableSpan {
+  readonly kind = SpanKind.SERVER;
+  readonly links = NO_LINKS;
+  readonly events: TimedEvent[] = [];
+  readonly resource: Resource;
+  readonly instrumentationScope: { name: string; version?: string };
+  status: SpanStatus = { code: SpanStatusCode.UNSET };
+  ended = false;
+  droppedAttributesCount = 0;
+  droppedEventsCount = 0;
+  droppedLinksCount = 0;
+  // Filled in at the end: until then only the monotonic start is kept.
+  startTime: HrTime = [0, 0];
+  endTime: HrTime = [0, 0];
+  duration: HrTime = [0, 0];
+  private readonly startMs = performance.now();
+  private attributeCount: number;
+
+  constructor(
+    private readonly setting: PlainSpanSetting,
+    private readonly origin: number,
+    public name: string,
+    private readonly context: SpanContext,
+    readonly parentSpanContext: SpanContext | undefined,
+    readonly attributes: Attributes,
+  ) {
+    this.resource = setting.resource;
+    this.instrumentationScope = setting.scope;
+    this.attributeCount = Object.keys(attributes).length;
+  }
+
+  spanContext(): SpanContext {
+    return this.context;
+  }
+
+  setAttribute(key: string, value: AttributeValue | undefined): this {
+    if (this.ended || value === undefined || value === null || key.length === 0) return this;
+    if (!(key in this.attributes)) {
+      if (this.attributeCount >= ATTRIBUTE_COUNT_LIMIT) {
+        this.droppedAttributesCount++;
+        return this;
+      }
+      this.attributeCount++;
+    }
+    (this.attributes as Record<string, AttributeValue>)[key] = value;
+    return this;
+  }
+
+  setAttributes(attributes: Attributes): this {
+    for (const key in attributes) this.setAttribute(key, attributes[key]);
+    return this;
+  }
+
+  addEvent(name: string, attributesOrTime?: Attributes | TimeInput, time?: TimeInput): this {
+    if (this.ended) return this;
+    const timeGiven = typeof attributesOrTime === "number" || Array.isArray(attributesOrTime) || attributesOrTime instanceof Date;
+    const at = timeGiven ? (attributesOrTime as TimeInput) : time;
+    this.events.push({
+      name,
+      attributes: timeGiven ? {} : ((attributesOrTime as Attributes | undefined) ?? {}),
+      time: at === undefined ? millisToHrTime(this.origin + performance.now()) : timeInputToHrTime(at),
+      droppedAttributesCount: 0,
+    });
+    return this;
+  }
+
+  addLink(): this {
+    // Links are given at start or not at all on the ingest path.
+    this.droppedLinksCount++;
+    return this;
+  }
+
+  addLinks(links: Link[]): this {
+    this.droppedLinksCount += links.length;
+    return this;
+  }
+
+  setStatus(status: SpanStatus): this {
+    // As the SDK: UNSET changes nothing, OK is final.
+    if (this.ended || status.code === SpanStatusCode.UNSET || this.status.code === SpanStatusCode.OK) return this;
+    this.status = { ...status };
+    return this;
+  }
+
+  updateName(name: string): this {
+    if (!this.ended) this.name = name;
+    return this;
+  }
+
+  recordException(exception: Exception, time?: TimeInput): void {
+    const attributes: Attributes =
+      typeof exception === "string" ? { "exception.message": exception } : { "exception.type": exception.name ?? "Error", "exception.message": exception.message ?? "", ...(exception.stack ? { "exception.stacktrace": exception.stack } : {}) };
+    this.addEvent("exception", attributes, time);
+  }
+
+  isRecording(): boolean {
+    return !this.ended;
+  }
+
+  end(endTime?: TimeInput): void {
+    if (this.ended) return;
+    this.ended = true;
+    this.startTime = millisToHrTime(this.origin + this.startMs);
+    this.endTime = endTime === undefined ? millisToHrTime(this.origin + performance.now()) : timeInputToHrTime(endTime);
+    this.duration = hrTimeDuration(this.startTime, this.endTime);
+    this.setting.processor.onEnd(this);
+  }
+}
