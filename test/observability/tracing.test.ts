@@ -193,6 +193,32 @@ describe("sampling", () => {
   });
 });
 
+describe("sampling of the ingest span by the provider's traceparent (the default parentbased_always_on)", () => {
+  it("a provider's unsampled traceparent: the trace continues, flagged not recorded, and none of its spans is exported", async () => {
+    const receiver = startOtlpReceiver();
+    const sink = startSink();
+    const server = await startTestServer({ OTEL_EXPORTER_OTLP_ENDPOINT: receiver.url });
+    try {
+      const key = await server.apiKey();
+      const p = await pipeline(server, key, { url: `${sink.url}/x` });
+      const traceId = "5bf92f3577b34da6a3ce929d0e0e4736";
+      const eventId = await sendEvent(server, p.sourceId, { a: 1 }, { headers: { traceparent: `00-${traceId}-00f067aa0ba902b7-00` } });
+      await waitForEventStatus(server, key, eventId, ["delivered"]);
+      const sent = parseTraceparent(sink.requests[0]!.headers["traceparent"]);
+      expect(sent.traceId).toBe(traceId);
+      expect(sent.sampled).toBe(false);
+      // The setup's API requests, roots of their own traces, are sampled and exported; nothing of the provider's trace is.
+      await server.flushTraces();
+      expect(receiver.spans.length).toBeGreaterThan(0);
+      expect(receiver.trace(traceId)).toEqual([]);
+    } finally {
+      await server.close();
+      sink.close();
+      receiver.close();
+    }
+  });
+});
+
 describe("a collector that is down", () => {
   it("fails no ingest and no delivery; the spans it did not take are counted in /metrics", async () => {
     // A port that was just free: nothing listens there.
