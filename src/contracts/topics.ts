@@ -1,5 +1,6 @@
 import { z } from "zod";
 import { eventTypeName, jsonSchemaInput } from "./eventTypes";
+import { placeFields } from "./common";
 
 /** Topics (spec: Topic; docs/decisions.md D11): named channels an application publishes events to. */
 
@@ -7,12 +8,8 @@ export const TOPIC_STATUSES = ["active", "paused"] as const;
 export type TopicStatus = (typeof TOPIC_STATUSES)[number];
 
 const fields = {
-  name: z.string().trim().min(1).max(200),
-  slug: z
-    .string()
-    .trim()
-    .toLowerCase()
-    .regex(/^[a-z0-9][a-z0-9_.-]{0,99}$/, "lower-case letters, digits, '.', '-' and '_', at most 100"),
+  // A topic is named like an organization or environment: the slug is the one it is published to.
+  ...placeFields,
   description: z.string().max(5000).nullable(),
   /** A JSON Schema (object); published payloads must satisfy it. */
   schema: jsonSchemaInput.nullable(),
