@@ -36,7 +36,7 @@ const concurrency = numberArg("concurrency", 32);
 const ingestConnections = numberArg("connections", 64);
 /** Steady-phase ingest rate; 0 (default): half the ingest peak measured in phase 2. */
 const steadyRate = numberArg("steady-rate", 0);
-/** How long the server idles after the drain before its RSS is read for the last time (issue 31: RSS idle after draining 100k). */
+/** How long the server idles after the drain before its RSS is read for the last time (the memory goal in docs/performance.md: RSS idle after draining 100k). */
 const idleSeconds = numberArg("idle-seconds", 30);
 /** The sink answers this many ms late (`--latency-ms 20`): a destination across a network, the one-key ordered goal's real setting. */
 process.env.SINK_LATENCY_MS = String(numberArg("latency-ms", 0));
