@@ -1,11 +1,12 @@
 #!/usr/bin/env bun
 import { type Command, CommanderError } from "commander";
 import { ConfigError } from "../src/config/options";
-import { buildProgram } from "./program";
+import { runsServe, serveProgram } from "./rootCommand";
 import { CliError, EXIT } from "./errors";
 import { errorMessage } from "../src/contracts/errors";
 
-const program = buildProgram();
+// `serve` evaluates only what it runs; every other use builds the whole program, the commands' modules with it.
+const program = runsServe(process.argv) ? serveProgram() : (await import("./program")).buildProgram();
 // A reader that stops early (`| head -1`) closes the pipe: that ends a client command, quietly.
 // Installed before parsing, because help and usage text are written while commander parses,
 // before any action hook runs. `serve` swaps these for its own: a server outlives its log streams.

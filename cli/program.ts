@@ -1,5 +1,3 @@
-import { Command } from "commander";
-import pkg from "../package.json" with { type: "json" };
 import { registerBackup } from "./commands/backup";
 import { registerMigrate } from "./commands/migrate";
 import { registerConfig } from "./commands/config";
@@ -34,26 +32,12 @@ import { registerListen } from "./commands/listen";
 import { registerLogin } from "./commands/login";
 import { registerServe } from "./commands/serve";
 import { registerUsers } from "./commands/users";
-import { binarySchemaVersion, describeSchema } from "../src/db/sqlite/schemaVersion";
+import { rootCommand } from "./rootCommand";
 import { finishGlobalOptions } from "./command";
 
 /** Global flags and every command. Client commands read the globals through cli/context.ts. */
 export function buildProgram() {
-  const program = new Command("hookrelay")
-    .description("Self-hosted webhook relay: ingest, verify, deliver, retry and replay webhooks, in one binary.")
-    // The schema tells which database files this binary migrates forward (docs/operations.md, upgrades).
-    .version(`hookrelay ${pkg.version}, schema ${describeSchema(binarySchemaVersion())}`, "--version")
-    .option("--url <url>", "URL of a running hookrelay (remote mode) [HOOKRELAY_URL]")
-    .option("--api-key <key>", "API key for remote mode [HOOKRELAY_API_KEY]")
-    .option("--profile <name>", "saved login profile to use [HOOKRELAY_PROFILE]")
-    .option("--data-dir <dir>", "work directly on a local data dir (local mode) [HOOKRELAY_DATA_DIR]")
-    .option("--database-url <url>", "work directly on a PostgreSQL database (local mode) [HOOKRELAY_DATABASE_URL]")
-    .option("--org <slug>", "organization to act in, by slug or id: a session's or local mode's (an API key has its own) [HOOKRELAY_ORG]")
-    .option("--env <slug>", "environment to act in, by slug or id: a session's or local mode's (an API key has its own) [HOOKRELAY_ENV]")
-    .option("--json", "print the API's JSON response and nothing else")
-    .exitOverride()
-    .showHelpAfterError("(add --help for usage)")
-    .enablePositionalOptions();
+  const program = rootCommand();
   program.commandsGroup("Server:");
   registerServe(program);
   registerBackup(program);

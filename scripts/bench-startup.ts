@@ -10,8 +10,14 @@
  * new-dir runs include the first start's work: migrations, the key file, the
  * admin's password hash. Runs alternate new, existing, so a drift of the
  * machine's speed touches both alike; medians and min–max are printed.
+ *
+ * Beside the time, the CPU the process used over its whole run (start, the
+ * first 200, then SIGTERM and its stop), from the kernel's accounting once it
+ * exited: on a shared machine CPU moves less than wall time.
+ * `--vs <binary>` runs another build in turn with this one (A = that build,
+ * B = HOOKRELAY_BENCH_BINARY or dist/hookrelay), each run of A followed by
+ * the same run of B, and prints the ratio A/B pair by pair.
  */
-import { spawn } from "node:child_process";
 import { mkdtempSync, rmSync } from "node:fs";
 import { createServer } from "node:net";
 import { tmpdir } from "node:os";
@@ -30,44 +36,78 @@ function freePort(): Promise<number> {
   });
 }
 
-async function startOnce(dataDir: string): Promise<number> {
+interface Run {
+  ms: number;
+  cpuMs: number;
+}
+
+async function startOnce(bin: string, dataDir: string): Promise<Run> {
   const port = await freePort();
   const t0 = performance.now();
-  const child = spawn(binary, ["serve", "--port", String(port), "--host", "127.0.0.1", "--data-dir", dataDir, "--log-level", "warn"], {
+  const child = Bun.spawn([bin, "serve", "--port", String(port), "--host", "127.0.0.1", "--data-dir", dataDir, "--log-level", "warn"], {
     env: { ...process.env, HOOKRELAY_ADMIN_EMAIL: ADMIN.email, HOOKRELAY_ADMIN_PASSWORD: ADMIN.password },
     stdio: ["ignore", "ignore", "ignore"],
   });
   let exited = false;
-  child.once("exit", () => (exited = true));
+  void child.exited.then(() => (exited = true));
+  let ms = 0;
   try {
     for (;;) {
       if (exited) throw new Error("serve exited before answering");
       try {
         const res = await fetch(`http://127.0.0.1:${port}/healthz`);
-        if (res.status === 200) return performance.now() - t0;
+        if (res.status === 200) {
+          ms = performance.now() - t0;
+          break;
+        }
       } catch {}
       if (performance.now() - t0 > 15_000) throw new Error("no 200 within 15 s");
       await Bun.sleep(1);
     }
   } finally {
     child.kill("SIGTERM");
-    await new Promise((r) => (exited ? r(null) : child.once("exit", r)));
+    await child.exited;
   }
+  const usage = child.resourceUsage()!;
+  return { ms, cpuMs: Number(usage.cpuTime.user + usage.cpuTime.system) / 1000 };
 }
 
+const median = (t: number[]) => [...t].sort((a, b) => a - b)[Math.floor(t.length / 2)]!;
+const range = (t: number[]) => `min ${Math.min(...t).toFixed(0)}, max ${Math.max(...t).toFixed(0)}`;
+
 ensureBinary();
-console.log(`machine: ${machine()}; ${runs} runs each, alternating`);
-const existing = mkdtempSync(join(tmpdir(), "hookrelay-startup-"));
-await startOnce(existing);
-const times = { new: [] as number[], existing: [] as number[] };
-for (let i = 0; i < runs; i++) {
-  const fresh = mkdtempSync(join(tmpdir(), "hookrelay-startup-"));
-  times.new.push(await startOnce(fresh));
-  rmSync(fresh, { recursive: true, force: true });
-  times.existing.push(await startOnce(existing));
+const vsAt = process.argv.indexOf("--vs");
+const builds = vsAt > 0 ? { A: process.argv[vsAt + 1]!, B: binary } : { B: binary };
+console.log(`machine: ${machine()}; ${runs} runs each, alternating${vsAt > 0 ? `; A = ${builds.A}, B = ${builds.B}` : ""}`);
+const results: Record<string, { new: Run[]; existing: Run[] }> = {};
+const existing: Record<string, string> = {};
+for (const [name, bin] of Object.entries(builds)) {
+  results[name] = { new: [], existing: [] };
+  existing[name] = mkdtempSync(join(tmpdir(), "hookrelay-startup-"));
+  await startOnce(bin, existing[name]!);
 }
-rmSync(existing, { recursive: true, force: true });
-for (const [name, t] of Object.entries(times)) {
-  const s = [...t].sort((a, b) => a - b);
-  console.log(`${name.padEnd(8)} data dir: median ${s[Math.floor(s.length / 2)]!.toFixed(0)} ms (min ${s[0]!.toFixed(0)}, max ${s[s.length - 1]!.toFixed(0)})`);
+for (let i = 0; i < runs; i++) {
+  for (const kind of ["new", "existing"] as const) {
+    for (const [name, bin] of Object.entries(builds)) {
+      const dir = kind === "new" ? mkdtempSync(join(tmpdir(), "hookrelay-startup-")) : existing[name]!;
+      results[name]![kind].push(await startOnce(bin, dir));
+      if (kind === "new") rmSync(dir, { recursive: true, force: true });
+    }
+  }
+}
+for (const dir of Object.values(existing)) rmSync(dir, { recursive: true, force: true });
+for (const [name, r] of Object.entries(results)) {
+  for (const kind of ["new", "existing"] as const) {
+    const ms = r[kind].map((x) => x.ms);
+    const cpu = r[kind].map((x) => x.cpuMs);
+    const label = vsAt > 0 ? `${name} ` : "";
+    console.log(`${label}${kind.padEnd(8)} data dir: median ${median(ms).toFixed(0)} ms (${range(ms)}); CPU of the run median ${median(cpu).toFixed(0)} ms (${range(cpu)})`);
+  }
+}
+if (vsAt > 0) {
+  for (const kind of ["new", "existing"] as const) {
+    const ratio = (f: (x: Run) => number) => results.A![kind].map((a, i) => f(a) / f(results.B![kind][i]!));
+    const show = (t: number[]) => `median ${median(t).toFixed(2)} (min ${Math.min(...t).toFixed(2)}, max ${Math.max(...t).toFixed(2)})`;
+    console.log(`A/B ${kind.padEnd(8)} data dir: time ${show(ratio((x) => x.ms))}; CPU ${show(ratio((x) => x.cpuMs))}`);
+  }
 }

@@ -9,6 +9,7 @@ import { publishAfterCommit } from "./db/committedBus";
 import { tightenDataDir } from "./db/privateFiles";
 import { releaseClaimsOf } from "./delivery/queue";
 import { bootstrap, type BootstrapResult } from "./domain/bootstrap";
+import type { AdminPassword } from "./domain/adminPassword";
 import { sealPlainDestinationHeaders } from "./domain/destinationSecrets";
 import { systemClock, type Clock } from "./core/clock";
 import type { Deps } from "./domain/deps";
@@ -42,7 +43,7 @@ export interface RunningServer {
 }
 
 /** The composition root: config → db → workers → Bun.serve(api + ui). */
-export async function startServer(config: Config, opts: { logger?: Logger; clock?: Clock } = {}): Promise<RunningServer> {
+export async function startServer(config: Config, opts: { logger?: Logger; clock?: Clock; firstAdmin?: AdminPassword } = {}): Promise<RunningServer> {
   const logger = opts.logger ?? createLogger({ level: config.logLevel, format: config.logFormat });
   const clock = opts.clock ?? systemClock;
   ensureDataDir(config.dataDir);
@@ -64,14 +65,14 @@ export async function startServer(config: Config, opts: { logger?: Logger; clock
   const lock = acquireServerLock(config.dataDir, () => clock.now());
   try {
     lock.publish({ base_url: config.baseUrl });
-    return await startLocked(config, lock, logger, clock);
+    return await startLocked(config, lock, logger, clock, opts.firstAdmin);
   } catch (err) {
     lock.release();
     throw err;
   }
 }
 
-async function startLocked(config: Config, lock: ServerLock, logger: Logger, clock: Clock): Promise<RunningServer> {
+async function startLocked(config: Config, lock: ServerLock, logger: Logger, clock: Clock, firstAdmin: AdminPassword | undefined): Promise<RunningServer> {
   const localBus = createBus();
   const { deps, store } = await waitForDatabase(() => createDeps(config, { clock, bus: localBus }), { logger, limitMs: config.databaseWait });
   const databaseHealth = trackDatabaseHealth({ ping: () => store.ping(), logger });
@@ -84,7 +85,7 @@ async function startLocked(config: Config, lock: ServerLock, logger: Logger, clo
   try {
     // Like the local bus it replaces, it delivers what a transaction publishes after the commit (src/db/committedBus.ts).
     if (store.pg) deps.bus = publishAfterCommit(store.db, (clusterBus = await createClusterBus(store.pg.client, localBus, { nodeId: deps.node.id, logger })));
-    boot = await bootstrap(store.db, clock, { email: config.adminEmail, password: config.adminPassword });
+    boot = await bootstrap(store.db, clock, { email: config.adminEmail, password: config.adminPassword, prepared: firstAdmin });
     const sealed = await sealPlainDestinationHeaders(deps);
     if (sealed > 0) logger.info("encrypted the custom headers of destinations stored before they were secrets", { destinations: sealed });
     // A member of the cluster from here on: its claims are marked with its id, so its row must exist first.

@@ -2,6 +2,7 @@ import type { Command } from "commander";
 import { loadConfig } from "../../src/config/config";
 import { serverOptions } from "../../src/config/options";
 import { lineWriter } from "../../src/observability/logger";
+import { firstStartAdmin } from "../../src/boot/firstStart";
 
 /** `hookrelay serve`: the whole relay in this process. */
 export function registerServe(program: Command) {
@@ -18,8 +19,10 @@ export function registerServe(program: Command) {
     flags.dataDir ??= program.opts().dataDir;
     flags.databaseUrl ??= program.opts().databaseUrl;
     const config = loadConfig(flags);
+    // A first start's admin password hash is made on another thread while the server's modules load.
+    const firstAdmin = firstStartAdmin(config);
     const { startServer } = await import("../../src/server");
-    const server = await startServer(config);
+    const server = await startServer(config, { firstAdmin });
     // Status lines go to stderr, or to stdout once stderr's reader has gone (see lineWriter).
     const out = lineWriter([process.stderr, process.stdout]);
     // Handlers go in before the "listening" line: whoever reads it may signal at once.

@@ -1,10 +1,10 @@
 import { eq } from "drizzle-orm";
-import { randomBytes } from "node:crypto";
 import { environments, memberships, organizations, users } from "../db/schema";
 import { hex32 } from "../contracts/ids";
 import type { Db } from "../db/db";
 import { exclusive } from "../db/exclusive";
 import { iso, type Clock } from "../core/clock";
+import { hashAdminPassword, type AdminPassword } from "./adminPassword";
 
 export interface BootstrapResult {
   created: boolean;
@@ -19,13 +19,12 @@ export interface BootstrapResult {
  * (exclusive), and the check is made again in that turn: one of them creates,
  * the others find what it created.
  */
-export async function bootstrap(db: Db, clock: Clock, admin: { email: string; password?: string }): Promise<BootstrapResult> {
+export async function bootstrap(db: Db, clock: Clock, admin: { email: string; password?: string; prepared?: AdminPassword }): Promise<BootstrapResult> {
   const found = await existingAdmin(db, admin.email);
   if (found) return found;
-  // Hashing takes a while (argon2id): done before the turn, not while holding it.
-  const generatedPassword = admin.password ? undefined : randomBytes(12).toString("base64url");
-  const password = admin.password ?? generatedPassword!;
-  const passwordHash = await Bun.password.hash(password, { algorithm: "argon2id" });
+  // Hashing takes a while (argon2id): done before the turn, not while holding it; a first start began it already (src/boot/firstStart.ts).
+  const { generatedPassword, passwordHash: hashing } = admin.prepared ?? hashAdminPassword(admin.password);
+  const passwordHash = await hashing;
   return exclusive(db, "bootstrap", async (tx) => {
     const meanwhile = await existingAdmin(tx, admin.email);
     if (meanwhile) return meanwhile;

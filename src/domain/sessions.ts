@@ -32,9 +32,11 @@ export interface SignIn {
 
 /** Checks the password; returns the cookie token (only its hash is stored). */
 export async function login(deps: Deps, email: string, password: string, from: Omit<SignIn, "method"> = { ip: null, userAgent: null }) {
+  // Awaited whoever signs in, so the first login after a start costs the same for a known and an unknown email.
+  const dummy = await dummyHash();
   const [user] = await deps.db.select().from(users).where(eq(users.email, email.trim().toLowerCase())).limit(1);
   // Verify against a dummy hash when the user is unknown (or has no password) so timing does not reveal which emails exist.
-  const ok = await Bun.password.verify(password, user?.passwordHash || DUMMY_HASH).catch(() => false);
+  const ok = await Bun.password.verify(password, user?.passwordHash || dummy).catch(() => false);
   // The trail names the account a login was for: only a known one, in its current organization (docs/audit.md).
   const actor = user && signingIn(user, from.ip);
   if (!user || !user.passwordHash || !ok) {
@@ -70,7 +72,13 @@ export async function openSession({ db, clock }: Pick<Deps, "db" | "clock">, use
   return token;
 }
 
-const DUMMY_HASH = await Bun.password.hash("not-a-real-password", { algorithm: "argon2id" });
+/**
+ * Made on the first login, not when this module loads: an argon2id hash (64 MiB, tens of ms of CPU)
+ * that a server's start and every CLI command would otherwise pay before doing anything
+ * (docs/performance.md, "Start-up"). The same parameters as every stored password's hash.
+ */
+let dummy: Promise<string> | undefined;
+const dummyHash = () => (dummy ??= Bun.password.hash("not-a-real-password", { algorithm: "argon2id" }));
 
 /** How stale `sessions.last_used_at` may get: refreshed at most this often, so a busy UI costs one write a minute, not one per request. */
 const LAST_USED_EVERY_MS = 60_000;

@@ -5,6 +5,7 @@ import { walk } from "../../cli/commands/help";
 import { Output } from "../../cli/output";
 import { colorLevel } from "../../cli/output/color";
 import { buildProgram } from "../../cli/program";
+import { runsServe, serveProgram } from "../../cli/rootCommand";
 import pkg from "../../package.json";
 import { binarySchemaVersion, describeSchema } from "../../src/db/sqlite/schemaVersion";
 import { cli, cliEnv } from "./helpers";
@@ -38,6 +39,33 @@ describe("help", () => {
     const r = await cli(["help", "exit-codes"], { env: cliEnv() });
     expect(r.code).toBe(0);
     for (const line of [/0\s+ok/, /1\s+error/, /2\s+usage/, /4\s+auth/]) expect(r.stdout).toMatch(line);
+  });
+});
+
+describe("serve's own program (cli/rootCommand.ts: serve loads no client command)", () => {
+  const serveOf = (program: Command) => program.commands.find((c) => c.name() === "serve")!;
+
+  it("is chosen only for serve itself, after any global flags and their values", () => {
+    for (const argv of [["serve"], ["serve", "--help"], ["--data-dir", "d", "serve"], ["--data-dir=d", "--json", "serve", "--port", "0"], ["--url", "x", "--profile", "p", "serve"]]) {
+      expect(runsServe(["bun", "hookrelay", ...argv]), argv.join(" ")).toBe(true);
+    }
+    for (const argv of [[], ["--help", "serve"], ["-h", "serve"], ["--version", "serve"], ["--bogus", "serve"], ["help", "serve"], ["keys", "list"], ["--data-dir", "serve"], ["--", "serve"]]) {
+      expect(runsServe(["bun", "hookrelay", ...argv]), argv.join(" ")).toBe(false);
+    }
+  });
+
+  it("gives serve the same help, options and root flags as the whole program", () => {
+    const whole = buildProgram();
+    const alone = serveProgram();
+    expect(helpText(serveOf(alone))).toBe(helpText(serveOf(whole)));
+    expect(alone.options.map((o) => o.flags)).toEqual(whole.options.map((o) => o.flags));
+    expect(alone.version()).toBe(whole.version());
+  });
+
+  it("prints the same serve --help from the binary as the whole program does", async () => {
+    const r = await cli(["--data-dir", "/nonexistent", "serve", "--help"], { env: cliEnv() });
+    expect(r.code).toBe(0);
+    expect(r.stdout).toBe(helpText(serveOf(buildProgram())));
   });
 });
 

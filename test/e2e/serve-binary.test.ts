@@ -55,6 +55,11 @@ describe("the compiled binary", () => {
     expect(await res.json()).toEqual({ status: "ok" });
     expect((await fetch(`${url}/readyz`)).status).toBe(200);
     expect(proc.output().stderr).toMatch(/admin user admin@localhost with password \S+/);
+    // The printed password is the one hashed and stored (a first start hashes it while the modules load: src/boot/firstStart.ts).
+    const generated = /admin user admin@localhost with password (\S+)/.exec(proc.output().stderr)![1]!;
+    const login = (pw: string) => fetch(`${url}/v1/auth/login`, { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify({ email: "admin@localhost", password: pw }) });
+    expect((await login(generated)).status).toBe(200);
+    expect((await login(generated + "x")).status).toBe(401);
     expect(existsSync(join(cwd, "data/hookrelay.db"))).toBe(true);
     expect(existsSync(join(cwd, "data/secret.key"))).toBe(true);
 

@@ -2,8 +2,8 @@ import { Database } from "bun:sqlite";
 import { drizzle } from "drizzle-orm/bun-sqlite";
 import type { Db } from "../db";
 import type { SyncMode } from "../store";
-import { join } from "node:path";
 import { makePrivateDir, makePrivateFile } from "../privateFiles";
+import { databasePath } from "./path";
 import { migrations } from "../../generated/migrations.gen";
 
 
@@ -14,9 +14,7 @@ export interface OpenDb {
   close(): void;
 }
 
-export function databasePath(dataDir: string) {
-  return join(dataDir, "hookrelay.db");
-}
+export { databasePath };
 
 /**
  * Opens (creating and migrating as needed) the one SQLite file of a data dir.
