@@ -1,4 +1,4 @@
-import { context, isSpanContextValid, SpanKind, SpanStatusCode, trace, type Attributes, type Context, type Span, type Tracer } from "@opentelemetry/api";
+import { context, isSpanContextValid, ROOT_CONTEXT, SpanKind, SpanStatusCode, trace, type Attributes, type Context, type Span, type Tracer } from "@opentelemetry/api";
 import { W3CTraceContextPropagator } from "@opentelemetry/core";
 
 /**
@@ -46,13 +46,20 @@ export function extractContext(headers: { get(name: string): string | null | und
   return w3c.extract(context.active(), headers, { get: (carrier, key) => carrier.get(key) ?? undefined, keys: () => ["traceparent", "tracestate"] });
 }
 
-/** The context an event's stored headers name (STORED_TRACE_HEADER), for its attempts' spans. */
+const carrierGetter = { get: (c: Record<string, string>, k: string) => c[k], keys: (c: Record<string, string>) => Object.keys(c) };
+
+/**
+ * The context an event's stored headers name (STORED_TRACE_HEADER), for its
+ * attempts' spans: on the root context, not the active one, since the stored
+ * parent is the whole of an attempt's parentage (and the delivery path keeps
+ * no active span, so asking AsyncLocalStorage would only cost).
+ */
 export function storedContext(headers: Record<string, unknown>): Context | undefined {
   const parent = headers[STORED_TRACE_HEADER];
   if (typeof parent !== "string") return undefined;
   const state = headers["tracestate"];
-  const carrier: Record<string, string> = { traceparent: parent, ...(typeof state === "string" ? { tracestate: state } : {}) };
-  const extracted = w3c.extract(context.active(), carrier, { get: (c, k) => c[k], keys: (c) => Object.keys(c) });
+  const carrier: Record<string, string> = typeof state === "string" ? { traceparent: parent, tracestate: state } : { traceparent: parent };
+  const extracted = w3c.extract(ROOT_CONTEXT, carrier, carrierGetter);
   return trace.getSpanContext(extracted) ? extracted : undefined;
 }
 
