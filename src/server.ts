@@ -117,7 +117,7 @@ async function startLocked(config: Config, lock: ServerLock, logger: Logger, clo
     { logger, dropped: (n) => metrics.spansDropped.inc(n) },
   );
 
-  const tasks = startBackgroundWork({ deps, config, logger: workLogger, metrics, lease, tracer: tracing.tracer });
+  const tasks = startBackgroundWork({ deps, config, logger: workLogger, metrics, lease, tracer: tracing.tracer, spans: tracing.spans });
   let stopping = false;
   const stopDriverLines = store.pg ? routeDriverLines(logger, databaseHealth) : () => {};
   const app = createApp({ deps, logger, metrics, workersRunning: () => !stopping && tasks.every((t) => t.running()), pingDatabase: () => store.ping(), requestBodyTimeoutMs: config.requestBodyTimeout, databaseHealth, metricsToken: config.metricsToken, streamsPerCredential: config.streamsPerCredential, tracer: tracing.tracer });

@@ -87,14 +87,15 @@ export async function benchDeliveryTracing(opts: { rounds: number; backlog: numb
           const sinkBefore = await opts.sinkCount();
           const spansBefore = await spansAt(r);
           const started = performance.now();
-          const cpuBefore = cpuSeconds(hr.pid).process;
+          const cpuBefore = cpuSeconds(hr.pid);
           await api(hr.url, key, "PATCH", `/destinations/${destination.id}`, { status: "active" });
           await until(async () => (await opts.sinkCount()) - sinkBefore >= stored, 600_000, `${mode}: backlog drained`);
           const seconds = (performance.now() - started) / 1000;
           await Bun.sleep(1500);
-          const cpu = cpuSeconds(hr.pid).process - cpuBefore;
+          const cpuAfter = cpuSeconds(hr.pid);
           await hr.stop();
-          runs.push({ mode, rate: Math.round(stored / seconds), cpuMicros: Math.round((cpu / stored) * 1e6), spans: (await spansAt(r)) - spansBefore });
+          const micros = (cpu: number) => Math.round((cpu / stored) * 1e6);
+          runs.push({ mode, rate: Math.round(stored / seconds), cpuMicros: micros(cpuAfter.process - cpuBefore.process), mainMicros: micros(cpuAfter.main - cpuBefore.main), spans: (await spansAt(r)) - spansBefore });
         } catch (error) {
           await hr.stop();
           throw error;

@@ -7,7 +7,7 @@ import { clientIp } from "../ingest/clientIp";
 import { probe, receive, type IngestResponse } from "../ingest/pipeline";
 import type { Logger } from "../observability/logger";
 import type { Metrics } from "../observability/metrics";
-import type { ServerSpanStarter } from "../observability/plainServerSpan";
+import type { ServerSpanStarter } from "../observability/plainSpan";
 import { extractContext } from "../observability/traceContext";
 import { bodyTooLarge, readBoundedBody } from "./boundedBody";
 import { toAppError, UNAVAILABLE_RETRY_AFTER_SECONDS } from "./middleware/errors";
@@ -31,7 +31,7 @@ export interface IngestFastPathOptions {
   requestBodyTimeoutMs: number;
   databaseHealth?: DatabaseHealth;
   tracer?: Tracer;
-  /** The SERVER span without the SDK's span object when serve has one (src/observability/plainServerSpan.ts); else `tracer`'s. */
+  /** The SERVER span without the SDK's span object when serve has one (src/observability/plainSpan.ts); else `tracer`'s. */
   serverSpan?: ServerSpanStarter;
 }
 

@@ -1,46 +1,70 @@
-import { SpanKind, SpanStatusCode, type Span, type Tracer } from "@opentelemetry/api";
-import { context, storedContext, trace, traceparentOf } from "../observability/traceContext";
+import { isSpanContextValid, ROOT_CONTEXT, SpanKind, SpanStatusCode, trace, type Span } from "@opentelemetry/api";
+import type { PlainSpanStarter } from "../observability/plainSpan";
+import { storedContext, traceparentOfSpan } from "../observability/traceContext";
 import type { OutgoingRequest, SendResult } from "../outgoing/sender";
+
+/** `trace_id` and `span_id` of an attempt's span, given to the log lines written for it (./outcomeBatch.ts). */
+export interface AttemptTrace {
+  trace_id: string;
+  span_id: string;
+}
 
 /**
  * An attempt's CLIENT span (OpenTelemetry HTTP client conventions), child of
  * the span whose context the event stored (src/observability/traceContext.ts,
  * STORED_TRACE_HEADER): the attempt joins its ingest request's trace however
- * late, and whichever node sends it.
+ * late, and whichever node sends it. A plain span (src/observability/plainSpan.ts),
+ * never made active: nothing on the delivery path reads the active context,
+ * and the log lines written for the attempt are given its ids (`traceOf`), so
+ * no delivery pays for AsyncLocalStorage (docs/performance.md, "Tracing").
  */
 export function startAttemptSpan(
-  tracer: Tracer,
+  spans: PlainSpanStarter,
   eventHeaders: Record<string, unknown>,
   attempt: { method: string; url: string; destinationId: string; connectionId: string | null; attemptId: string; attemptNumber: number },
 ): Span {
-  const parent = storedContext(eventHeaders) ?? context.active();
   const url = safeUrl(attempt.url);
-  const span = tracer.startSpan(
+  return spans(
     attempt.method,
+    SpanKind.CLIENT,
     {
-      kind: SpanKind.CLIENT,
-      attributes: {
-        "http.request.method": attempt.method,
-        "url.full": url.full,
-        "server.address": url.host,
-        "server.port": url.port,
-        // Conventions: the number of times this request was sent before; 0 on the first.
-        "http.request.resend_count": attempt.attemptNumber - 1,
-        "hookrelay.destination.id": attempt.destinationId,
-        ...(attempt.connectionId ? { "hookrelay.connection.id": attempt.connectionId } : {}),
-        "hookrelay.attempt.id": attempt.attemptId,
-        "hookrelay.attempt_number": attempt.attemptNumber,
-      },
+      "http.request.method": attempt.method,
+      "url.full": url.full,
+      "server.address": url.host,
+      "server.port": url.port,
+      // Conventions: the number of times this request was sent before; 0 on the first.
+      "http.request.resend_count": attempt.attemptNumber - 1,
+      "hookrelay.destination.id": attempt.destinationId,
+      ...(attempt.connectionId ? { "hookrelay.connection.id": attempt.connectionId } : {}),
+      "hookrelay.attempt.id": attempt.attemptId,
+      "hookrelay.attempt_number": attempt.attemptNumber,
     },
-    parent,
+    storedContext(eventHeaders) ?? ROOT_CONTEXT,
   );
-  return span;
 }
 
-/** Runs `fn` with the span active: log lines written meanwhile carry its ids. */
-export function withSpan<T>(span: Span | undefined, fn: () => Promise<T>): Promise<T> {
-  if (!span) return fn();
-  return context.with(trace.setSpan(context.active(), span), fn);
+/** The span's ids for a log line; undefined for a span whose context is not valid. */
+export function traceOf(span: Span | undefined): AttemptTrace | undefined {
+  if (!span) return undefined;
+  const context = span.spanContext();
+  return isSpanContextValid(context) ? { trace_id: context.traceId, span_id: context.spanId } : undefined;
+}
+
+/**
+ * Runs `fn` as an INTERNAL span `name` under the attempt's span (a
+ * transform), without making either active.
+ */
+export async function inAttemptSpan<T>(spans: PlainSpanStarter | undefined, attempt: Span | undefined, name: string, fn: () => Promise<T>): Promise<T> {
+  if (!spans || !attempt) return fn();
+  const span = spans(name, SpanKind.INTERNAL, {}, trace.setSpan(ROOT_CONTEXT, attempt));
+  try {
+    return await fn();
+  } catch (error) {
+    span.setStatus({ code: SpanStatusCode.ERROR, message: error instanceof Error ? error.message : String(error) });
+    throw error;
+  } finally {
+    span.end();
+  }
 }
 
 /**
@@ -57,7 +81,9 @@ export function propagateTrace(request: OutgoingRequest, destinationHeaders: Rec
     }
     return;
   }
-  if (span) request.headers["traceparent"] = traceparentOf(span);
+  // Written as the W3C propagator writes it, without building a context for it.
+  const traceparent = span && traceparentOfSpan(span);
+  if (traceparent) request.headers["traceparent"] = traceparent;
 }
 
 export function endAttemptSpan(span: Span, result: SendResult) {
@@ -77,8 +103,28 @@ export function endAttemptSpanUnsent(span: Span, errorType: string) {
   span.end();
 }
 
+/**
+ * The redacted form of each destination URL seen lately: every attempt to a
+ * destination asks for the same one, and parsing it each time was a measurable
+ * share of a traced delivery (docs/performance.md, "Tracing"). Bounded: past
+ * SAFE_URLS_MAX distinct URLs it starts over.
+ */
+const safeUrls = new Map<string, SafeUrl>();
+const SAFE_URLS_MAX = 1024;
+type SafeUrl = { full: string; host: string; port: number };
+
+function safeUrl(raw: string): SafeUrl {
+  let safe = safeUrls.get(raw);
+  if (!safe) {
+    if (safeUrls.size >= SAFE_URLS_MAX) safeUrls.clear();
+    safe = redactUrl(raw);
+    safeUrls.set(raw, safe);
+  }
+  return safe;
+}
+
 /** url.full without credentials or query values (an api key or token may ride in them). */
-function safeUrl(raw: string): { full: string; host: string; port: number } {
+function redactUrl(raw: string): SafeUrl {
   try {
     const u = new URL(raw);
     u.username = "";

@@ -112,7 +112,7 @@ export function startDeliveryWork(ctx: BackgroundContext, opts: DeliveryWorkOpti
     concurrency: config.deliveryConcurrency,
     logger,
     metrics,
-    tracer: ctx.tracer,
+    spans: ctx.spans,
     propagateTrace: config.otelPropagate,
     pollMs,
     coalesceMs: COALESCE_MS,

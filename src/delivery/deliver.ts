@@ -10,9 +10,8 @@ import type { AttemptRow } from "./queue";
 import type { DeliveryCaches } from "./deliveryCaches";
 import type { DestinationPacer } from "./rateLimiter";
 import { decideRetry } from "./retryPolicy";
-import { endAttemptSpan, endAttemptSpanUnsent, propagateTrace, startAttemptSpan, withSpan } from "./attemptSpan";
-import type { Tracer } from "@opentelemetry/api";
-import { inSpan } from "../observability/traceContext";
+import { endAttemptSpan, endAttemptSpanUnsent, inAttemptSpan, propagateTrace, startAttemptSpan, traceOf } from "./attemptSpan";
+import type { PlainSpanStarter } from "../observability/plainSpan";
 
 /** A claimed row and its event (null when retention pruned the event meanwhile). */
 export interface Claimed {
@@ -29,7 +28,7 @@ export interface DeliveryContext {
   pacer: DestinationPacer;
   metrics?: Metrics;
   /** Set when tracing is on: each attempt is a CLIENT span in its event's trace (./attemptSpan.ts). */
-  tracer?: Tracer;
+  spans?: PlainSpanStarter;
   /** HOOKRELAY_OTEL_PROPAGATE: destinations receive the attempt's traceparent (default on). */
   propagateTrace?: boolean;
   /** The worker is stopping: a row not sent yet goes back to the queue. */
@@ -90,18 +89,18 @@ export async function deliver(ctx: DeliveryContext, { row, event, claimedAt }: C
   let transformed: { value: unknown } | undefined;
   let sourceSignatureHeader: string | null = null;
   const eventHeaders = JSON.parse(event.headers) as Record<string, unknown>;
-  const span = ctx.tracer
-    ? startAttemptSpan(ctx.tracer, eventHeaders, { method: destination.httpMethod, url: destination.url, destinationId: destination.id, connectionId: row.connectionId, attemptId: row.id, attemptNumber: row.attemptNumber ?? 1 })
+  const span = ctx.spans
+    ? startAttemptSpan(ctx.spans, eventHeaders, { method: destination.httpMethod, url: destination.url, destinationId: destination.id, connectionId: row.connectionId, attemptId: row.id, attemptNumber: row.attemptNumber ?? 1 })
     : undefined;
   if (connection?.transformEnabled === 1 && connection.transformExpression) {
     const view = eventView(event);
     const expression = connection.transformExpression;
     try {
-      transformed = { value: await inSpan(ctx.tracer, span, "transform", () => applyTransform(expression, view, { timeoutMs: DEFAULT_TRANSFORM_TIMEOUT_MS })) };
+      transformed = { value: await inAttemptSpan(ctx.spans, span, "transform", () => applyTransform(expression, view, { timeoutMs: DEFAULT_TRANSFORM_TIMEOUT_MS })) };
     } catch (err) {
       if (span) endAttemptSpanUnsent(span, err instanceof TransformError ? "transform_error" : "_OTHER");
       if (!(err instanceof TransformError)) throw err;
-      return terminal(row, clock.now(), "transform_error", err.message, { url: destination.url, method: destination.httpMethod });
+      return { ...terminal(row, clock.now(), "transform_error", err.message, { url: destination.url, method: destination.httpMethod }), trace: traceOf(span) };
     }
   }
   // An outbound message's source is the application's: it received no request, so no header holds a secret.
@@ -124,7 +123,7 @@ export async function deliver(ctx: DeliveryContext, { row, event, claimedAt }: C
   // An endpoint a portal link set is held to the private-address block, checked again at each send (DNS may have changed).
   const blockPrivate = endpoint ? endpoint.blockPrivate : ctx.deps.settings.blockPrivateDestinations;
   propagateTrace(request, destination.headers, ctx.propagateTrace === false ? undefined : span);
-  const result = await withSpan(span, () => send(request, { timeoutMs: destination.timeoutMs, blockPrivate }));
+  const result = await send(request, { timeoutMs: destination.timeoutMs, blockPrivate });
   if (span) endAttemptSpan(span, result);
   if (result.responseStatus !== null || result.error === "timeout") ctx.metrics?.deliveryDuration.observe(result.durationMs / 1000);
 
@@ -156,6 +155,7 @@ export async function deliver(ctx: DeliveryContext, { row, event, claimedAt }: C
     errorDetail: result.errorDetail,
     retryAt: decision.retry ? new Date(now.getTime() + decision.delayMs) : null,
     dlq: !result.ok && !decision.retry && row.noRetry !== 1,
+    trace: traceOf(span),
   };
 }
 

@@ -118,6 +118,8 @@ function logFailure(logger: Logger, o: AttemptOutcome) {
     error: o.error,
     error_detail: o.errorDetail,
     response_status: o.responseStatus,
+    // The attempt's span, given here: the delivery path keeps no active span for the logger to find.
+    ...o.trace,
   };
   if (o.dlq) logger.warn("delivery failed and moved to the DLQ", fields);
   else if (o.retryAt) logger.warn("delivery failed; retrying", { ...fields, next_retry_at: o.retryAt.toISOString() });

@@ -7,6 +7,7 @@ import { queueStoreOf } from "../db/statements";
 import { newId } from "../contracts/ids";
 import { insertQueuedAttempts, type AttemptInsert } from "../domain/deliveries";
 import { iso } from "../core/clock";
+import type { AttemptTrace } from "./attemptSpan";
 import { failEventsLeftPending, refreshEventStatuses, type ChangedEvent } from "../domain/eventStatus";
 import { recordIssueOutcomes, type OpenedIssue } from "../domain/issues";
 import { recordEndpointHealth } from "../domain/endpointHealth";
@@ -26,6 +27,8 @@ export interface AttemptOutcome extends AttemptResult {
   retryAt: Date | null;
   /** A failure that ends the chain in the DLQ. */
   dlq: boolean;
+  /** The attempt's span when traced: the log line of its failure carries these ids (docs/observability.md). */
+  trace?: AttemptTrace;
 }
 
 export interface RecordedOutcomes {

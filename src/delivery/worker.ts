@@ -1,4 +1,4 @@
-import type { Tracer } from "@opentelemetry/api";
+import type { PlainSpanStarter } from "../observability/plainSpan";
 import type { Deps } from "../domain/deps";
 import type { Logger } from "../observability/logger";
 import type { Metrics } from "../observability/metrics";
@@ -43,8 +43,8 @@ export interface DeliveryWorkerOptions {
   concurrency: number;
   logger: Logger;
   metrics?: Metrics;
-  /** Set when tracing is on: each attempt is a CLIENT span in its event's trace. */
-  tracer?: Tracer;
+  /** Set when tracing is on: each attempt is a CLIENT span in its event's trace (./attemptSpan.ts). */
+  spans?: PlainSpanStarter;
   /** HOOKRELAY_OTEL_PROPAGATE: destinations receive each attempt's traceparent. */
   propagateTrace?: boolean;
   /** Safety poll: catches rows queued by another process (CLI local mode). */
@@ -108,7 +108,7 @@ export function startDeliveryWorker(deps: Deps, opts: DeliveryWorkerOptions): De
   let pumpAgain = false;
   let pumpTimer: ReturnType<typeof setTimeout> | null = null;
   let timer: ReturnType<typeof setTimeout> | null = null;
-  const sending: DeliveryContext = { deps, caches, pacer, metrics: opts.metrics, tracer: opts.tracer, propagateTrace: opts.propagateTrace, stopping: () => stopped };
+  const sending: DeliveryContext = { deps, caches, pacer, metrics: opts.metrics, spans: opts.spans, propagateTrace: opts.propagateTrace, stopping: () => stopped };
 
   // A previous run of this process may have died mid-delivery: those rows are due again.
   // The first pump waits for this, so nothing is claimed before it.

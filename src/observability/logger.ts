@@ -3,7 +3,8 @@ import { logTraceFields } from "./traceContext";
 /**
  * JSON lines when stdout is not a TTY (or asked for), readable text otherwise.
  * A line written while a traced request or attempt is handled carries its
- * `trace_id` and `span_id` (none without tracing: no span is ever active).
+ * `trace_id` and `span_id`: the active span's, or those the caller gives
+ * (none without tracing: no span is ever active).
  */
 export type LogLevel = "debug" | "info" | "warn" | "error";
 const order: Record<LogLevel, number> = { debug: 10, info: 20, warn: 30, error: 40 };
@@ -24,7 +25,8 @@ export function createLogger(opts: { level: LogLevel; format: "auto" | "text" | 
   const log = (level: LogLevel, msg: string, fields: Record<string, unknown> = {}) => {
     if (order[level] < order[opts.level]) return;
     const time = new Date().toISOString();
-    fields = { ...fields, ...logTraceFields() };
+    // Ids given by the caller (a delivery attempt's span, src/delivery/outcomeBatch.ts) win over the active span's.
+    if (fields.trace_id === undefined) fields = { ...fields, ...logTraceFields() };
     if (json) {
       out(JSON.stringify({ time, level, msg, ...fields }));
     } else {

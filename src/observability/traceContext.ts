@@ -1,4 +1,4 @@
-import { context, isSpanContextValid, SpanKind, SpanStatusCode, trace, type Attributes, type Context, type Span, type Tracer } from "@opentelemetry/api";
+import { context, isSpanContextValid, ROOT_CONTEXT, SpanKind, SpanStatusCode, trace, type Attributes, type Context, type Span, type Tracer } from "@opentelemetry/api";
 import { W3CTraceContextPropagator } from "@opentelemetry/core";
 
 /**
@@ -46,13 +46,31 @@ export function extractContext(headers: { get(name: string): string | null | und
   return w3c.extract(context.active(), headers, { get: (carrier, key) => carrier.get(key) ?? undefined, keys: () => ["traceparent", "tracestate"] });
 }
 
-/** The context an event's stored headers name (STORED_TRACE_HEADER), for its attempts' spans. */
+const carrierGetter = { get: (c: Record<string, string>, k: string) => c[k], keys: (c: Record<string, string>) => Object.keys(c) };
+
+/** The `traceparent` hookrelay stores (traceparentOfSpan): version 00, lowercase hex, nothing around it. */
+const STORED_TRACEPARENT = /^00-([0-9a-f]{32})-([0-9a-f]{16})-([0-9a-f]{2})$/;
+
+/**
+ * The context an event's stored headers name (STORED_TRACE_HEADER), for its
+ * attempts' spans: on the root context, not the active one, since the stored
+ * parent is the whole of an attempt's parentage (and the delivery path keeps
+ * no active span, so asking AsyncLocalStorage would only cost). What
+ * hookrelay wrote itself, without a `tracestate`, is read by one plain
+ * pattern (the propagator's general one was a measurable share of a traced
+ * delivery: docs/performance.md, "Tracing"); anything else goes through the
+ * W3C propagator as received.
+ */
 export function storedContext(headers: Record<string, unknown>): Context | undefined {
   const parent = headers[STORED_TRACE_HEADER];
   if (typeof parent !== "string") return undefined;
   const state = headers["tracestate"];
-  const carrier: Record<string, string> = { traceparent: parent, ...(typeof state === "string" ? { tracestate: state } : {}) };
-  const extracted = w3c.extract(context.active(), carrier, { get: (c, k) => c[k], keys: (c) => Object.keys(c) });
+  if (typeof state !== "string") {
+    const m = STORED_TRACEPARENT.exec(parent);
+    if (m) return trace.setSpanContext(ROOT_CONTEXT, { traceId: m[1]!, spanId: m[2]!, traceFlags: parseInt(m[3]!, 16), isRemote: true });
+  }
+  const carrier: Record<string, string> = typeof state === "string" ? { traceparent: parent, tracestate: state } : { traceparent: parent };
+  const extracted = w3c.extract(ROOT_CONTEXT, carrier, carrierGetter);
   return trace.getSpanContext(extracted) ? extracted : undefined;
 }
 

@@ -1,4 +1,4 @@
-import { context, propagation, type Context, type Span, type Tracer } from "@opentelemetry/api";
+import { context, propagation, SpanKind, type Context, type Span, type Tracer } from "@opentelemetry/api";
 import { AsyncLocalStorageContextManager } from "@opentelemetry/context-async-hooks";
 import { ExportResultCode, type ExportResult } from "@opentelemetry/core";
 import { resourceFromAttributes } from "@opentelemetry/resources";
@@ -16,7 +16,7 @@ import {
 } from "@opentelemetry/sdk-trace-base";
 import { ATTR_SERVICE_NAME, ATTR_SERVICE_VERSION } from "@opentelemetry/semantic-conventions";
 import type { SamplerName } from "../config/options";
-import { plainServerSpans, type ServerSpanStarter } from "./plainServerSpan";
+import { plainSpans, type PlainSpanStarter, type ServerSpanStarter } from "./plainSpan";
 import { w3c } from "./traceContext";
 import { WorkerSpanExporter } from "./workerExporter";
 
@@ -47,7 +47,9 @@ export interface TracingSettings {
 export interface Tracing {
   /** Undefined when tracing is off: callers skip spans altogether, so off costs nothing. */
   tracer?: Tracer;
-  /** The ingest path's SERVER span, without the SDK's span object (./plainServerSpan.ts); set with `tracer`. */
+  /** Spans without the SDK's span object (./plainSpan.ts), for the paths with one span per webhook; set with `tracer`. */
+  spans?: PlainSpanStarter;
+  /** The ingest path's SERVER span: `spans` of that kind. */
   serverSpan?: ServerSpanStarter;
   /** Sends what is queued now (tests, shutdown). */
   flush(): Promise<void>;
@@ -89,9 +91,11 @@ export function startTracing(settings: TracingSettings, hooks: { logger: Warner;
   const sampler = samplerFor(settings.sampler, settings.samplerArg);
   const provider = new BasicTracerProvider({ resource, sampler, spanProcessors: [processor] });
   const scope = { name: "hookrelay", ...(settings.serviceVersion ? { version: settings.serviceVersion } : {}) };
+  const spans = plainSpans({ sampler, processor, resource, scope });
   return {
     tracer: provider.getTracer(scope.name, scope.version),
-    serverSpan: plainServerSpans({ sampler, processor, resource, scope }),
+    spans,
+    serverSpan: (name, attributes, parent) => spans(name, SpanKind.SERVER, attributes, parent),
     flush: () => provider.forceFlush(),
     shutdown: () => provider.shutdown(),
   };

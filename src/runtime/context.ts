@@ -4,6 +4,7 @@ import type { Deps } from "../domain/deps";
 import type { Logger } from "../observability/logger";
 import type { Metrics } from "../observability/metrics";
 import type { Tracer } from "@opentelemetry/api";
+import type { PlainSpanStarter } from "../observability/plainSpan";
 
 /** What every part's background work starts from (src/boot/background.ts hands it out). */
 export interface BackgroundContext {
@@ -15,4 +16,6 @@ export interface BackgroundContext {
   lease: SchedulerLease;
   /** Set when tracing is on (src/observability/tracing.ts); undefined: no spans at all. */
   tracer?: Tracer;
+  /** Set with `tracer`: spans without the SDK's span object, for a delivery attempt (src/observability/plainSpan.ts). */
+  spans?: PlainSpanStarter;
 }

@@ -16,6 +16,7 @@ import { describeOnly, TEST_SECRET_KEY } from "../helpers/database";
  */
 const SERVER = 2;
 const CLIENT = 3;
+const INTERNAL = 1;
 const TRACEPARENT = /^00-([0-9a-f]{32})-([0-9a-f]{16})-0([01])$/;
 
 function parseTraceparent(value: string | undefined) {
@@ -161,6 +162,20 @@ describe("traces of a webhook (tracing on, every request sampled)", () => {
     expect(span).toMatchObject({ kind: SERVER, name: "GET /v1/sources", attributes: expect.objectContaining({ "http.route": "/v1/sources", "http.response.status_code": 200 }) });
   });
 
+  it("a transform is an INTERNAL span under its attempt's CLIENT span", async () => {
+    sink.requests.length = 0;
+    sink.respond = () => new Response("ok");
+    const p = await pipeline(server, key, { url: `${sink.url}/transformed`, connection: { transform_expression: '{"kind": "x"}' } });
+    const eventId = await sendEvent(server, p.sourceId, { a: 1 });
+    await waitForEventStatus(server, key, eventId, ["delivered"]);
+    expect(JSON.parse(sink.requests[0]!.body)).toEqual({ kind: "x" });
+    const { traceId, spanId } = parseTraceparent(sink.requests[0]!.headers["traceparent"]);
+    const spans = await spansOf(traceId, 3);
+    const transform = spans.find((s) => s.name === "transform")!;
+    expect(transform.kind).toBe(INTERNAL);
+    expect(transform.parentSpanId).toBe(spanId);
+  });
+
   it("a destination whose own traceparent header is empty receives none", async () => {
     sink.requests.length = 0;
     const p = await pipeline(server, key, { url: `${sink.url}/quiet`, destination: { headers: { traceparent: "" } } });
@@ -268,6 +283,34 @@ describe("logs carry the trace", () => {
       expect(started.trace_id).toBeUndefined();
     } finally {
       await server.close();
+      receiver.close();
+    }
+  });
+});
+
+describe("logs carry the trace of a delivery attempt (its span is never made active: the ids are given to the line)", () => {
+  it("a failed attempt's log line has the attempt span's trace_id and span_id, the ones its destination received", async () => {
+    const receiver = startOtlpReceiver();
+    const sink = startSink();
+    sink.respond = () => new Response("down", { status: 503 });
+    const lines: string[] = [];
+    const logger = createLogger({ level: "debug", format: "json", out: (line) => lines.push(line) });
+    const server = await startTestServer({ OTEL_EXPORTER_OTLP_ENDPOINT: receiver.url }, tempDir(), undefined, logger);
+    try {
+      const key = await server.apiKey();
+      const p = await pipeline(server, key, { url: `${sink.url}/failing`, destination: { max_retries: 3 } });
+      const eventId = await sendEvent(server, p.sourceId, { a: 1 });
+      const failed = await waitFor(async () => lines.map((l) => JSON.parse(l)).find((l) => l.msg === "delivery failed; retrying" && l.event_id === eventId) ?? null, { what: "the failure's log line" });
+      const sent = parseTraceparent(sink.requests[0]!.headers["traceparent"]);
+      expect(failed).toMatchObject({ trace_id: sent.traceId, span_id: sent.spanId, response_status: 503, attempt_number: 1 });
+      await server.flushTraces();
+      const spans = await waitFor(async () => (receiver.trace(sent.traceId).some((s) => s.kind === CLIENT) ? receiver.trace(sent.traceId) : null), { what: "the attempt's span" });
+      const client = spans.find((s) => s.kind === CLIENT)!;
+      expect(client.spanId).toBe(failed.span_id);
+      expect(client.attributes["error.type"]).toBe("503");
+    } finally {
+      await server.close();
+      sink.close();
       receiver.close();
     }
   });

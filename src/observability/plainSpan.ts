@@ -19,9 +19,15 @@ import type { Resource } from "@opentelemetry/resources";
 import { RandomIdGenerator, SamplingDecision, type ReadableSpan, type Sampler, type SpanProcessor, type TimedEvent } from "@opentelemetry/sdk-trace-base";
 
 /**
- * Starts the ingest request's SERVER span (src/api/ingestFastPath.ts) under
- * `parent` (the provider's `traceparent`, or the root context).
+ * Starts a span of any kind under `parent` (a context holding the parent's
+ * span context, or the root context): the ingest request's SERVER span
+ * (src/api/ingestFastPath.ts, under the provider's `traceparent`), a delivery
+ * attempt's CLIENT span (src/delivery/attemptSpan.ts, under the context its
+ * event stored), the INTERNAL span of a transform under an attempt.
  */
+export type PlainSpanStarter = (name: string, kind: SpanKind, attributes: Attributes, parent: Context) => Span;
+
+/** The ingest path's starter: a SERVER span. */
 export type ServerSpanStarter = (name: string, attributes: Attributes, parent: Context) => Span;
 
 /** What a plain span shares with the provider's spans, so both land in the same export batches alike. */
@@ -38,24 +44,26 @@ const ATTRIBUTE_COUNT_LIMIT = 128;
 const NO_LINKS: Link[] = [];
 
 /**
- * The ingest SERVER span without the SDK's `Span`: ids, sampling (the
- * provider's own sampler, so OTEL_TRACES_SAMPLER and its argument decide as
- * for every other span), start time and attributes in one plain object,
- * handed at its end to the provider's processor as the finished span the
- * export worker reads (./spanRecord.ts). The SDK's span costs the ingest path
- * its attribute sanitizing twice, its metrics hooks and limit bookkeeping per
- * call (docs/performance.md, "Tracing", third round); the wire format does not
- * change, as the same exporter encodes it.
+ * Spans without the SDK's `Span`: ids, sampling (the provider's own sampler,
+ * so OTEL_TRACES_SAMPLER and its argument decide as for every other span, and
+ * a parent-based sampler follows the parent's sampled flag), start time and
+ * attributes in one plain object, handed at its end to the provider's
+ * processor as the finished span the export worker reads (./spanRecord.ts).
+ * The SDK's span costs its attribute sanitizing twice, its metrics hooks and
+ * limit bookkeeping per call (docs/performance.md, "Tracing", third round),
+ * and is used on the paths that make one span per webhook: ingest and each
+ * delivery attempt. The wire format does not change, as the same exporter
+ * encodes it.
  */
-export function plainServerSpans(setting: PlainSpanSetting): ServerSpanStarter {
+export function plainSpans(setting: PlainSpanSetting): PlainSpanStarter {
   const ids = new RandomIdGenerator();
   const origin = getTimeOrigin();
-  return (name, attributes, parent) => {
+  return (name, kind, attributes, parent) => {
     const parentContext = trace.getSpanContext(parent);
     const validParent = parentContext && isSpanContextValid(parentContext) ? parentContext : undefined;
     const traceId = validParent ? validParent.traceId : ids.generateTraceId();
     const spanId = ids.generateSpanId();
-    const sampled = setting.sampler.shouldSample(parent, traceId, name, SpanKind.SERVER, attributes, NO_LINKS);
+    const sampled = setting.sampler.shouldSample(parent, traceId, name, kind, attributes, NO_LINKS);
     const context: SpanContext = {
       traceId,
       spanId,
@@ -64,12 +72,11 @@ export function plainServerSpans(setting: PlainSpanSetting): ServerSpanStarter {
     };
     if (sampled.decision === SamplingDecision.NOT_RECORD) return trace.wrapSpanContext(context);
     if (sampled.attributes) Object.assign(attributes, sampled.attributes);
-    return new PlainSpan(setting, origin, name, context, validParent, attributes);
+    return new PlainSpan(setting, origin, name, kind, context, validParent, attributes);
   };
 }
 
 class PlainSpan implements Span, ReadableSpan {
-  readonly kind = SpanKind.SERVER;
   readonly links = NO_LINKS;
   readonly events: TimedEvent[] = [];
   readonly resource: Resource;
@@ -90,6 +97,7 @@ class PlainSpan implements Span, ReadableSpan {
     private readonly setting: PlainSpanSetting,
     private readonly origin: number,
     public name: string,
+    readonly kind: SpanKind,
     private readonly context: SpanContext,
     readonly parentSpanContext: SpanContext | undefined,
     readonly attributes: Attributes,
@@ -135,7 +143,7 @@ class PlainSpan implements Span, ReadableSpan {
   }
 
   addLink(): this {
-    // Links are given at start or not at all on the ingest path.
+    // Links are given at start or not at all on the paths that use plain spans.
     this.droppedLinksCount++;
     return this;
   }
