@@ -29,15 +29,28 @@ export const ilike = (value: SQL | AnyColumn, pattern: string): SQL => sql`lower
 export const likePattern = (term: string): string => `%${term.replace(/[\\%_]/g, (c) => "\\" + c)}%`;
 
 /**
- * Case-insensitive (ASCII) LIKE without lower() on each side: SQLite's LIKE
- * already ignores ASCII case, PostgreSQL has ILIKE. Over every body a search
- * reads, not copying each one through lower() is most of its cost.
+ * A stored body (blob / bytea) contains `term`, case-insensitive for ASCII.
+ * SQLite: LIKE on the body as text (its LIKE already ignores ASCII case).
+ * PostgreSQL: ILIKE on the body converted from UTF-8, the costly part of a
+ * search there (a copy, a check and a lower-cased copy of every body), so it
+ * is first narrowed by a byte `position` of the term's longest run without
+ * ASCII letters (digits, punctuation: what an id, a number or a key holds),
+ * which no case folding changes and so must appear as it is; a term of
+ * letters only has no such run and is matched as before. On SQLite the
+ * same prefilter was no faster: reading the rows is most of a search there
+ * (docs/performance.md, "Reads at scale").
  */
-export function ilikeOn(db: Db, value: SQL | AnyColumn, pattern: string): SQL {
-  return dialectOf(db) === "postgres" ? sql`${value} ILIKE ${pattern} ESCAPE '\\'` : sql`${value} LIKE ${pattern} ESCAPE '\\'`;
+export function bodyContains(db: Db, body: AnyColumn, term: string): SQL {
+  const pattern = likePattern(term);
+  if (dialectOf(db) !== "postgres") return sql`CAST(${body} AS TEXT) LIKE ${pattern} ESCAPE '\\'`;
+  const ilike = sql`convert_from(${body}, 'UTF8') ILIKE ${pattern} ESCAPE '\\'`;
+  const run = caseFreeRun(term);
+  return run.length < 2 ? ilike : sql`(position(${Buffer.from(run)} in ${body}) > 0 AND ${ilike})`;
 }
 
-/** A stored body (blob / bytea) as text, for searching. */
-export function bodyText(db: Db, body: AnyColumn): SQL {
-  return dialectOf(db) === "postgres" ? sql`convert_from(${body}, 'UTF8')` : sql`CAST(${body} AS TEXT)`;
+/** The longest run of printable ASCII other than letters in `term` (the first of equal length). */
+export function caseFreeRun(term: string): string {
+  let best = "";
+  for (const run of term.split(/[^\x20-\x40\x5b-\x60\x7b-\x7e]+/)) if (run.length > best.length) best = run;
+  return best;
 }

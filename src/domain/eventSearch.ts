@@ -1,7 +1,7 @@
 import { and, desc, eq, gt, gte, lt, or, sql, type SQL } from "drizzle-orm";
 import type { ListEventsQuery } from "../contracts/events";
 import type { Db } from "../db/db";
-import { bodyText, ilikeOn, likePattern } from "../db/portableSql";
+import { bodyContains } from "../db/portableSql";
 import { events } from "../db/schema";
 import type { Scope } from "./deps";
 import { inScope } from "./scope";
@@ -9,9 +9,10 @@ import { inScope } from "./scope";
 /**
  * How many of the newest events (of the caller's environment, within
  * `after`/`before` when given) a search looks through. Matching text inside
- * bodies has no index to use, so every body in the window is read, for the
- * page and again for `pagination.total`: the window keeps a search from
- * costing time in proportion to everything ever stored (docs/ingest.md,
+ * bodies has no index to use, so every body in the window is read (once: the
+ * matches' keys give both the page and `pagination.total`, src/domain/events.ts),
+ * and the window keeps a search from costing time in proportion to everything
+ * ever stored, and bounds the keys held in memory (docs/ingest.md,
  * "Events API"; docs/performance.md, "Reads at scale"). Older events are found
  * by narrowing `after`/`before` to their time, or by id with GET /v1/events/{id}.
  */
@@ -19,7 +20,7 @@ export const SEARCH_WINDOW_EVENTS = 10_000;
 
 /** `search`: an event id prefix (with or without `evt_`), or text in the body, case-insensitive for ASCII. */
 export function searchCondition(db: Db, term: string): SQL {
-  const inBody = ilikeOn(db, bodyText(db, events.body), likePattern(term));
+  const inBody = bodyContains(db, events.body, term);
   const idPrefix = /^(?:evt_)?([0-9a-f]{1,32})$/i.exec(term);
   return idPrefix ? or(sql`${events.id} LIKE ${`evt_${idPrefix[1]!.toLowerCase()}%`}`, inBody)! : inBody;
 }

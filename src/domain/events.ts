@@ -1,7 +1,7 @@
 import { inScope } from "./scope";
 import type { Db } from "../db/db";
 import { never } from "../db/portableSql";
-import { and, asc, count, eq, gte, inArray, lt, sql, type SQL } from "drizzle-orm";
+import { and, asc, count, desc, eq, gte, inArray, lt, sql, type SQL } from "drizzle-orm";
 import { deliveryAttempts, events, sources } from "../db/schema";
 import { notFound } from "../contracts/errors";
 import type { EventDetail, EventListItem, ListEventsQuery } from "../contracts/events";
@@ -11,7 +11,7 @@ import { utf8OrNull } from "../rules/json";
 import type { Deps, Scope } from "./deps";
 import { searchCondition, searchWindow } from "./eventSearch";
 import { countedEvents } from "./listTotals";
-import { paginate } from "./paging";
+import { paginate, paginateKeys } from "./paging";
 
 const listColumns = {
   id: events.id,
@@ -97,12 +97,13 @@ function filtersFor(db: Db, scope: Scope, q: ListEventsQuery, searchWindow?: SQL
 }
 
 /** Newest first, filtered as GET /events allows, with offset or cursor pages. */
-export async function listEvents({ db }: Deps, scope: Scope, query: ListEventsQuery) {
+export async function listEvents(deps: Deps, scope: Scope, query: ListEventsQuery) {
+  if (query.search) return searchEvents(deps, scope, query);
+  const { db } = deps;
   const { rows, pagination } = await paginate({
     page: query,
     cols: { time: events.receivedAt, id: events.id },
-    // A search reads bodies: only those of the newest events (src/domain/eventSearch.ts).
-    filters: filtersFor(db, scope, query, query.search ? await searchWindow(db, scope, query) : undefined),
+    filters: filtersFor(db, scope, query),
     select: (where, order, limit, offset) =>
       db
         .select(listColumns)
@@ -116,6 +117,31 @@ export async function listEvents({ db }: Deps, scope: Scope, query: ListEventsQu
     key: (r) => ({ t: r.receivedAt, id: r.id }),
   });
   return { events: rows.map(serializeEventListItem), pagination };
+}
+
+/**
+ * A search reads bodies, only those of the newest events (src/domain/eventSearch.ts),
+ * and only once: the keys of every match in the window (at most
+ * SEARCH_WINDOW_EVENTS) give the total and the page, whose rows are then read by id.
+ */
+async function searchEvents({ db }: Deps, scope: Scope, query: ListEventsQuery) {
+  const filters = filtersFor(db, scope, query, await searchWindow(db, scope, query));
+  const keys = await db
+    .select({ t: events.receivedAt, id: events.id })
+    .from(events)
+    .where(filters)
+    .orderBy(desc(events.receivedAt), desc(events.id));
+  const page = paginateKeys(keys, query);
+  const rows =
+    page.keys.length === 0
+      ? []
+      : await db
+          .select(listColumns)
+          .from(events)
+          .leftJoin(sources, eq(sources.id, events.sourceId))
+          .where(and(...scoped(scope), inArray(events.id, page.keys.map((k) => k.id))))
+          .orderBy(desc(events.receivedAt), desc(events.id));
+  return { events: rows.map(serializeEventListItem), pagination: page.pagination };
 }
 
 /** List items for the given ids within the caller's scope (the live stream looks them up as they arrive). */

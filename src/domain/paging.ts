@@ -43,20 +43,70 @@ export async function paginate<Row>(opts: {
   let rows = fetched.slice(0, page.limit);
   if (ks.reversed) rows = rows.reverse();
   const total = await opts.total(opts.filters);
+  return { rows, pagination: paginationOf(rows, { total, limit: page.limit, offset, more, reversed: ks.reversed, cursor: Boolean(page.cursor) }, opts.key) };
+}
+
+/** The spec's `pagination` for a page already read: `more` says a row beyond the page exists in the walking direction. */
+function paginationOf<Row>(rows: Row[], p: { total: number; limit: number; offset: number; more: boolean; reversed: boolean; cursor: boolean }, key: (row: Row) => CursorKey): Pagination {
   const first = rows[0];
   const last = rows[rows.length - 1];
   // Walking forward, `more` means older rows remain; walking back, newer ones.
-  const hasOlder = ks.reversed ? rows.length > 0 : more;
-  const hasNewer = ks.reversed ? more : Boolean(page.cursor) || offset > 0;
+  const hasOlder = p.reversed ? rows.length > 0 : p.more;
+  const hasNewer = p.reversed ? p.more : p.cursor || p.offset > 0;
   return {
-    rows,
-    pagination: {
-      total,
-      limit: page.limit,
-      offset,
-      has_more: more,
-      next_cursor: last && hasOlder ? encodeCursor(opts.key(last), "next") : null,
-      prev_cursor: first && hasNewer ? encodeCursor(opts.key(first), "prev") : null,
-    },
+    total: p.total,
+    limit: p.limit,
+    offset: p.offset,
+    has_more: p.more,
+    next_cursor: last && hasOlder ? encodeCursor(key(last), "next") : null,
+    prev_cursor: first && hasNewer ? encodeCursor(key(first), "prev") : null,
   };
+}
+
+/**
+ * The same page and `pagination` as paginate gives, taken in memory from
+ * every matching key, newest first (as the database orders (time, id): both
+ * are fixed-width ASCII, so string order is the database's order). For a list
+ * whose matching rows are bounded and costly to find (a search reads bodies,
+ * src/domain/eventSearch.ts): one read finds them all, the total is their
+ * number and the page a slice, instead of finding them once for the page and
+ * again for the total.
+ */
+export function paginateKeys(keys: CursorKey[], page: PageQuery): { keys: CursorKey[]; pagination: Pagination } {
+  const offset = page.cursor ? 0 : page.offset;
+  let from = offset;
+  let to = offset + page.limit + 1;
+  let reversed = false;
+  if (page.cursor) {
+    const c = decodeCursor(page.cursor, page.direction);
+    const older = (k: CursorKey) => k.t < c.t || (k.t === c.t && k.id < c.id);
+    // keys are newest first: the older ones form a suffix, the newer ones a prefix.
+    const firstOlder = firstIndex(keys, older);
+    if (c.d === "next") {
+      from = firstOlder;
+      to = from + page.limit + 1;
+    } else {
+      const newerEnd = firstIndex(keys, (k) => older(k) || (k.t === c.t && k.id === c.id));
+      reversed = true;
+      from = Math.max(0, newerEnd - page.limit - 1);
+      to = newerEnd;
+    }
+  }
+  const fetched = keys.slice(from, to);
+  const more = fetched.length > page.limit;
+  // Walking back, the extra row is the newest one, at the front.
+  const rows = reversed ? (more ? fetched.slice(1) : fetched) : fetched.slice(0, page.limit);
+  return { keys: rows, pagination: paginationOf(rows, { total: keys.length, limit: page.limit, offset, more, reversed, cursor: Boolean(page.cursor) }, (k) => k) };
+}
+
+/** The first index of a newest-first list at which `past` holds (it holds for every later one too), or the length. */
+function firstIndex(keys: CursorKey[], past: (k: CursorKey) => boolean): number {
+  let lo = 0;
+  let hi = keys.length;
+  while (lo < hi) {
+    const mid = (lo + hi) >>> 1;
+    if (past(keys[mid]!)) hi = mid;
+    else lo = mid + 1;
+  }
+  return lo;
 }
