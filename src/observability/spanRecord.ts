@@ -51,7 +51,7 @@ export function recordOf(span: ReadableSpan): SpanRecord {
     attributes: span.attributes,
     status: span.status,
     events: span.events,
-    links: span.links.map((l) => ({ ...l, context: { ...l.context, traceState: undefined } })),
+    links: span.links.map((l) => ({ ...l, context: { ...l.context, traceState: l.context.traceState?.serialize() as never } })),
     dropped: [span.droppedAttributesCount, span.droppedEventsCount, span.droppedLinksCount],
     scope: { ...span.instrumentationScope },
   };
@@ -62,7 +62,7 @@ export function recordOf(span: ReadableSpan): SpanRecord {
 /** The span as the exporter's encoding reads it (resource: one per batch, shared, as the encoding groups by it). */
 export function readableOf(r: SpanRecord, resource: ReadableSpan["resource"]): ReadableSpan {
   const traceState = r.context.traceState as unknown as string | undefined;
-  const context: SpanContext = traceState ? { ...r.context, traceState: { serialize: () => traceState } as never } : r.context;
+  const context: SpanContext = traceState ? { ...r.context, traceState: serialized(traceState) } : r.context;
   return {
     name: r.name,
     kind: r.kind,
@@ -75,11 +75,16 @@ export function readableOf(r: SpanRecord, resource: ReadableSpan["resource"]): R
     attributes: r.attributes,
     status: r.status,
     events: r.events,
-    links: r.links,
+    links: r.links.map((l) => (l.context.traceState ? { ...l, context: { ...l.context, traceState: serialized(l.context.traceState as unknown as string) } } : l)),
     resource,
     instrumentationScope: r.scope,
     droppedAttributesCount: r.dropped[0],
     droppedEventsCount: r.dropped[1],
     droppedLinksCount: r.dropped[2],
   };
+}
+
+/** A trace state crossed as its text; the encoding only serializes it again. */
+function serialized(text: string): SpanContext["traceState"] {
+  return { serialize: () => text } as never;
 }
