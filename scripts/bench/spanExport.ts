@@ -11,12 +11,11 @@ import { SpanKind, ROOT_CONTEXT } from "@opentelemetry/api";
 import { OTLPTraceExporter } from "@opentelemetry/exporter-trace-otlp-http";
 import { JsonTraceSerializer, ProtobufTraceSerializer } from "@opentelemetry/otlp-transformer";
 import { resourceFromAttributes } from "@opentelemetry/resources";
-import { AlwaysOnSampler, type ReadableSpan, type SpanProcessor } from "@opentelemetry/sdk-trace-base";
+import { AlwaysOnSampler, BatchSpanProcessor, type ReadableSpan, type SpanProcessor } from "@opentelemetry/sdk-trace-base";
 import { join } from "node:path";
 import { postOtlpJson } from "../../src/observability/otlpHttp";
 import { otlpJsonRequest } from "../../src/observability/otlpJson";
 import { plainServerSpans } from "../../src/observability/plainServerSpan";
-import { readableOf, recordOf, type ExportBatch } from "../../src/observability/spanRecord";
 import { numberArg, root, startBunProcess } from "./lib";
 
 const BATCH = 512;
@@ -62,20 +61,21 @@ const sink = await startBunProcess([join(root, "scripts/bench/otlpSink.ts")]);
 const url = `${sink.url}/v1/traces`;
 try {
   console.log(`${groups.length} batches of ${BATCH} ingest spans`);
-  // The main thread's side today (src/observability/workerExporter.ts).
-  const texts = (await stage("main: recordOf + JSON.stringify (today)", groups, (g) => JSON.stringify({ id: 1, url, headers: {}, resource: { ...g[0]!.resource.attributes }, spans: g.map(recordOf) } satisfies ExportBatch))) as string[];
-  // The worker's side today (src/observability/spanExportWorker.ts).
-  const parsed = (await stage("worker: JSON.parse", texts, (t) => JSON.parse(t))) as ExportBatch[];
-  const rebuilt = (await stage("worker: readableOf (rebuild ReadableSpans)", parsed, (b) => b.spans.map((r) => readableOf(r, resourceFromAttributes(b.resource))))) as ReadableSpan[][];
-  await stage("worker: JsonTraceSerializer.serializeRequest", rebuilt, (g) => JsonTraceSerializer.serializeRequest(g));
-  await stage("worker: ProtobufTraceSerializer.serializeRequest", rebuilt, (g) => ProtobufTraceSerializer.serializeRequest(g));
+  // The official exporter (the worker ran it until commit f2faa7a, where this script also timed the records crossing to it).
+  await stage("JsonTraceSerializer.serializeRequest", groups, (g) => JsonTraceSerializer.serializeRequest(g));
+  await stage("ProtobufTraceSerializer.serializeRequest", groups, (g) => ProtobufTraceSerializer.serializeRequest(g));
   const exporter = new OTLPTraceExporter({ url, concurrencyLimit: 1000 });
-  await stage("worker: OTLPTraceExporter.export (encode + node:http)", rebuilt, (g) => new Promise<void>((resolve, reject) => exporter.export(g, (r) => (r.code === 0 ? resolve() : reject(r.error)))));
+  await stage("OTLPTraceExporter.export (encoding + node:http client)", groups, (g) => new Promise<void>((resolve, reject) => exporter.export(g, (r) => (r.code === 0 ? resolve() : reject(r.error)))));
   await exporter.shutdown();
-  // Candidates.
-  const bodies = (await stage("otlpJsonRequest on ReadableSpans (main or worker)", groups, (g) => otlpJsonRequest(g))) as string[];
-  await stage("otlpJsonRequest on rebuilt spans (worker)", rebuilt, (g) => otlpJsonRequest(g));
-  await stage("postOtlpJson: fetch, connections kept alive", bodies, async (b) => {
+  // The main thread's share before the encoding: the batch processor's queue and batches (a no-op exporter behind it).
+  const batcher = new BatchSpanProcessor({ export: (_spans, done) => done({ code: 0 }), shutdown: async () => {} }, { maxQueueSize: BATCH * 2, maxExportBatchSize: BATCH, scheduledDelayMillis: 1000 });
+  await stage("BatchSpanProcessor.onEnd + forceFlush", groups, async (g) => {
+    for (const span of g) batcher.onEnd(span);
+    await batcher.forceFlush();
+  });
+  // What hookrelay sends now (src/observability/otlpExporter.ts).
+  const bodies = (await stage("otlpJsonRequest (src/observability/otlpJson.ts)", groups, (g) => otlpJsonRequest(g))) as string[];
+  await stage("postOtlpJson (src/observability/otlpHttp.ts): fetch, kept alive", bodies, async (b) => {
     const result = await postOtlpJson(url, {}, b);
     if (result.code !== 0) throw result.error;
   });
