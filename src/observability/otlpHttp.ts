@@ -14,7 +14,8 @@ export const EXPORT_TIMEOUT_MS = 10_000;
  */
 export async function postOtlpJson(url: string, headers: Record<string, string>, body: string, timeoutMs = EXPORT_TIMEOUT_MS): Promise<ExportResult> {
   try {
-    const res = await fetch(url, { method: "POST", body, headers: { ...headers, "content-type": "application/json" }, signal: AbortSignal.timeout(timeoutMs) });
+    // No redirect followed (as the official exporter): the headers may hold a collector's key, for that collector only.
+    const res = await fetch(url, { method: "POST", body, headers: { ...headers, "content-type": "application/json" }, redirect: "manual", signal: AbortSignal.timeout(timeoutMs) });
     // Read to the end, so the connection goes back to the pool.
     await res.arrayBuffer();
     if (res.ok) return { code: ExportResultCode.SUCCESS };

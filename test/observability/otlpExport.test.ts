@@ -73,3 +73,25 @@ describe("a collector that refuses a batch", () => {
     await tracing.shutdown();
   });
 });
+
+describe("a collector that redirects", () => {
+  const elsewhere = collector(() => 200);
+  const redirecting = Bun.serve({ port: 0, hostname: "127.0.0.1", fetch: () => Response.redirect(`${elsewhere.url}/v1/traces`, 307) });
+  afterAll(() => {
+    elsewhere.stop();
+    redirecting.stop(true);
+  });
+
+  it("is not followed: the OTEL_EXPORTER_OTLP_HEADERS go to the configured collector only, and the batch counts as dropped", async () => {
+    let dropped = 0;
+    const tracing = startTracing(
+      { endpoint: `http://127.0.0.1:${redirecting.port}`, headers: "authorization=Bearer secret", serviceName: "hookrelay", sampler: "always_on", queueSize: 64, exportDelayMs: 60_000 },
+      { logger: { warn: () => {} }, dropped: (n) => (dropped += n) },
+    );
+    tracing.tracer!.startSpan("redirected").end();
+    expect(await tracing.flush().then(() => "sent", () => "failed")).toBe("failed");
+    expect(dropped).toBe(1);
+    expect(elsewhere.received).toEqual([]);
+    await tracing.shutdown();
+  });
+});
