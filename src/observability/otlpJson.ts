@@ -5,8 +5,8 @@ import type { ReadableSpan, TimedEvent } from "@opentelemetry/sdk-trace-base";
  * Finished spans written as the body of an OTLP/HTTP JSON export request,
  * the same document the official `JsonTraceSerializer`
  * (@opentelemetry/otlp-transformer) writes (test/observability/otlpJson.test.ts
- * compares the two), without its BigInt timestamps and intermediate objects
- * per attribute: measured, this is a fraction of its cost per span
+ * compares the two), without its BigInt arithmetic per timestamp and its
+ * encoder indirection: measured, about half its cost per span
  * (docs/performance.md, "Tracing", fourth round). Spans are grouped by
  * resource, then by instrumentation scope, as the official encoding does.
  */
