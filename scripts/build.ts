@@ -12,8 +12,8 @@ const root = join(import.meta.dir, "..");
  */
 export async function compileBinary(outfile: string, target?: string) {
   const targetArgs = target ? [`--target=${target}`] : [];
-  // The workers (the sandbox's, src/rules/sandbox.ts, and trace export's, src/observability/workerExporter.ts) are entrypoints too: Bun bundles a worker only when told to.
-  await $`bun build --compile ${targetArgs} --minify --bytecode --format=esm --no-compile-autoload-dotenv --no-compile-autoload-bunfig ${join(root, "cli/main.ts")} ${join(root, "src/rules/sandboxWorker.ts")} ${join(root, "src/observability/spanExportWorker.ts")} --outfile ${outfile}`
+  // The sandbox's worker (src/rules/sandbox.ts) is an entrypoint too: Bun bundles a worker only when told to.
+  await $`bun build --compile ${targetArgs} --minify --bytecode --format=esm --no-compile-autoload-dotenv --no-compile-autoload-bunfig ${join(root, "cli/main.ts")} ${join(root, "src/rules/sandboxWorker.ts")} --outfile ${outfile}`
     .cwd(root)
     .quiet();
 }

@@ -48,7 +48,7 @@ const NO_LINKS: Link[] = [];
  * so OTEL_TRACES_SAMPLER and its argument decide as for every other span, and
  * a parent-based sampler follows the parent's sampled flag), start time and
  * attributes in one plain object, handed at its end to the provider's
- * processor as the finished span the export worker reads (./spanRecord.ts).
+ * processor as a finished span (the exporter, ./otlpExporter.ts, reads it).
  * The SDK's span costs its attribute sanitizing twice, its metrics hooks and
  * limit bookkeeping per call (docs/performance.md, "Tracing", third round),
  * and is used on the paths that make one span per webhook: ingest and each

@@ -18,7 +18,7 @@ import { ATTR_SERVICE_NAME, ATTR_SERVICE_VERSION } from "@opentelemetry/semantic
 import type { SamplerName } from "../config/options";
 import { plainSpans, type PlainSpanStarter, type ServerSpanStarter } from "./plainSpan";
 import { w3c } from "./traceContext";
-import { WorkerSpanExporter } from "./workerExporter";
+import { OtlpJsonExporter } from "./otlpExporter";
 
 /** Where export warnings go (the server's logger). */
 type Warner = { warn(msg: string, fields?: Record<string, unknown>): void };
@@ -40,8 +40,6 @@ export interface TracingSettings {
   /** How often the batch goes out (ms). */
   exportDelayMs?: number;
 }
-
-
 
 /** What serve holds: a tracer (or none when tracing is off) and the way to flush and stop it. */
 export interface Tracing {
@@ -79,7 +77,7 @@ export function startTracing(settings: TracingSettings, hooks: { logger: Warner;
   if (!url) return tracingOff;
   installContext();
   const queue = { spans: 0 };
-  const exporter = new CountingExporter(new WorkerSpanExporter(url, parseHeaders(settings.headers)), queue, hooks);
+  const exporter = new CountingExporter(new OtlpJsonExporter(url, parseHeaders(settings.headers)), queue, hooks);
   const processor = new BoundedProcessor(
     new BatchSpanProcessor(exporter, { maxQueueSize: settings.queueSize, maxExportBatchSize: Math.min(512, settings.queueSize), scheduledDelayMillis: settings.exportDelayMs ?? 1000 }),
     settings.queueSize,

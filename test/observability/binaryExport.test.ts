@@ -8,9 +8,9 @@ import { tempDir } from "../helpers/server";
 import { adminKey, api, spawnServe, type ServeProcess } from "../ops/helpers";
 
 /**
- * Spans are exported from a worker thread (src/observability/workerExporter.ts),
- * which the compiled binary carries as an entrypoint of its own
- * (scripts/build.ts): the binary, not only the sources, must reach the collector.
+ * Spans are written as OTLP JSON and sent with Bun's fetch
+ * (src/observability/otlpExporter.ts): the binary, not only the sources,
+ * must reach the collector.
  */
 let receiver: OtlpReceiver;
 let serve: ServeProcess;
@@ -28,7 +28,7 @@ afterAll(async () => {
 });
 
 describe("the compiled binary with tracing on", () => {
-  it("exports the ingest request's SERVER span through its export worker", async () => {
+  it("exports the ingest request's SERVER span to the collector", async () => {
     const key = await adminKey(serve.url);
     const source = (await api(serve.url, key, "POST", "/v1/sources", { name: "traced" })).body.source;
     const res = await fetch(`${serve.url}/v1/ingest/${source.id}`, { method: "POST", headers: { "content-type": "application/json" }, body: '{"a":1}' });
