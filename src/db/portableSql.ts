@@ -30,22 +30,40 @@ export const likePattern = (term: string): string => `%${term.replace(/[\\%_]/g,
 
 /**
  * A stored body (blob / bytea) contains `term`, case-insensitive for ASCII.
- * SQLite: LIKE on the body as text (its LIKE already ignores ASCII case).
- * PostgreSQL: ILIKE on the body converted from UTF-8, the costly part of a
- * search there (a copy, a check and a lower-cased copy of every body), so it
- * is first narrowed by a byte `position` of the term's longest run without
- * ASCII letters (digits, punctuation: what an id, a number or a key holds),
- * which no case folding changes and so must appear as it is; a term of
- * letters only has no such run and is matched as before. On SQLite the
- * same prefilter was no faster: reading the rows is most of a search there
- * (docs/performance.md, "Reads at scale").
+ * SQLite: LIKE on the body as text (its LIKE already ignores ASCII case, and
+ * compares any other byte as it is). PostgreSQL: ILIKE on the body in
+ * `encode(…, 'escape')` form, matched by the term in the same form, because a
+ * body is whatever bytes a provider sent and `convert_from(…, 'UTF8')` fails
+ * on any that are not UTF-8 (or hold a NUL), which would fail the whole
+ * search; bytes outside ASCII then match exactly, as on SQLite. Reading
+ * every body this way is the costly part of a search there, so it is first
+ * narrowed by a byte `position` of the term's longest run without ASCII
+ * letters (digits, punctuation: what an id, a number or a key holds), which
+ * no case folding changes and so must appear as it is; the same position
+ * keeps a term of digits from matching inside an escape (`\303` of `é`).
+ * A term of letters only has no such run and is matched as before. On
+ * SQLite the same prefilter was no faster: reading the rows is most of a
+ * search there (docs/performance.md, "Reads at scale").
  */
 export function bodyContains(db: Db, body: AnyColumn, term: string): SQL {
-  const pattern = likePattern(term);
-  if (dialectOf(db) !== "postgres") return sql`CAST(${body} AS TEXT) LIKE ${pattern} ESCAPE '\\'`;
-  const ilike = sql`convert_from(${body}, 'UTF8') ILIKE ${pattern} ESCAPE '\\'`;
+  if (dialectOf(db) !== "postgres") return sql`CAST(${body} AS TEXT) LIKE ${likePattern(term)} ESCAPE '\\'`;
+  const ilike = sql`encode(${body}, 'escape') ILIKE ${likePattern(escapedBytes(term))} ESCAPE '\\'`;
   const run = caseFreeRun(term);
   return run.length < 2 ? ilike : sql`(position(${Buffer.from(run)} in ${body}) > 0 AND ${ilike})`;
+}
+
+/**
+ * `term`'s UTF-8 bytes as PostgreSQL's `encode(…, 'escape')` writes them: a
+ * NUL or a byte with the high bit set as `\nnn` (octal), a backslash doubled.
+ */
+export function escapedBytes(term: string): string {
+  let out = "";
+  for (const byte of Buffer.from(term, "utf8")) {
+    if (byte === 0x5c) out += "\\\\";
+    else if (byte === 0 || byte >= 0x80) out += "\\" + byte.toString(8).padStart(3, "0");
+    else out += String.fromCharCode(byte);
+  }
+  return out;
 }
 
 /** The longest run of printable ASCII other than letters in `term` (the first of equal length). */
