@@ -25,7 +25,7 @@ export function statsWindow(now: Date) {
  * attempts by the hour they were made (sent_at) come from the hourly
  * rollups the database keeps as rows are written (src/db/schema/rollups.ts),
  * so the cost is that of 24 hours × destinations × duration buckets, not of
- * the window's events (docs/decisions.md D31); the queue and DLQ are read as
+ * the window's events (docs/decisions.md D25); the queue and DLQ are read as
  * they are now. Everything is bounded by the caller's org and env.
  */
 export async function getStats({ db, clock }: Deps, scope: Scope): Promise<StatsBody> {

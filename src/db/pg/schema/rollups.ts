@@ -5,7 +5,7 @@ import { pgTable, text, bigint, primaryKey } from "drizzle-orm/pg-core";
 /**
  * Hourly rollups for GET /v1/stats (src/domain/stats.ts), so the dashboard
  * reads O(hours × destinations) rows instead of every event and attempt of
- * its 24-hour window (docs/decisions.md D31, docs/performance.md "Reads at
+ * its 24-hour window (docs/decisions.md D25, docs/performance.md "Reads at
  * scale"). Kept by triggers in the migrations of both dialects
  * (src/db/migrations/0014_stats_rollup_triggers.sql,
  * src/db/pg/migrations/0005_stats_rollup_triggers.sql) in the writing
