@@ -2,7 +2,8 @@
  * Reads at scale (docs/performance.md, "Reads at scale"): the medians of the
  * dashboard's and the lists' requests over HTTP against the compiled binary,
  * on a store filled with N events.
- * `bun scripts/bench-reads.ts [--sizes 50000,500000,1000000] [--stores sqlite,postgres] [--runs 15]`
+ * `bun scripts/bench-reads.ts [--sizes 50000,500000,1000000] [--stores sqlite,postgres] [--runs 15] [--span-days D]`
+ * (`--span-days` is handed to scripts/fill.ts: 1 puts every event in the dashboard's window, a busy day).
  *
  * Per store: `serve` on a fresh data dir (or a throwaway PostgreSQL cluster,
  * test/helpers/postgres.ts), three sources, one destination (paused: the
@@ -24,6 +25,7 @@ const listArg = (name: string, def: string) => {
 const sizes = listArg("sizes", "50000,500000,1000000").map(Number);
 const stores = listArg("stores", "sqlite,postgres");
 const runs = numberArg("runs", 15);
+const spanDays = process.argv.includes("--span-days") ? ["--span-days", String(numberArg("span-days", 365))] : [];
 const SECRET_KEY = "bench secret key, the same on every start";
 
 interface Read {
@@ -70,7 +72,7 @@ async function benchStore(store: string) {
     let filled = 0;
     for (const size of sizes) {
       await stopKeepingData(hr);
-      const fill = spawnSync("bun", [join(root, "scripts/fill.ts"), "--events", String(size - filled), ...(pg ? ["--database-url", pg.url] : ["--data-dir", dataDir])], { cwd: root, stdio: ["ignore", "inherit", "inherit"] });
+      const fill = spawnSync("bun", [join(root, "scripts/fill.ts"), "--events", String(size - filled), ...spanDays, ...(pg ? ["--database-url", pg.url] : ["--data-dir", dataDir])], { cwd: root, stdio: ["ignore", "inherit", "inherit"] });
       if (fill.status !== 0) throw new Error("fill failed");
       filled = size;
       hr = await startHookrelay(env, dataDir);

@@ -1,5 +1,5 @@
 import { and, eq, inArray, isNotNull, lt, or, sql } from "drizzle-orm";
-import { auditLog, deliveryAttempts, events, recordChangelog, sources } from "../db/schema";
+import { attemptHours, auditLog, deliveryAttempts, eventHours, events, recordChangelog, sources } from "../db/schema";
 import { reclaimFreePages } from "../db/statements";
 import { iso } from "../core/clock";
 import type { Deps } from "./deps";
@@ -9,8 +9,9 @@ const BATCH = 1000;
 
 /**
  * Deletes events received more than HOOKRELAY_RETENTION_DAYS ago, with their
- * delivery attempts, in small batches, then gives the freed space back to
- * the file system. Source counters are lifetime totals and stay as they are.
+ * delivery attempts, in small batches, then the stats rollups of the hours
+ * wholly before the cutoff, and gives the freed space back to the file
+ * system. Source counters are lifetime totals and stay as they are.
  */
 export async function pruneOldEvents(deps: Deps, opts: { batch?: number } = {}): Promise<number> {
   const { db, clock, settings } = deps;
@@ -20,6 +21,7 @@ export async function pruneOldEvents(deps: Deps, opts: { batch?: number } = {}):
   for (;;) {
     const ids = (await db.select({ id: events.id }).from(events).where(lt(events.receivedAt, cutoff)).limit(batch)).map((r) => r.id);
     if (ids.length === 0) {
+      await pruneOldRollups(deps, cutoff);
       if (deleted > 0) await reclaimFreePages(db);
       return deleted;
     }
@@ -29,6 +31,18 @@ export async function pruneOldEvents(deps: Deps, opts: { batch?: number } = {}):
     // Let requests waiting on the event loop run between batches.
     await new Promise((r) => setImmediate(r));
   }
+}
+
+/**
+ * The triggers take a deleted row back out of its rollup (src/db/schema/rollups.ts),
+ * but leave the emptied rows (on PostgreSQL, rows of other backends' shards that
+ * sum to nothing): once every event of an hour is past retention, its rows go.
+ * An attempt sent later than its event was received stays counted in its own hour.
+ */
+async function pruneOldRollups({ db }: Deps, cutoff: string): Promise<void> {
+  const hour = cutoff.slice(0, 13);
+  await db.delete(eventHours).where(lt(eventHours.hour, hour));
+  await db.delete(attemptHours).where(lt(attemptHours.hour, hour));
 }
 
 /**

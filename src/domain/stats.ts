@@ -1,14 +1,14 @@
 import { inScope } from "./scope";
-import { and, count, eq, gte, inArray, isNotNull, isNull, lt, sql, type AnyColumn, type SQL } from "drizzle-orm";
+import { and, asc, count, eq, gte, inArray, isNotNull, isNull, lt, sql, type SQL } from "drizzle-orm";
 import { STATS_WINDOW_HOURS, type StatsBody, type StatsBucket } from "../contracts/stats";
-import { connections, deliveryAttempts as a, destinations, events as e, issues, sources } from "../db/schema";
+import { attemptHours as ah, connections, deliveryAttempts as a, destinations, durationBuckets, eventHours as eh, issues, sources } from "../db/schema";
+import { sumOf } from "../db/portableSql";
 import { iso } from "../core/clock";
+import { histogramMedian } from "./durationHistogram";
 import type { Deps, Scope } from "./deps";
 
 const HOUR = 3600_000;
 const SLOWEST = 5;
-/** How long before its window an attempt may have been queued and still count (docs/api.md, Stats). */
-const ATTEMPT_WAIT_DAYS = 7;
 
 /**
  * The window: the current clock hour (UTC) and the 23 before it, so the
@@ -20,25 +20,19 @@ export function statsWindow(now: Date) {
   return { starts, since: iso(starts[0]!), until: iso(new Date(currentHour + HOUR)) };
 }
 
-/** Times are stored as ISO 8601 UTC text, so the hour is the first 13 characters ("2026-01-01T05"). */
-const hourOf = (col: AnyColumn) => sql<string>`substr(${col}, 1, 13)`;
-/** SUM of a condition, 0 over no rows; numbers even where a driver returns SUM as a string. */
-const countWhere = (cond: SQL) => sql<number>`coalesce(sum(case when ${cond} then 1 else 0 end), 0)`.mapWith(Number);
-
 /**
- * The dashboard in one call, with SQL aggregates over indexed columns:
- * events by hour of received_at, finished attempts by the hour they were made (sent_at), and the queue and
- * DLQ as they are now. Everything is bounded by the caller's org and env.
+ * The dashboard in one call. Events by hour of received_at and finished
+ * attempts by the hour they were made (sent_at) come from the hourly
+ * rollups the database keeps as rows are written (src/db/schema/rollups.ts),
+ * so the cost is that of 24 hours × destinations × duration buckets, not of
+ * the window's events (docs/decisions.md D25); the queue and DLQ are read as
+ * they are now. Everything is bounded by the caller's org and env.
  */
 export async function getStats({ db, clock }: Deps, scope: Scope): Promise<StatsBody> {
   const now = clock.now();
   const { starts, since, until } = statsWindow(now);
-  const eventScope = and(inScope(e, scope));
   const attemptScope = and(inScope(a, scope));
-  // Finished attempts count in the hour they were made (sent_at), not the hour they were queued: a retry
-  // queued at 05:59 that fails at 06:01 is a 06:00 failure. created_at only narrows the rows to read
-  // through attempts_scope_created: an attempt is made at most ATTEMPT_WAIT_DAYS after it was queued.
-  const attemptWindow = and(attemptScope, gte(a.createdAt, iso(new Date(Date.parse(since) - ATTEMPT_WAIT_DAYS * 24 * HOUR))), lt(a.createdAt, until), gte(a.sentAt, since), lt(a.sentAt, until));
+  const inWindow = (t: typeof eh | typeof ah) => inScope(t, scope, gte(t.hour, since.slice(0, 13)), lt(t.hour, until.slice(0, 13)));
   // Literal conditions, written as the partial indexes attempts_due, attempts_leased and attempts_dlq_scope
   // are, so the planner can see they apply (it does not look inside bound values).
   const inDlq = sql`${a.isDlq} = 1`;
@@ -50,25 +44,12 @@ export async function getStats({ db, clock }: Deps, scope: Scope): Promise<Stats
       .from(a)
       .where(where);
 
-  const [byHour, failuresByHour, byDestination, [dlq], [queued], [delivering], sourceCount, destinationCount, connectionCount, openIssues] = await Promise.all([
-    db
-      .select({
-        hour: hourOf(e.receivedAt),
-        received: count(),
-        delivered: countWhere(eq(e.status, "delivered")),
-        failed: countWhere(eq(e.status, "failed")),
-      })
-      .from(e)
-      .where(and(eventScope, gte(e.receivedAt, since), lt(e.receivedAt, until)))
-      .groupBy(hourOf(e.receivedAt)),
-    // Failed attempts by hour, so the chart shows a destination failing while its events still wait for retries.
-    db
-      .select({ hour: hourOf(a.sentAt), failed: count() })
-      .from(a)
-      .where(and(attemptWindow, eq(a.status, "failed")))
-      .groupBy(hourOf(a.sentAt)),
-    // One pass over the window's attempts gives the outcome totals and the per-destination times, median included.
-    attemptsByDestination(db, attemptWindow),
+  const [eventsByHour, attemptsByHour, byDestination, [dlq], [queued], [delivering], sourceCount, destinationCount, connectionCount, openIssues] = await Promise.all([
+    db.select({ hour: eh.hour, status: eh.status, n: sumOf(eh.n) }).from(eh).where(inWindow(eh)).groupBy(eh.hour, eh.status),
+    // By outcome and hour: the totals, and failures by hour so the chart shows a destination failing while
+    // its events still wait for retries.
+    db.select({ hour: ah.hour, status: ah.status, n: sumOf(ah.n) }).from(ah).where(inWindow(ah)).groupBy(ah.hour, ah.status),
+    timedByDestination(db, inWindow(ah)),
     db
       .select({ n: count() })
       .from(a)
@@ -86,22 +67,40 @@ export async function getStats({ db, clock }: Deps, scope: Scope): Promise<Stats
   ]);
 
   const slowest = byDestination
-    .filter((d) => d.timed > 0)
-    .sort((x, y) => (y.avgMs ?? 0) - (x.avgMs ?? 0) || (x.destinationId < y.destinationId ? -1 : 1))
+    .map((d) => ({ ...d, avgMs: d.sumMs / d.timed }))
+    .sort((x, y) => y.avgMs - x.avgMs || (x.destinationId < y.destinationId ? -1 : 1))
     .slice(0, SLOWEST);
   const ids = slowest.map((d) => d.destinationId);
-  const names = ids.length ? await db.select({ id: destinations.id, name: destinations.name }).from(destinations).where(inArray(destinations.id, ids)) : [];
+  const [names, histogram, bounds] = ids.length
+    ? await Promise.all([
+        db.select({ id: destinations.id, name: destinations.name }).from(destinations).where(inArray(destinations.id, ids)),
+        durationsOf(db, and(inWindow(ah), inArray(ah.destinationId, ids))),
+        db.select({ lowerMs: durationBuckets.lowerMs }).from(durationBuckets).orderBy(asc(durationBuckets.lowerMs)),
+      ])
+    : [[], [], []];
   const nameOf = new Map(names.map((d) => [d.id, d.name]));
+  const lowerBounds = bounds.map((b) => b.lowerMs);
 
-  const hours = new Map(byHour.map((r) => [r.hour, r]));
-  const failures = new Map(failuresByHour.map((r) => [r.hour, r.failed]));
+  const received = new Map<string, number>();
+  const byStatus = new Map<string, number>();
+  for (const r of eventsByHour) {
+    received.set(r.hour, (received.get(r.hour) ?? 0) + r.n);
+    byStatus.set(`${r.hour} ${r.status}`, r.n);
+  }
+  const failures = new Map(attemptsByHour.filter((r) => r.status === "failed").map((r) => [r.hour, r.n]));
   const buckets: StatsBucket[] = starts.map((start) => {
     const hour = iso(start).slice(0, 13);
-    const r = hours.get(hour);
-    return { start: iso(start), received: r?.received ?? 0, delivered: r?.delivered ?? 0, failed: r?.failed ?? 0, deliveries_failed: failures.get(hour) ?? 0 };
+    return {
+      start: iso(start),
+      received: received.get(hour) ?? 0,
+      delivered: byStatus.get(`${hour} delivered`) ?? 0,
+      failed: byStatus.get(`${hour} failed`) ?? 0,
+      deliveries_failed: failures.get(hour) ?? 0,
+    };
   });
-  const succeeded = byDestination.reduce((n, d) => n + d.succeeded, 0);
-  const failed = byDestination.reduce((n, d) => n + d.failed, 0);
+  const total = (status: string) => attemptsByHour.reduce((n, r) => n + (r.status === status ? r.n : 0), 0);
+  const succeeded = total("success");
+  const failed = total("failed");
   const dueSince = [queued?.oldestDue, delivering?.oldestDue].filter((at): at is string => !!at).sort()[0];
   const oldestDue = dueSince ? Date.parse(dueSince) : null;
 
@@ -118,8 +117,8 @@ export async function getStats({ db, clock }: Deps, scope: Scope): Promise<Stats
     slowest_destinations: slowest.map((d) => ({
       destination_id: d.destinationId,
       destination_name: nameOf.get(d.destinationId) ?? null,
-      p50_ms: Math.round(d.p50Ms ?? 0),
-      avg_ms: Math.round(d.avgMs ?? 0),
+      p50_ms: Math.round(histogramMedian(histogram.filter((h) => h.destinationId === d.destinationId), lowerBounds) ?? 0),
+      avg_ms: Math.round(d.avgMs),
       max_ms: d.maxMs ?? 0,
       attempts: d.timed,
     })),
@@ -129,38 +128,41 @@ export async function getStats({ db, clock }: Deps, scope: Scope): Promise<Stats
 }
 
 /**
- * Per destination: finished attempts by outcome, and the count, average,
- * median and maximum of the durations. The median comes from ranking each
- * destination's durations (window functions: SQLite 3.25+, PostgreSQL) and
- * averaging the middle one (odd count) or two (even count), in the same pass
- * over the rows.
+ * Durations per destination and bucket over the window: a bucket that
+ * deletes emptied (n summed to 0) is left out, so its stale extremes do not
+ * count.
  */
-function attemptsByDestination(db: Deps["db"], attemptWindow: SQL | undefined) {
-  const durationOrder = sql`case when ${a.durationMs} is null then 1 else 0 end, ${a.durationMs}`;
-  const ranked = db
-    .select({
-      destinationId: a.destinationId,
-      status: a.status,
-      durationMs: a.durationMs,
-      // Rows without a duration sort last in every dialect, so positions 1..timed are the durations in order.
-      // Both use the same partition and order, so the rows are sorted once.
-      position: sql<number>`row_number() over (partition by ${a.destinationId} order by ${durationOrder})`.as("position"),
-      timed: sql<number>`count(${a.durationMs}) over (partition by ${a.destinationId} order by ${durationOrder} rows between unbounded preceding and unbounded following)`.as("timed"),
-    })
-    .from(a)
-    .where(attemptWindow)
-    .as("ranked");
-  const middle = sql`${ranked.position} in ((${ranked.timed} + 1) / 2, (${ranked.timed} + 2) / 2)`;
+function durationsOf(db: Deps["db"], where: SQL | undefined) {
   return db
     .select({
-      destinationId: ranked.destinationId,
-      succeeded: countWhere(eq(ranked.status, "success")),
-      failed: countWhere(eq(ranked.status, "failed")),
-      timed: count(ranked.durationMs),
-      avgMs: sql<number | null>`avg(${ranked.durationMs})`.mapWith(Number),
-      p50Ms: sql<number | null>`avg(case when ${middle} then ${ranked.durationMs} end)`.mapWith(Number),
-      maxMs: sql<number | null>`max(${ranked.durationMs})`.mapWith(Number),
+      destinationId: ah.destinationId,
+      lowerMs: ah.bucket,
+      // Aliased: timedByDestination reads these through a subquery.
+      n: sumOf(ah.n).as("n"),
+      sumMs: sumOf(ah.sumMs).as("sum_ms"),
+      minMs: sql<number | null>`min(${ah.minMs})`.mapWith(Number).as("min_ms"),
+      maxMs: sql<number | null>`max(${ah.maxMs})`.mapWith(Number).as("max_ms"),
     })
-    .from(ranked)
-    .groupBy(ranked.destinationId);
+    .from(ah)
+    .where(and(where, gte(ah.bucket, 0)))
+    .groupBy(ah.destinationId, ah.bucket)
+    .having(sql`sum(${ah.n}) > 0`);
+}
+
+/**
+ * Per destination with timed attempts in the window: how many, the sum of
+ * their durations (the exact average) and the largest. One row per
+ * destination, whatever the number of hours and buckets behind it.
+ */
+function timedByDestination(db: Deps["db"], where: SQL | undefined) {
+  const perBucket = durationsOf(db, where).as("per_bucket");
+  return db
+    .select({
+      destinationId: perBucket.destinationId,
+      timed: sql<number>`sum(${perBucket.n})`.mapWith(Number),
+      sumMs: sql<number>`sum(${perBucket.sumMs})`.mapWith(Number),
+      maxMs: sql<number | null>`max(${perBucket.maxMs})`.mapWith(Number),
+    })
+    .from(perBucket)
+    .groupBy(perBucket.destinationId);
 }

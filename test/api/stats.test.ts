@@ -141,7 +141,8 @@ describe("GET /v1/stats", () => {
     const avgs = list.map((d) => d.avg_ms);
     expect(avgs).toEqual([...avgs].sort((x, y) => y - x));
 
-    // The same numbers worked out from the attempts themselves (Fast's delivery before the window is left out).
+    // The same numbers worked out from the attempts themselves (Fast's delivery before the window is left out):
+    // count, average and maximum exactly.
     for (const d of list) {
       const durations = (await listAttempts(server, key, { destination_id: d.destination_id }))
         .filter((a) => Date.parse(a.created_at) >= WINDOW_START && a.duration_ms !== null)
@@ -154,9 +155,11 @@ describe("GET /v1/stats", () => {
         destination_name: d.destination_name,
         attempts: n,
         avg_ms: Math.round(durations.reduce((s, x) => s + x, 0) / n),
-        p50_ms: Math.round(median),
+        p50_ms: expect.any(Number),
         max_ms: durations[n - 1],
       });
+      // The median comes from the rollups' duration histogram: within one bucket, at most 19% off (docs/api.md, Stats).
+      expect(Math.abs(d.p50_ms - median), d.destination_name).toBeLessThanOrEqual(Math.max(1, 0.19 * median));
     }
     expect(list.find((d) => d.destination_name === "Fast").attempts).toBe(2);
     expect(list.find((d) => d.destination_name === "Flaky").attempts).toBe(2);

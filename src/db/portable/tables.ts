@@ -64,9 +64,11 @@ function dependencyOrder(tables: SQLiteTable[]): SQLiteTable[] {
 
 /**
  * Derived tables the archive leaves out: the list counters (src/db/schema/counts.ts)
- * are kept by triggers, which count the events and attempts again as they load.
+ * and the stats rollups (src/db/schema/rollups.ts) are kept by triggers, which count
+ * the events and attempts again as they load; the duration buckets are the
+ * migration's own fixed rows.
  */
-const DERIVED_TABLES = new Set(["event_counts", "attempt_counts"]);
+const DERIVED_TABLES = new Set(["event_counts", "attempt_counts", "event_hours", "attempt_hours", "duration_buckets"]);
 
 function schemaTables(): SQLiteTable[] {
   return Object.values(schema).filter(isTable).filter((t) => !DERIVED_TABLES.has(getTableName(t)));

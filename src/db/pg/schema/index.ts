@@ -10,3 +10,4 @@ export * from "./outbound";
 export * from "./cluster";
 export * from "./audit";
 export * from "./counts";
+export * from "./rollups";
