@@ -5,7 +5,7 @@ import type { Clock } from "../core/clock";
 import { readArchive, verifyArchive } from "../db/portable/archive";
 import { ArchiveFormatError } from "../db/portable/codec";
 import { ArchiveVersionError, checkHeader } from "../db/portable/compat";
-import { loadStream, mismatches, nonEmptyTables } from "../db/portable/loader";
+import { loadStream, mismatches, nonEmptyTables, refreshPlannerStatistics } from "../db/portable/loader";
 import { digestStore } from "../db/portable/reader";
 import { copyDatabase, replaceDatabase } from "../db/sqlite/backup";
 import { databasePath } from "../db/sqlite/open";
@@ -56,6 +56,7 @@ export async function restorePortableBackup(to: StoreLocation, file: string, clo
       await asAppError(() =>
         loadStream(store.db, readArchive(path), { where: path, onTable: (p) => progress(`[${p.done}/${p.of}] ${p.table}: ${p.rows} rows`) }),
       );
+      await refreshPlannerStatistics(store.db);
       progress("verifying counts and checksums of every table");
       const wrong = mismatches(tables, await withSnapshot(store, (s) => digestStore(s)));
       if (wrong.length > 0) throw new AppError("conflict", `the restored database does not match the archive: ${wrong.join("; ")}`);

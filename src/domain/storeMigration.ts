@@ -3,7 +3,7 @@ import { join } from "node:path";
 import { AppError, validation } from "../contracts/errors";
 import type { Clock } from "../core/clock";
 import { TableDigest, type TableSummary } from "../db/portable/codec";
-import { insertLines, mismatches, nonEmptyTables } from "../db/portable/loader";
+import { insertLines, mismatches, nonEmptyTables, refreshPlannerStatistics } from "../db/portable/loader";
 import { digestStore, tableLines } from "../db/portable/reader";
 import { PORTABLE_TABLES } from "../db/portable/tables";
 import type { Store } from "../db/store";
@@ -101,6 +101,7 @@ async function copyTables(source: Store, target: Store, opts: MigrateOptions, sa
       }
       copied.set(table.name, digest.summary());
     }
+    await refreshPlannerStatistics(target.db);
     say("verifying counts and checksums of every table");
     const expected = { ...Object.fromEntries(copied), ...(skipped.size > 0 ? await digestStore(snapshot, skipped) : {}) };
     const found = await withSnapshot(target, (s) => digestStore(s));

@@ -135,6 +135,9 @@ describeOnly("postgres", "hookrelay migrate between a SQLite data dir and Postgr
         const local = sqlite.query(`SELECT count(*) AS n FROM "${name}"`).get() as { n: number };
         expect([name, n, local.n]).toEqual([name, rows, rows]);
       }
+      // The planner has statistics of what was copied (src/db/portable/loader.ts, refreshPlannerStatistics): never analyzed, reltuples is -1.
+      const [{ n: estimated }] = (await pg.unsafe(`SELECT reltuples::int AS n FROM pg_class WHERE relname = 'events'`)) as [{ n: number }];
+      expect(estimated).toBe(byName.events);
     } finally {
       sqlite.close();
       await pg.close();

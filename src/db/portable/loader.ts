@@ -1,4 +1,7 @@
+import { sql } from "drizzle-orm";
 import type { Db } from "../db";
+import { dialectOf } from "../dialect";
+import { pgRows } from "../pg/rows";
 import { transaction } from "../transaction";
 import { ArchiveFormatError, decodeRow, type TableSummary } from "./codec";
 import { checkHeader } from "./compat";
@@ -69,6 +72,20 @@ export async function loadStream(db: Db, items: AsyncIterable<PortableItem>, opt
     } else if (item.kind === "end") return item.tables;
   }
   throw new ArchiveFormatError(`${opts.where}: the stream ended before its manifest`);
+}
+
+/**
+ * After a bulk load (a restore, a migrate): PostgreSQL's planner judges
+ * indexes by statistics that autovacuum gathers only a minute or more later,
+ * and until then it takes the freshly loaded tables for empty and may read
+ * a whole environment's attempts through the scope index where a partial
+ * index holds a handful (measured: the dashboard's count of attempts in
+ * flight, 60 ms on 50,000 rows against 0.03 after ANALYZE; docs/postgres.md).
+ * SQLite's hot statements name their index (src/db/deliverySql.ts), so it
+ * needs nothing here.
+ */
+export async function refreshPlannerStatistics(db: Db): Promise<void> {
+  if (dialectOf(db) === "postgres") await pgRows(db, sql`ANALYZE`);
 }
 
 /** Tables of the snapshot that hold rows, with their counts: a target must have none (or, resuming, a prefix). */
