@@ -61,7 +61,10 @@ describe("the Audit log page", () => {
     } finally {
       await store.close();
     }
+    // The dashboard's first reads answered before the logout: one still in flight would end in a 401 (a console error).
+    const loaded = ["/v1/stats", "/v1/cluster"].map((path) => page.waitForResponse((r) => new URL(r.url()).pathname === path));
     await page.goto(server.url + "/");
+    await Promise.all(loaded);
     await page.getByRole("button", { name: "Log out" }).click();
     await page.getByLabel("Email").fill(email);
     await page.getByLabel("Password").fill(password);
