@@ -40,5 +40,15 @@ export function useBinaryAndBrowser(options: BinaryOptions, started: (fixture: B
     await server?.stop();
     sink?.close();
   });
-  afterEach(() => browser!.guard.assertClean());
+  afterEach((ctx) => {
+    // A failed test shows what the server warned about meanwhile: the page's view alone rarely says why.
+    if (ctx.task.result?.state === "fail" && server) console.error(`hookrelay's warnings and errors:\n${warnings(server.output())}`);
+    browser!.guard.assertClean();
+  });
+}
+
+/** The last warn and error lines of the server's JSON log. */
+function warnings(output: string): string {
+  const lines = output.split("\n").filter((line) => /"level":"(warn|error|fatal)"/.test(line));
+  return lines.slice(-40).join("\n") || "(none)";
 }
