@@ -24,7 +24,7 @@ import { inScope } from "./scope";
 export async function countedEvents(db: Db, scope: Scope, q: ListEventsQuery): Promise<number | null> {
   if (q.search) return null;
   if (q.after || q.before) return countedEventsInRange(db, scope, q);
-  if ((q.org_id && q.org_id !== scope.orgId) || (q.env_id && q.env_id !== scope.envId)) return 0;
+  if (otherScope(scope, q)) return 0;
   const conds: (SQL | undefined)[] = [];
   if (q.source_id) {
     const id = normalizeIdOrNull(q.source_id, "source");
@@ -42,6 +42,9 @@ export async function countedEvents(db: Db, scope: Scope, q: ListEventsQuery): P
   return row?.n ?? 0;
 }
 
+/** An org_id or env_id filter naming another scope than the caller's: nothing of it is visible. */
+const otherScope = (scope: Scope, q: ListEventsQuery) => (!!q.org_id && q.org_id !== scope.orgId) || (!!q.env_id && q.env_id !== scope.envId);
+
 const HOUR_MS = 3600_000;
 /** The rollup's hour key: the first 13 characters of the ISO time ("2026-03-10T07"). */
 const hourKey = (ms: number) => new Date(ms).toISOString().slice(0, 13);
@@ -55,7 +58,7 @@ const hourKey = (ms: number) => new Date(ms).toISOString().slice(0, 13);
  */
 async function countedEventsInRange(db: Db, scope: Scope, q: ListEventsQuery): Promise<number | null> {
   if (q.source_id || q.verification_status || q.dedup_status || q.method) return null;
-  if ((q.org_id && q.org_id !== scope.orgId) || (q.env_id && q.env_id !== scope.envId)) return 0;
+  if (otherScope(scope, q)) return 0;
   const after = q.after ? Date.parse(q.after) : null;
   const before = q.before ? Date.parse(q.before) : null;
   // The whole hours: from the first hour starting at or after `after` to the last ending at or before `before`.
