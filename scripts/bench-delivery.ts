@@ -4,8 +4,9 @@
  * `npm run bench:delivery [-- --backlog 100000 --seconds 10 --concurrency 32 --steady-rate 0 --drain-only]`
  * `npm run bench:delivery -- --ordered [--keys 1000 --backlog 20000] [--latency-ms 20]`: ordered delivery with 1,000 keys and with one
  * key against unordered (scripts/bench/ordered.ts; goals: ≥ 50% of unordered, one key at the round-trip rate).
- * `npm run bench:delivery -- --tracing [--rounds 2 --backlog 20000]`: the drain with tracing off against
- * on, every request sampled to a local OTLP receiver (scripts/bench/tracing.ts; goal ≥ 90%).
+ * `npm run bench:delivery -- --tracing [--pairs 6 --turn-seconds 1.5 --backlog 200000]`: the drain with tracing
+ * off against on by turns of `turn-seconds`, every request sampled to a local OTLP receiver
+ * (scripts/bench/tracing.ts; goal ≥ 90%).
  *
  * 1. bare: a loop of fetch POSTs from Bun to the sink, `concurrency` at once:
  *    the physical limit of this machine for these requests. The request is
@@ -42,7 +43,7 @@ const idleSeconds = numberArg("idle-seconds", 30);
 process.env.SINK_LATENCY_MS = String(numberArg("latency-ms", 0));
 
 ensureBinary();
-console.log(`machine: ${machine()}; delivery concurrency ${concurrency}; backlog ${backlog}; ${seconds} s runs\n`);
+console.log(`machine: ${machine()}; delivery concurrency ${concurrency}; ${process.argv.includes("--tracing") ? "tracing off and on by turns" : `backlog ${backlog}; ${seconds} s runs`}\n`);
 
 const sink = await startSink();
 const results: [string, string][] = [];
@@ -54,7 +55,7 @@ if (process.argv.includes("--ordered")) {
 }
 
 if (process.argv.includes("--tracing")) {
-  const runs = await benchDeliveryTracing({ rounds: numberArg("rounds", 2), backlog: numberArg("backlog", 20_000), concurrency, connections: ingestConnections, sinkUrl: sink.url, sinkCount: async () => (await sinkStats()).count });
+  const runs = await benchDeliveryTracing({ pairs: numberArg("pairs", 6), seconds: numberArg("turn-seconds", 1.5), backlog: numberArg("backlog", 200_000), concurrency, connections: ingestConnections, sinkUrl: sink.url, sinkCount: async () => (await sinkStats()).count });
   printTracingRuns("deliveries/s draining the backlog", runs);
   await sink.stop();
   process.exit(0);

@@ -1,8 +1,8 @@
 /**
  * Ingest throughput against a bare Bun server, same load, same machine.
  * `npm run bench:ingest [-- --seconds 10 --connections 64]`
- * `npm run bench:ingest -- --tracing [--rounds 2]`: tracing off against on, every
- * request sampled to a local OTLP receiver (scripts/bench/tracing.ts; goal ≥ 90%).
+ * `npm run bench:ingest -- --tracing [--pairs 8 --seconds 3]`: tracing off against on by turns of
+ * `seconds`, every request sampled to a local OTLP receiver (scripts/bench/tracing.ts; goal ≥ 90%).
  * `npm run bench:ingest -- --collection [--rounds 2]`: ingest without and
  * with one collection attached to the source (docs/decisions.md D14: within 10%).
  * Goals (docs/performance.md): NORMAL ≥ 50% of bare req/s, FULL ≥ 30%, with
@@ -13,7 +13,9 @@ import { createHmac } from "node:crypto";
 import { benchIngestTracing, printTracingRuns } from "./bench/tracing";
 import { adminKey, api, cpuSeconds, ensureBinary, load, machine, numberArg, peakRssMiB, startBareServer, startHookrelay, type LoadResult } from "./bench/lib";
 
-const seconds = numberArg("seconds", 10);
+const tracing = process.argv.includes("--tracing");
+// With --tracing, the length of each burst (scripts/bench/tracing.ts).
+const seconds = numberArg("seconds", tracing ? 3 : 10);
 const connections = numberArg("connections", 64);
 
 const secret = "bench-secret";
@@ -22,10 +24,10 @@ const signature = "sha256=" + createHmac("sha256", secret).update(body).digest("
 const headers = { "content-type": "application/json", "x-signature": signature };
 
 ensureBinary();
-console.log(`machine: ${machine()}; load: autocannon, ${connections} connections, ${seconds} s per run\n`);
+console.log(`machine: ${machine()}; load: autocannon, ${connections} connections, ${seconds} s per ${tracing ? "burst" : "run"}\n`);
 
-if (process.argv.includes("--tracing")) {
-  printTracingRuns("req/s", await benchIngestTracing({ rounds: numberArg("rounds", 2), seconds, connections, body, headers, secret }));
+if (tracing) {
+  printTracingRuns("req/s", await benchIngestTracing({ pairs: numberArg("pairs", 8), seconds, connections, body, headers, secret }));
   process.exit(0);
 }
 
