@@ -14,8 +14,7 @@ import { resourceFromAttributes } from "@opentelemetry/resources";
 import { AlwaysOnSampler, BatchSpanProcessor, type ReadableSpan, type SpanExporter, type SpanProcessor } from "@opentelemetry/sdk-trace-base";
 import { join } from "node:path";
 import { postOtlpJson } from "../../src/observability/otlpHttp";
-import { OtlpJsonExporter } from "../../src/observability/otlpExporter";
-import { otlpJsonRequest } from "../../src/observability/otlpJson";
+import { envelopeOf, OtlpJsonBatch } from "../../src/observability/otlpJson";
 import { plainSpans } from "../../src/observability/plainSpan";
 import { numberArg, root, startBunProcess } from "./lib";
 
@@ -76,7 +75,13 @@ try {
     await batcher.forceFlush();
   });
   // What hookrelay sends with now (src/observability/otlpExporter.ts), stage by stage.
-  const bodies = (await stage("otlpJsonRequest (src/observability/otlpJson.ts)", groups, (g) => otlpJsonRequest(g))) as string[];
+  const envelope = envelopeOf({ resource, scope: { name: "hookrelay", version: "0.0.0" } });
+  const written = (g: ReadableSpan[]) => {
+    const batch = new OtlpJsonBatch(envelope, new Uint8Array(640 * 1024));
+    for (const span of g) batch.add(span);
+    return batch.finish();
+  };
+  const bodies = (await stage("OtlpJsonBatch (src/observability/otlpJson.ts)", groups, written)) as Uint8Array<ArrayBuffer>[];
   await stage("postOtlpJson (src/observability/otlpHttp.ts): fetch, kept alive", bodies, async (b) => {
     const result = await postOtlpJson(url, {}, b);
     if (result.code !== 0) throw result.error;
@@ -84,12 +89,16 @@ try {
   console.log(`body: ${(bodies[0]!.length / BATCH).toFixed(0)} bytes/span (JSON)`);
   // The whole export, official against ours, by turns: this machine's speed drifts within seconds.
   const exporter = new OTLPTraceExporter({ url, concurrencyLimit: 1000 });
-  const ours = new OtlpJsonExporter(url, {});
   const exportWith = (e: SpanExporter) => (g: ReadableSpan[]) => new Promise<void>((resolve, reject) => e.export(g, (r) => (r.code === 0 ? resolve() : reject(r.error))));
+  // What src/observability/spanQueue.ts does per batch: each span's text, the request around them, fetch.
+  const ours = async (g: ReadableSpan[]) => {
+    const result = await postOtlpJson(url, {}, written(g));
+    if (result.code !== 0) throw result.error;
+  };
   const turns = { official: [] as number[], ours: [] as number[] };
   for (let turn = 0; turn < numberArg("turns", 5); turn++) {
     turns.official.push(await stage(`OTLPTraceExporter.export (encoding + node:http), turn ${turn + 1}`, groups, exportWith(exporter)).then(() => last));
-    turns.ours.push(await stage(`OtlpJsonExporter.export (otlpJson + fetch), turn ${turn + 1}`, groups, exportWith(ours)).then(() => last));
+    turns.ours.push(await stage(`OtlpJsonBatch + fetch (spanQueue.ts), turn ${turn + 1}`, groups, ours).then(() => last));
   }
   const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)]!;
   const ratios = turns.official.map((o, i) => o / turns.ours[i]!);

@@ -12,7 +12,7 @@ export const EXPORT_TIMEOUT_MS = 10_000;
  * collector does not take is answered as failed, and its spans are counted
  * as dropped by the caller (./tracing.ts); the next batch tries again.
  */
-export async function postOtlpJson(url: string, headers: Record<string, string>, body: string, timeoutMs = EXPORT_TIMEOUT_MS): Promise<ExportResult> {
+export async function postOtlpJson(url: string, headers: Record<string, string>, body: string | Uint8Array<ArrayBuffer>, timeoutMs = EXPORT_TIMEOUT_MS): Promise<ExportResult> {
   try {
     // No redirect followed (as the official exporter): the headers may hold a collector's key, for that collector only.
     const res = await fetch(url, { method: "POST", body, headers: { ...headers, "content-type": "application/json" }, redirect: "manual", signal: AbortSignal.timeout(timeoutMs) });

@@ -16,7 +16,7 @@ import {
 } from "@opentelemetry/api";
 import { getTimeOrigin, hrTimeDuration, millisToHrTime, timeInputToHrTime } from "@opentelemetry/core";
 import type { Resource } from "@opentelemetry/resources";
-import { RandomIdGenerator, SamplingDecision, type ReadableSpan, type Sampler, type SpanProcessor, type TimedEvent } from "@opentelemetry/sdk-trace-base";
+import { SamplingDecision, type ReadableSpan, type Sampler, type SpanProcessor, type TimedEvent } from "@opentelemetry/sdk-trace-base";
 
 /**
  * Starts a span of any kind under `parent` (a context holding the parent's
@@ -33,7 +33,7 @@ export type ServerSpanStarter = (name: string, attributes: Attributes, parent: C
 /** What a plain span shares with the provider's spans, so both land in the same export batches alike. */
 export interface PlainSpanSetting {
   sampler: Sampler;
-  /** The provider's processor chain (./tracing.ts): the same queue bound, batch and worker exporter. */
+  /** The provider's span processor (./spanQueue.ts): the same queue, bound and batches. */
   processor: SpanProcessor;
   resource: Resource;
   scope: { name: string; version?: string };
@@ -48,21 +48,20 @@ const NO_LINKS: Link[] = [];
  * so OTEL_TRACES_SAMPLER and its argument decide as for every other span, and
  * a parent-based sampler follows the parent's sampled flag), start time and
  * attributes in one plain object, handed at its end to the provider's
- * processor as a finished span (the exporter, ./otlpExporter.ts, reads it).
+ * processor as a finished span (./spanQueue.ts writes its text at once).
  * The SDK's span costs its attribute sanitizing twice, its metrics hooks and
  * limit bookkeeping per call (docs/performance.md, "Tracing", third round),
  * and is used on the paths that make one span per webhook: ingest and each
- * delivery attempt. The wire format does not change, as the same exporter
- * encodes it.
+ * delivery attempt. The wire format does not change, as the same writer
+ * (./otlpJson.ts) encodes both.
  */
 export function plainSpans(setting: PlainSpanSetting): PlainSpanStarter {
-  const ids = new RandomIdGenerator();
   const origin = getTimeOrigin();
   return (name, kind, attributes, parent) => {
     const parentContext = trace.getSpanContext(parent);
     const validParent = parentContext && isSpanContextValid(parentContext) ? parentContext : undefined;
-    const traceId = validParent ? validParent.traceId : ids.generateTraceId();
-    const spanId = ids.generateSpanId();
+    const traceId = validParent ? validParent.traceId : randomId(32);
+    const spanId = randomId(16);
     const sampled = setting.sampler.shouldSample(parent, traceId, name, kind, attributes, NO_LINKS);
     const context: SpanContext = {
       traceId,
@@ -76,22 +75,48 @@ export function plainSpans(setting: PlainSpanSetting): PlainSpanStarter {
   };
 }
 
+/**
+ * Random lowercase hex ids (a trace id is 32 digits, a span id 16), cut from
+ * a pool of random bytes written as hex at once: the SDK's generator calls
+ * Math.random once per digit. An id of zeros only is not valid (W3C Trace
+ * Context) and is drawn again.
+ */
+const POOL_BYTES = 4096;
+let pool = "";
+let poolAt = 0;
+
+function randomId(digits: 16 | 32): string {
+  if (poolAt + digits > pool.length) {
+    pool = Buffer.from(crypto.getRandomValues(new Uint8Array(POOL_BYTES))).toString("hex");
+    poolAt = 0;
+  }
+  const id = pool.substring(poolAt, (poolAt += digits));
+  return id === ZEROS[digits] ? randomId(digits) : id;
+}
+
+const ZEROS = { 16: "0".repeat(16), 32: "0".repeat(32) };
+
+// Shared until a span has its own: most spans never have an event or a status.
+const NO_EVENTS: TimedEvent[] = [];
+const UNSET: SpanStatus = { code: SpanStatusCode.UNSET };
+const NOT_YET: HrTime = [0, 0];
+
 class PlainSpan implements Span, ReadableSpan {
   readonly links = NO_LINKS;
-  readonly events: TimedEvent[] = [];
+  events = NO_EVENTS;
   readonly resource: Resource;
   readonly instrumentationScope: { name: string; version?: string };
-  status: SpanStatus = { code: SpanStatusCode.UNSET };
+  status = UNSET;
   ended = false;
   droppedAttributesCount = 0;
   droppedEventsCount = 0;
   droppedLinksCount = 0;
   // Filled in at the end: until then only the monotonic start is kept.
-  startTime: HrTime = [0, 0];
-  endTime: HrTime = [0, 0];
-  duration: HrTime = [0, 0];
+  startTime = NOT_YET;
+  endTime = NOT_YET;
   private readonly startMs = performance.now();
-  private attributeCount: number;
+  /** Attributes held, counted when the first is added past those given at the start. */
+  private attributeCount = -1;
 
   constructor(
     private readonly setting: PlainSpanSetting,
@@ -104,7 +129,10 @@ class PlainSpan implements Span, ReadableSpan {
   ) {
     this.resource = setting.resource;
     this.instrumentationScope = setting.scope;
-    this.attributeCount = Object.keys(attributes).length;
+  }
+
+  get duration(): HrTime {
+    return this.ended ? hrTimeDuration(this.startTime, this.endTime) : NOT_YET;
   }
 
   spanContext(): SpanContext {
@@ -114,6 +142,10 @@ class PlainSpan implements Span, ReadableSpan {
   setAttribute(key: string, value: AttributeValue | undefined): this {
     if (this.ended || value === undefined || value === null || key.length === 0) return this;
     if (!(key in this.attributes)) {
+      if (this.attributeCount < 0) {
+        this.attributeCount = 0;
+        for (const _ in this.attributes) this.attributeCount++;
+      }
       if (this.attributeCount >= ATTRIBUTE_COUNT_LIMIT) {
         this.droppedAttributesCount++;
         return this;
@@ -131,6 +163,7 @@ class PlainSpan implements Span, ReadableSpan {
 
   addEvent(name: string, attributesOrTime?: Attributes | TimeInput, time?: TimeInput): this {
     if (this.ended) return this;
+    if (this.events === NO_EVENTS) this.events = [];
     const timeGiven = typeof attributesOrTime === "number" || Array.isArray(attributesOrTime) || attributesOrTime instanceof Date;
     const at = timeGiven ? (attributesOrTime as TimeInput) : time;
     this.events.push({
@@ -180,7 +213,6 @@ class PlainSpan implements Span, ReadableSpan {
     this.ended = true;
     this.startTime = millisToHrTime(this.origin + this.startMs);
     this.endTime = endTime === undefined ? millisToHrTime(this.origin + performance.now()) : timeInputToHrTime(endTime);
-    this.duration = hrTimeDuration(this.startTime, this.endTime);
     this.setting.processor.onEnd(this);
   }
 }

@@ -3,7 +3,7 @@ import { afterAll, describe, expect, it } from "vitest";
 import { startTracing } from "../../src/observability/tracing";
 
 /**
- * src/observability/otlpExporter.ts sends each batch itself (fetch, not the
+ * src/observability/spanQueue.ts sends each batch itself (fetch, not the
  * official exporter's client): what a collector needs from the request, and
  * what happens when it refuses one.
  */
