@@ -74,19 +74,9 @@ export class OtlpJsonBatch {
     this.attributes(span.attributes);
     // A field holding its default (a zero count, no events, no links, an UNSET status) is left out, as
     // the OTLP JSON encoding allows: a tenth of a span's bytes, every one of them sent and read again.
-    if (span.droppedAttributesCount) {
-      this.bytes(T.droppedAttributes);
-      this.integer(span.droppedAttributesCount);
-    }
-    if (span.events.length > 0) {
-      this.bytes(T.events);
-      this.text(span.events.map(eventText).join(","));
-      this.byte(0x5d);
-    }
-    if (span.droppedEventsCount) {
-      this.bytes(T.droppedEvents);
-      this.integer(span.droppedEventsCount);
-    }
+    this.countField(T.droppedAttributes, span.droppedAttributesCount);
+    this.listField(T.events, span.events, eventText);
+    this.countField(T.droppedEvents, span.droppedEventsCount);
     if (span.status.code || span.status.message !== undefined) {
       this.bytes(T.status);
       this.integer(span.status.code | 0);
@@ -96,18 +86,26 @@ export class OtlpJsonBatch {
       }
       this.byte(0x7d);
     }
-    if (span.links.length > 0) {
-      this.bytes(T.links);
-      this.text(span.links.map(linkText).join(","));
-      this.byte(0x5d);
-    }
-    if (span.droppedLinksCount) {
-      this.bytes(T.droppedLinks);
-      this.integer(span.droppedLinksCount);
-    }
+    this.listField(T.links, span.links, linkText);
+    this.countField(T.droppedLinks, span.droppedLinksCount);
     this.bytes(T.flags);
     this.integer(flags(context.traceFlags, parent?.isRemote));
     this.byte(0x7d);
+  }
+
+  /** A count field, unless it is zero. */
+  private countField(field: Uint8Array, n: number) {
+    if (!n) return;
+    this.bytes(field);
+    this.integer(n);
+  }
+
+  /** A list field (events, links: rare, so written as text), unless it is empty. */
+  private listField<I>(field: Uint8Array, items: readonly I[], text: (item: I) => string) {
+    if (items.length === 0) return;
+    this.bytes(field);
+    this.text(items.map(text).join(","));
+    this.byte(0x5d);
   }
 
   /** The whole request body; the batch takes no more spans after it. */

@@ -48,7 +48,7 @@ const NO_LINKS: Link[] = [];
  * so OTEL_TRACES_SAMPLER and its argument decide as for every other span, and
  * a parent-based sampler follows the parent's sampled flag), start time and
  * attributes in one plain object, handed at its end to the provider's
- * processor as a finished span (./spanQueue.ts writes its text at once).
+ * processor as a finished span (./spanQueue.ts writes it into its batch at once).
  * The SDK's span costs its attribute sanitizing twice, its metrics hooks and
  * limit bookkeeping per call (docs/performance.md, "Tracing", third round),
  * and is used on the paths that make one span per webhook: ingest and each
@@ -77,9 +77,9 @@ export function plainSpans(setting: PlainSpanSetting): PlainSpanStarter {
 
 /**
  * Random lowercase hex ids (a trace id is 32 digits, a span id 16), cut from
- * a pool of random bytes written as hex at once: the SDK's generator calls
- * Math.random once per digit. An id of zeros only is not valid (W3C Trace
- * Context) and is drawn again.
+ * a pool of random bytes written as hex at once, where the SDK's generator
+ * writes each id as hex on its own. An id of zeros only is not valid (W3C
+ * Trace Context) and is drawn again.
  */
 const POOL_BYTES = 4096;
 let pool = "";
