@@ -9,7 +9,7 @@
  * off. `bench:ingest -- --tracing`, `bench:delivery -- --tracing`.
  */
 import { join } from "node:path";
-import { adminKey, api, cpuSeconds, load, root, startBunProcess, startHookrelay, type Proc } from "./lib";
+import { adminKey, api, cpuSeconds, load, loadAsync, root, startBunProcess, startHookrelay, type Proc } from "./lib";
 
 type Mode = "off" | "on";
 
@@ -87,9 +87,9 @@ export async function benchIngestTracing(opts: { pairs: number; seconds: number;
 }
 
 /**
- * Delivery drain rate, off and on by turns: each server stores `backlog`
- * events while its destination is paused, then resumes it and is stopped
- * (SIGSTOP) at once. Each turn lets one server run (SIGCONT) for `seconds`
+ * Delivery drain rate, off and on by turns: both servers store `backlog`
+ * events at once while their destinations are paused, then each resumes its
+ * destination and is stopped (SIGSTOP) at once. Each turn lets one server run (SIGCONT) for `seconds`
  * and stops it again; what the sink received meanwhile is that server's, as
  * the other one is stopped. Pausing the destination instead would not do:
  * a worker learns of it only when its cached copy of the destination is
@@ -101,6 +101,7 @@ export async function benchDeliveryTracing(opts: { pairs: number; seconds: numbe
   const resume = (mode: Mode) => process.kill(servers[mode]!.pid, "SIGCONT");
   const pause = (mode: Mode) => process.kill(servers[mode]!.pid, "SIGSTOP");
   try {
+    const prepared: Partial<Record<Mode, { key: string; destinationId: string; ingestUrl: string }>> = {};
     for (const mode of ["off", "on"] as const) {
       const hr = await startHookrelay({ HOOKRELAY_DELIVERY_CONCURRENCY: String(opts.concurrency), ...envFor(mode, r) });
       servers[mode] = hr;
@@ -108,15 +109,25 @@ export async function benchDeliveryTracing(opts: { pairs: number; seconds: numbe
       const source = (await api(hr.url, key, "POST", "/sources", { name: "bench" })).source;
       const destination = (await api(hr.url, key, "POST", "/destinations", { name: "sink", url: `${opts.sinkUrl}/hook`, status: "paused" })).destination;
       await api(hr.url, key, "POST", "/connections", { name: "bench", source_id: source.id, destination_id: destination.id });
-      const ingestUrl = `${hr.url}/v1/ingest/${source.id}`;
-      let stored = 0;
-      while (stored < opts.backlog) {
-        const batch = load({ url: ingestUrl, connections: opts.connections, seconds: 2, body: `{"type":"order.created","sent_at":0}`, headers: { "content-type": "application/json" } });
-        stored += batch.ok2xx;
-      }
-      // The ingest spans of the backlog leave before the turns start.
-      await Bun.sleep(SETTLE_MS);
-      await api(hr.url, key, "PATCH", `/destinations/${destination.id}`, { status: "active" });
+      prepared[mode] = { key, destinationId: destination.id, ingestUrl: `${hr.url}/v1/ingest/${source.id}` };
+    }
+    // Both backlogs are stored at once, so neither server's store is older or its start-up further back
+    // (one filled after the other, the second measured about 6% faster than the first, both untraced).
+    await Promise.all(
+      (["off", "on"] as const).map(async (mode) => {
+        let stored = 0;
+        while (stored < opts.backlog) {
+          const batch = await loadAsync({ url: prepared[mode]!.ingestUrl, connections: opts.connections / 2, seconds: 2, body: `{"type":"order.created","sent_at":0}`, headers: { "content-type": "application/json" } });
+          stored += batch.ok2xx;
+        }
+      }),
+    );
+    // The ingest spans of the backlog leave before the turns start.
+    await Bun.sleep(SETTLE_MS);
+    for (const mode of ["off", "on"] as const) {
+      const { url } = servers[mode]!;
+      const { key, destinationId } = prepared[mode]!;
+      await api(url, key, "PATCH", `/destinations/${destinationId}`, { status: "active" });
       pause(mode);
     }
     const spansBefore = await spansAt(r);
