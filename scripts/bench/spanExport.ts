@@ -74,7 +74,7 @@ try {
     for (const span of g) batcher.onEnd(span);
     await batcher.forceFlush();
   });
-  // What hookrelay sends with now (src/observability/otlpExporter.ts), stage by stage.
+  // What hookrelay sends with now (src/observability/spanQueue.ts), stage by stage.
   const envelope = envelopeOf({ resource, scope: { name: "hookrelay", version: "0.0.0" } });
   const written = (g: ReadableSpan[]) => {
     const batch = new OtlpJsonBatch(envelope, new Uint8Array(640 * 1024));

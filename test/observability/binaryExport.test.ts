@@ -9,7 +9,7 @@ import { adminKey, api, spawnServe, type ServeProcess } from "../ops/helpers";
 
 /**
  * Spans are written as OTLP JSON and sent with Bun's fetch
- * (src/observability/otlpExporter.ts): the binary, not only the sources,
+ * (src/observability/spanQueue.ts): the binary, not only the sources,
  * must reach the collector.
  */
 let receiver: OtlpReceiver;
