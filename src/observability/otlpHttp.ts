@@ -10,9 +10,9 @@ export const EXPORT_TIMEOUT_MS = 10_000;
  * client cost about 11 µs of CPU per span, `fetch` about 0.5
  * (docs/performance.md, "Tracing", fourth round). No retry: a batch the
  * collector does not take is answered as failed, and its spans are counted
- * as dropped by the caller (./tracing.ts); the next batch tries again.
+ * as dropped by the caller (./spanQueue.ts); the next batch tries again.
  */
-export async function postOtlpJson(url: string, headers: Record<string, string>, body: string | Uint8Array<ArrayBuffer>, timeoutMs = EXPORT_TIMEOUT_MS): Promise<ExportResult> {
+export async function postOtlpJson(url: string, headers: Record<string, string>, body: Uint8Array<ArrayBuffer>, timeoutMs = EXPORT_TIMEOUT_MS): Promise<ExportResult> {
   try {
     // No redirect followed (as the official exporter): the headers may hold a collector's key, for that collector only.
     const res = await fetch(url, { method: "POST", body, headers: { ...headers, "content-type": "application/json" }, redirect: "manual", signal: AbortSignal.timeout(timeoutMs) });

@@ -6,10 +6,10 @@ import type { ReadableSpan, TimedEvent } from "@opentelemetry/sdk-trace-base";
  * straight into one buffer per batch: the same document the official
  * `JsonTraceSerializer` (@opentelemetry/otlp-transformer) writes, less the
  * span fields that hold their default value (test/observability/otlpJson.test.ts
- * compares the two), without an object
- * per span, attribute and value to stringify, without a string per span to
- * join, and with each attribute's bytes looked up rather than written when
- * its value is one seen before (docs/performance.md, "Tracing").
+ * compares the two). No object per span, attribute and value is built to be
+ * stringified, no string per span joined, and an attribute whose value was
+ * seen before is copied as the bytes kept for it (docs/performance.md,
+ * "Tracing: the 90% goal met").
  */
 
 /** What every span of one batch shares: its resource and instrumentation scope (src/observability/tracing.ts makes one tracer). */

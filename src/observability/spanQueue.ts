@@ -85,9 +85,13 @@ export class SpanQueue implements SpanProcessor {
     if (failure) throw failure;
   }
 
+  /** Sends what waits, then takes no more spans, whether or not the collector took the last ones. */
   async shutdown(): Promise<void> {
-    await this.forceFlush();
-    this.closed = true;
+    try {
+      await this.forceFlush();
+    } finally {
+      this.closed = true;
+    }
   }
 
   private newBatch() {

@@ -39,3 +39,39 @@ describe("the export queue", () => {
     expect(warnings).toEqual([]);
   });
 });
+
+describe("a batch that does not fill", () => {
+  const bodies: Array<{ resourceSpans: Array<{ scopeSpans: Array<{ spans: Array<{ name: string }> }> }> }> = [];
+  const collector = Bun.serve({
+    port: 0,
+    hostname: "127.0.0.1",
+    fetch: async (req) => {
+      bodies.push(await req.json());
+      return Response.json({});
+    },
+  });
+  afterAll(() => collector.stop(true));
+  const names = () => bodies.map((b) => b.resourceSpans[0]!.scopeSpans[0]!.spans.map((s) => s.name));
+
+  it("goes out after the export delay without a flush; batches after it are written whole over the buffers of those sent", async () => {
+    const tracing = startTracing(
+      { endpoint: `http://127.0.0.1:${collector.port}`, serviceName: "hookrelay", sampler: "always_on", queueSize: 3, exportDelayMs: 20 },
+      { logger: { warn: () => {} }, dropped: () => {} },
+    );
+    const tracer = tracing.tracer!;
+    tracer.startSpan("alone").end();
+    await new Promise<void>((resolve) => {
+      const check = () => (bodies.length > 0 ? resolve() : setTimeout(check, 5));
+      check();
+    });
+    expect(names()).toEqual([["alone"]]);
+    // Full batches of three, each sent before the next is written: the later ones reuse the sent ones' buffers,
+    // and a longer name makes a later body longer than the one it is written over.
+    for (const round of ["a", "bb".repeat(200), "c"]) {
+      for (let i = 0; i < 3; i++) tracer.startSpan(`${round}${i}`).end();
+      await tracing.flush();
+    }
+    expect(names()).toEqual([["alone"], ["a0", "a1", "a2"], [0, 1, 2].map((i) => `${"bb".repeat(200)}${i}`), ["c0", "c1", "c2"]]);
+    await tracing.shutdown();
+  });
+});
