@@ -43,7 +43,15 @@ export interface RunningServer {
 }
 
 /** The composition root: config → db → workers → Bun.serve(api + ui). */
-export async function startServer(config: Config, opts: { logger?: Logger; clock?: Clock; firstAdmin?: AdminPassword } = {}): Promise<RunningServer> {
+export interface StartOptions {
+  logger?: Logger;
+  clock?: Clock;
+  firstAdmin?: AdminPassword;
+  /** The workers' safety poll (src/runtime/context.ts, BackgroundContext.pollMs). */
+  pollMs?: number;
+}
+
+export async function startServer(config: Config, opts: StartOptions = {}): Promise<RunningServer> {
   const logger = opts.logger ?? createLogger({ level: config.logLevel, format: config.logFormat });
   const clock = opts.clock ?? systemClock;
   ensureDataDir(config.dataDir);
@@ -65,14 +73,14 @@ export async function startServer(config: Config, opts: { logger?: Logger; clock
   const lock = acquireServerLock(config.dataDir, () => clock.now());
   try {
     lock.publish({ base_url: config.baseUrl });
-    return await startLocked(config, lock, logger, clock, opts.firstAdmin);
+    return await startLocked(config, lock, logger, clock, opts);
   } catch (err) {
     lock.release();
     throw err;
   }
 }
 
-async function startLocked(config: Config, lock: ServerLock, logger: Logger, clock: Clock, firstAdmin: AdminPassword | undefined): Promise<RunningServer> {
+async function startLocked(config: Config, lock: ServerLock, logger: Logger, clock: Clock, { firstAdmin, pollMs }: StartOptions): Promise<RunningServer> {
   const localBus = createBus();
   const { deps, store } = await waitForDatabase(() => createDeps(config, { clock, bus: localBus }), { logger, limitMs: config.databaseWait });
   const databaseHealth = trackDatabaseHealth({ ping: () => store.ping(), logger });
@@ -117,7 +125,7 @@ async function startLocked(config: Config, lock: ServerLock, logger: Logger, clo
     { logger, dropped: (n) => metrics.spansDropped.inc(n) },
   );
 
-  const tasks = startBackgroundWork({ deps, config, logger: workLogger, metrics, lease, tracer: tracing.tracer, spans: tracing.spans });
+  const tasks = startBackgroundWork({ deps, config, logger: workLogger, metrics, lease, tracer: tracing.tracer, spans: tracing.spans, pollMs });
   let stopping = false;
   const stopDriverLines = store.pg ? routeDriverLines(logger, databaseHealth) : () => {};
   const app = createApp({ deps, logger, metrics, workersRunning: () => !stopping && tasks.every((t) => t.running()), pingDatabase: () => store.ping(), requestBodyTimeoutMs: config.requestBodyTimeout, databaseHealth, metricsToken: config.metricsToken, streamsPerCredential: config.streamsPerCredential, tracer: tracing.tracer });

@@ -24,8 +24,6 @@ import { errorMessage } from "../contracts/errors";
  * what is in flight.
  */
 export interface DeliveryWorkOptions {
-  /** Safety-net poll for the router, worker and job runner. */
-  pollMs?: number;
   /** Pause between replay batches (the spec's one second). */
   replayPauseMs?: number;
 }
@@ -47,7 +45,8 @@ const RELEASE_GONE_EVERY_MS = 3000;
 
 export function startDeliveryWork(ctx: BackgroundContext, opts: DeliveryWorkOptions = {}): BackgroundTask[] {
   const { config, logger, metrics } = ctx;
-  const pollMs = opts.pollMs ?? 5000;
+  // The safety-net poll of the router, worker and job runner.
+  const pollMs = ctx.pollMs ?? 5000;
   // Messages the delivery parts publish themselves (an event delivered, ignored or released) are
   // for the UI and the CLI; the router must not wake for them: it has already done that work.
   const own = new WeakSet<BusMessage>();

@@ -33,6 +33,8 @@ export interface DeliveryContext {
   propagateTrace?: boolean;
   /** The worker is stopping: a row not sent yet goes back to the queue. */
   stopping: () => boolean;
+  /** Told when a send took its destination's rate-limit slot. */
+  slotTaken?: (destinationId: string) => void;
 }
 
 /**
@@ -75,6 +77,7 @@ export async function deliver(ctx: DeliveryContext, { row, event, claimedAt }: C
   }
   const group = endpoint?.applicationRateLimit ? { key: `application:${endpoint.applicationId}`, ratePerSecond: endpoint.applicationRateLimit } : undefined;
   if (!ctx.pacer.tryTake(destination.id, destination.rateLimitPerSecond, clock.now().getTime(), group)) return "hand back";
+  ctx.slotTaken?.(destination.id);
 
   const [signingSecret, ...extraSigningSecrets] = endpoint ? endpoint.signingSecrets(clock.now()) : [destination.signingSecret];
   const target: SendTarget = {

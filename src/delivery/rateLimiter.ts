@@ -26,8 +26,9 @@ export class DestinationPacer {
   private readonly nextSlot = new Map<string, number>();
   private readonly nextGroupSlot = new Map<string, number>();
   private readonly limited = new Set<string>();
-  /** Destinations seen in each rate-limited group. */
+  /** Destinations seen in each rate-limited group, and the group each was last seen in. */
   private readonly members = new Map<string, Set<string>>();
+  private readonly groupOf = new Map<string, string>();
   /** How many nodes share each rate: this node sends its 1/n part. */
   private nodes = 1;
 
@@ -43,7 +44,8 @@ export class DestinationPacer {
       let members = this.members.get(limitedGroup.key);
       if (!members) this.members.set(limitedGroup.key, (members = new Set()));
       members.add(destinationId);
-    }
+      this.groupOf.set(destinationId, limitedGroup.key);
+    } else this.groupOf.delete(destinationId);
     const own = ratePerSecond && ratePerSecond > 0 ? ratePerSecond / this.nodes : null;
     const groupRate = limitedGroup ? limitedGroup.ratePerSecond! / this.nodes : 0;
     if (own) this.limited.add(destinationId);
@@ -53,6 +55,12 @@ export class DestinationPacer {
     if (own) this.nextSlot.set(destinationId, nextSlotAfter(this.nextSlot.get(destinationId), nowMs, 1000 / own));
     if (limitedGroup) this.nextGroupSlot.set(limitedGroup.key, nextSlotAfter(this.nextGroupSlot.get(limitedGroup.key), nowMs, 1000 / groupRate));
     return true;
+  }
+
+  /** When the destination's next send may start: its own slot and its group's both free (at or before `nowMs` when it may send now). */
+  freeAt(destinationId: string): number {
+    const group = this.groupOf.get(destinationId);
+    return Math.max(this.nextSlot.get(destinationId) ?? 0, group === undefined ? 0 : (this.nextGroupSlot.get(group) ?? 0));
   }
 
   /** Rate-limited destinations seen so far (alone or through their group): a claim takes one row of each, since a second could only be handed back. */

@@ -69,6 +69,7 @@ export interface DeliveryWorker extends BackgroundTask {
  * for a bigger commit.
  */
 export const HELD_PER_SLOT = 4;
+const NO_DESTINATIONS: ReadonlySet<string> = new Set();
 /** How long a finished delivery's outcome may wait for others to share its commit, while the ready list is full. */
 const RECORD_COALESCE_MS = 2;
 
@@ -99,8 +100,15 @@ export function startDeliveryWorker(deps: Deps, opts: DeliveryWorkerOptions): De
   let ready: Claimed[] = [];
   /** The last claim found less than it asked for: claim again only when woken or when the timer fires. */
   let drained = false;
+  /**
+   * Counts wakes: a wake that comes while a claim runs may announce rows
+   * that claim did not see, so that claim does not make the worker drained
+   * (the wake would be lost until the poll).
+   */
+  let wakes = 0;
   const dueAgain = () => {
     drained = false;
+    wakes++;
   };
   let pumping = false;
   /** The pump running now (while `pumping`): stop() awaits it. */
@@ -108,7 +116,21 @@ export function startDeliveryWorker(deps: Deps, opts: DeliveryWorkerOptions): De
   let pumpAgain = false;
   let pumpTimer: ReturnType<typeof setTimeout> | null = null;
   let timer: ReturnType<typeof setTimeout> | null = null;
-  const sending: DeliveryContext = { deps, caches, pacer, metrics: opts.metrics, spans: opts.spans, propagateTrace: opts.propagateTrace, stopping: () => stopped };
+  /** When `timer` fires (clock time). */
+  let timerAt = Infinity;
+  /**
+   * Rate-limited destinations a claim took one row of (a claim takes no more
+   * of them): more of their rows may be due. Once that row's send takes its
+   * slot, the worker claims again when the next slot comes. The claim that
+   * took it may have gone idle before the slot was taken, and a slot that
+   * has passed no longer holds a wake: without this, the rest would wait for
+   * the safety poll.
+   */
+  const pacedClaims = new Set<string>();
+  const slotTaken = (destinationId: string) => {
+    if (pacedClaims.delete(destinationId)) wakeBy(pacer.freeAt(destinationId));
+  };
+  const sending: DeliveryContext = { deps, caches, pacer, metrics: opts.metrics, spans: opts.spans, propagateTrace: opts.propagateTrace, stopping: () => stopped, slotTaken };
 
   // A previous run of this process may have died mid-delivery: those rows are due again.
   // The first pump waits for this, so nothing is claimed before it.
@@ -140,12 +162,19 @@ export function startDeliveryWorker(deps: Deps, opts: DeliveryWorkerOptions): De
     if (timer) clearTimeout(timer);
     if (stopped) return;
     const delay = Math.min(Math.max(at - clock.now().getTime(), 10), pollMs);
+    timerAt = clock.now().getTime() + delay;
     timer = setTimeout(() => {
       timer = null;
-      drained = false;
+      timerAt = Infinity;
+      dueAgain();
       schedulePump();
     }, delay);
     timer.unref?.();
+  }
+
+  /** Claims again by `at` at the latest (sooner when the timer is set for sooner). */
+  function wakeBy(at: number) {
+    if (at < timerAt) armTimer(at);
   }
 
   async function pump() {
@@ -167,6 +196,9 @@ export function startDeliveryWorker(deps: Deps, opts: DeliveryWorkerOptions): De
         let afterCommit: () => void = () => {};
         let want = 0;
         let heads: AttemptRow[] = [];
+        let oneEach: ReadonlySet<string> = NO_DESTINATIONS;
+        let wakesAtClaim = 0;
+        let excludedUntil: number | null = null;
         const claim = await inWriteTurn(db, async () => {
           // An ordered line's next row is claimed right here when its head settles (a worker that is stopping leaves it queued).
           const now = clock.now();
@@ -176,15 +208,22 @@ export function startDeliveryWorker(deps: Deps, opts: DeliveryWorkerOptions): De
           // Claims come in batches: once the ready list runs low, enough to hold HELD_PER_SLOT rows a slot again.
           want = stopped || drained || ready.length >= opts.concurrency ? 0 : Math.max(0, readyTarget - held() - ready.length - heads.length);
           if (want === 0) return { rows: [], complete: true };
-          return claimBatch(db, { now, limit: want, claimedBy: deps.node.id, exclude: pacer.blocked(now.getTime()), oneEach: pacer.rateLimited() });
+          oneEach = pacer.rateLimited();
+          wakesAtClaim = wakes;
+          // The claim leaves out destinations without a slot now: it is due again at the first of their slots,
+          // even when that has passed by the time the worker goes idle.
+          excludedUntil = pacer.nextUnblockAt(now.getTime());
+          return claimBatch(db, { now, limit: want, claimedBy: deps.node.id, exclude: pacer.blocked(now.getTime()), oneEach });
         });
+        for (const row of claim.rows) if (oneEach.has(row.destinationId)) pacedClaims.add(row.destinationId);
         afterCommit();
         const rows = heads.length > 0 ? [...heads, ...claim.rows] : claim.rows;
         if (want > 0 && claim.rows.length < want) {
           // A claim that stopped part way round the destinations with rows waiting goes on in the next turn;
-          // one that saw every due row it could take has drained what is due.
-          if (claim.complete) drained = true;
-          else pumpAgain = true;
+          // one that saw every due row it could take has drained what is due, unless a wake came meanwhile
+          // (that wake's own pump claims again).
+          if (!claim.complete) pumpAgain = true;
+          else if (wakes === wakesAtClaim) drained = true;
         }
         if (rows.length > 0) {
           const claimedEvents = await loadClaimedEvents(db, rows);
@@ -200,8 +239,9 @@ export function startDeliveryWorker(deps: Deps, opts: DeliveryWorkerOptions): De
           // Drained what is due: sleep until the next scheduled row or rate-limit slot.
           const next = await nextDueAt(db, clock.now());
           const unblock = pacer.nextUnblockAt(clock.now().getTime());
-          const candidates = [next?.getTime(), unblock ?? undefined, clock.now().getTime() + pollMs].filter((t): t is number => t !== undefined);
-          armTimer(Math.min(...candidates));
+          const candidates = [next?.getTime(), unblock ?? undefined, excludedUntil ?? undefined, clock.now().getTime() + pollMs].filter((t): t is number => t !== undefined);
+          // A wake asked for meanwhile (wakeBy) stands.
+          armTimer(Math.min(...candidates, timerAt));
         }
       } while (pumpAgain && !stopped);
     } catch (err) {
@@ -259,7 +299,7 @@ export function startDeliveryWorker(deps: Deps, opts: DeliveryWorkerOptions): De
     name: "delivery-worker",
     running: () => !stopped,
     wake: () => {
-      drained = false;
+      dueAgain();
       schedulePump(opts.coalesceMs ?? 0);
     },
     active: () => active,

@@ -28,6 +28,21 @@ describe("DestinationPacer", () => {
     expect(p.tryTake("d", 4, 5100)).toBe(false);
   });
 
+  it("says when a destination may send next: its own slot and its group's both free", () => {
+    const p = new DestinationPacer();
+    const group = { key: "application:a", ratePerSecond: 2 };
+    expect(p.freeAt("d")).toBe(0);
+    expect(p.tryTake("d", 4, 1000, group)).toBe(true);
+    // Its own slot is 250 ms on, its group's 500 ms: the later one.
+    expect(p.freeAt("d")).toBe(1500);
+    expect(p.tryTake("e", null, 1500, group)).toBe(true);
+    expect(p.freeAt("d")).toBe(2000);
+    expect(p.freeAt("e")).toBe(2000);
+    // Out of the group once it sends without one.
+    expect(p.tryTake("e", null, 2000)).toBe(true);
+    expect(p.freeAt("e")).toBe(0);
+  });
+
   it("caps claims of a rate-limited destination at one row, and lifts the cap when its limit goes", () => {
     const p = new DestinationPacer();
     p.tryTake("limited", 4, 1000);

@@ -16,6 +16,8 @@ export interface ServerOptions {
   sink?: boolean;
   /** Also make an API key of scope read (not with a clock: a clocked server has the one key). */
   readKey?: boolean;
+  /** The workers' safety poll (src/server.ts, StartOptions): long, to show that a delivery does not wait for it. */
+  pollMs?: number;
 }
 
 export interface ServerFixture {
@@ -48,9 +50,10 @@ export function useServer<O extends ServerOptions>(options: O, started: (fixture
     let key: string;
     let readKey: string | undefined;
     if (options.clock && options.readKey) throw new Error("a clocked server has one key: no read key");
-    if (options.clock) ({ server, key } = await startClockedServer(options.clock, env));
+    const start = { pollMs: options.pollMs };
+    if (options.clock) ({ server, key } = await startClockedServer(options.clock, env, start));
     else {
-      server = await startTestServer(env);
+      server = await startTestServer(env, undefined, undefined, undefined, start);
       key = await server.apiKey();
     }
     if (options.readKey) readKey = await server.apiKey("read");

@@ -4,7 +4,7 @@ import { join } from "node:path";
 import { loadConfig } from "../../src/config/config";
 import type { Clock } from "../../src/core/clock";
 import { silentLogger, type Logger } from "../../src/observability/logger";
-import { startServer, type RunningServer } from "../../src/server";
+import { startServer, type RunningServer, type StartOptions } from "../../src/server";
 import { dropStore, storeEnv } from "./database";
 
 export const ADMIN = { email: "admin@test.local", password: "correct horse battery staple" };
@@ -38,7 +38,13 @@ export interface TestServer extends RunningServer {
  * database (the same one again when a test restarts on the same dir). With
  * a clock, time is the test's to move (docs/decisions.md D16).
  */
-export async function startTestServer(env: Record<string, string> = {}, dataDir = tempDir(), clock?: Clock, logger: Logger = silentLogger): Promise<TestServer> {
+export async function startTestServer(
+  env: Record<string, string> = {},
+  dataDir = tempDir(),
+  clock?: Clock,
+  logger: Logger = silentLogger,
+  start: Pick<StartOptions, "pollMs"> = {},
+): Promise<TestServer> {
   const store = await storeEnv(dataDir);
   const config = loadConfig({}, {
     HOOKRELAY_PORT: "0",
@@ -49,7 +55,7 @@ export async function startTestServer(env: Record<string, string> = {}, dataDir 
     HOOKRELAY_SHUTDOWN_TIMEOUT_MS: "2000",
     ...env,
   });
-  const server = await startServer(config, { logger, clock });
+  const server = await startServer(config, { logger, clock, ...start });
   const request = (path: string, init?: RequestInit) => fetch(server.url + path, init);
   const session = async () => {
     const res = await request("/v1/auth/login", { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify(ADMIN) });
