@@ -1,6 +1,6 @@
 import { afterAll, afterEach, beforeAll } from "vitest";
 import { startSink, type Sink } from "../helpers/sink";
-import { launchBrowser, loginThroughUi, startBinary, type Browser, type Hookrelay } from "./helpers";
+import { launchBrowser, loginThroughUi, screenshot, startBinary, type Browser, type Hookrelay } from "./helpers";
 
 export interface BrowserFixture {
   server: Hookrelay;
@@ -40,9 +40,21 @@ export function useBinaryAndBrowser(options: BinaryOptions, started: (fixture: B
     await server?.stop();
     sink?.close();
   });
-  afterEach((ctx) => {
-    // A failed test shows what the server warned about meanwhile: the page's view alone rarely says why.
-    if (ctx.task.result?.state === "fail" && server) console.error(`hookrelay's warnings and errors:\n${warnings(server.output())}`);
+  afterEach(async (ctx) => {
+    if (ctx.task.result?.state === "fail" && server && browser) {
+      // A failed test shows where the page was and what it showed, and what the server warned about meanwhile.
+      const page = browser.page;
+      const shot = `failed-${ctx.task.name.replace(/[^a-z0-9]+/gi, "-").slice(0, 60)}`;
+      await screenshot(page, shot).catch(() => {});
+      const headings = await page.getByRole("heading").allTextContents().catch(() => []);
+      console.error(
+        [
+          `the page: ${page.url()} (headings: ${headings.join(" | ") || "none"}; screenshot ${shot}.png)`,
+          `what the page reported: ${browser.guard.problems.join("; ") || "nothing"}`,
+          `hookrelay's warnings and errors:\n${warnings(server.output())}`,
+        ].join("\n"),
+      );
+    }
     browser!.guard.assertClean();
   });
 }

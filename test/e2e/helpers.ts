@@ -170,7 +170,9 @@ export async function launchBrowser(opts: { colorScheme?: "light" | "dark" } = {
     viewport: { width: 1280, height: 800 },
     colorScheme: opts.colorScheme ?? "light",
   });
-  context.setDefaultTimeout(10_000);
+  // A deadline for a busy machine, as vitest.config.ts's: it only bounds how long a failing step takes. Chromium,
+  // the server and another test file share two cores; 10 s once ran out between a click and the page it opens.
+  context.setDefaultTimeout(30_000);
   const page = context.pages()[0] ?? (await context.newPage());
   const guard = new PageGuard(page);
   return {
