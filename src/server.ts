@@ -121,6 +121,7 @@ async function startLocked(config: Config, lock: ServerLock, logger: Logger, clo
       sampler: config.otelTracesSampler,
       samplerArg: config.otelTracesSamplerArg,
       queueSize: config.otelQueueSize,
+      timeoutMs: config.otelTracesTimeout ?? config.otelTimeout,
     },
     { logger, dropped: (n) => metrics.spansDropped.inc(n) },
   );

@@ -18,6 +18,8 @@ export interface SpanQueueOptions {
   batchSize: number;
   /** How long a span waits for a batch to fill before it goes out anyway (ms). */
   delayMs: number;
+  /** How long one export request may take (ms): past it the request is aborted and its batch counts as dropped. */
+  timeoutMs: number;
   logger: Warner;
   dropped: (n: number) => void;
   now?: () => number;
@@ -126,7 +128,7 @@ export class SpanQueue implements SpanProcessor {
     // The queue's bound counts what waits for a request, as the SDK's batch processor did.
     this.waiting -= spans;
     const body = batch.finish();
-    this.sending = postOtlpJson(this.opts.url, this.opts.headers, body).then((result) => {
+    this.sending = postOtlpJson(this.opts.url, this.opts.headers, body, this.opts.timeoutMs).then((result) => {
       this.sending = null;
       // Only once the collector has answered is the body surely read; a request that failed may still hold it.
       if (result.code === ExportResultCode.SUCCESS) {

@@ -7,6 +7,7 @@ import type { SamplerName } from "../config/options";
 import { plainSpans, type PlainSpanStarter, type ServerSpanStarter } from "./plainSpan";
 import { w3c } from "./traceContext";
 import { SpanQueue, type Warner } from "./spanQueue";
+import { EXPORT_TIMEOUT_MS } from "./otlpHttp";
 
 /** The OTEL_* and HOOKRELAY_OTEL_* settings (src/config/options.ts), as serve hands them over. */
 export interface TracingSettings {
@@ -22,6 +23,8 @@ export interface TracingSettings {
   samplerArg?: number;
   /** HOOKRELAY_OTEL_QUEUE_SIZE: spans waiting for export at most; past it they are dropped and counted. */
   queueSize: number;
+  /** OTEL_EXPORTER_OTLP_(TRACES_)TIMEOUT: how long one export request may take (ms); 10 s when unset. */
+  timeoutMs?: number;
   /** How often the batch goes out (ms). */
   exportDelayMs?: number;
 }
@@ -71,6 +74,7 @@ export function startTracing(settings: TracingSettings, hooks: { logger: Warner;
     queueSize: settings.queueSize,
     batchSize: Math.min(512, settings.queueSize),
     delayMs: settings.exportDelayMs ?? 1000,
+    timeoutMs: settings.timeoutMs ?? EXPORT_TIMEOUT_MS,
     ...hooks,
   });
   const sampler = samplerFor(settings.sampler, settings.samplerArg);

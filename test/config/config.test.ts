@@ -22,6 +22,12 @@ describe("loadConfig", () => {
     expect(loadConfig({ port: "9100" }, env).port).toBe(9100);
   });
 
+  it("reads the OTLP export timeout in milliseconds, the traces one winning (10 s when neither is set)", () => {
+    expect(loadConfig({}, {})).toMatchObject({ otelTimeout: 10_000, otelTracesTimeout: undefined });
+    expect(loadConfig({}, { OTEL_EXPORTER_OTLP_TIMEOUT: "2500" })).toMatchObject({ otelTimeout: 2500, otelTracesTimeout: undefined });
+    expect(loadConfig({}, { OTEL_EXPORTER_OTLP_TIMEOUT: "2500", OTEL_EXPORTER_OTLP_TRACES_TIMEOUT: "700" })).toMatchObject({ otelTimeout: 2500, otelTracesTimeout: 700 });
+  });
+
   it("refuses bad values with a one-line reason", () => {
     const cases: [Record<string, string>, RegExp][] = [
       [{ HOOKRELAY_PORT: "abc" }, /port must be a whole number/],
@@ -30,6 +36,7 @@ describe("loadConfig", () => {
       [{ HOOKRELAY_BASE_URL: "ftp://x" }, /base URL must be an http\(s\) URL/],
       [{ HOOKRELAY_BLOCK_PRIVATE_DESTINATIONS: "maybe" }, /must be true or false/],
       [{ HOOKRELAY_LOG_LEVEL: "loud" }, /log level must be one of/],
+      [{ OTEL_EXPORTER_OTLP_TIMEOUT: "10s" }, /OTLP timeout must be a whole number/],
     ];
     for (const [env, message] of cases) {
       let error: unknown;

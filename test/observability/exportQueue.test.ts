@@ -75,3 +75,36 @@ describe("a batch that does not fill", () => {
     await tracing.shutdown();
   });
 });
+
+describe("an export the collector does not answer", () => {
+  let requests = 0;
+  const received: string[][] = [];
+  // Takes the first request and never answers it; answers the ones after.
+  const collector = Bun.serve({
+    port: 0,
+    hostname: "127.0.0.1",
+    fetch: async (req) => {
+      if (requests++ === 0) return new Promise<Response>(() => {});
+      const body = (await req.json()) as { resourceSpans: Array<{ scopeSpans: Array<{ spans: Array<{ name: string }> }> }> };
+      received.push(body.resourceSpans.flatMap((r) => r.scopeSpans.flatMap((s) => s.spans.map((span) => span.name))));
+      return Response.json({});
+    },
+  });
+  afterAll(() => collector.stop(true));
+
+  it("is given up after OTEL_EXPORTER_OTLP_TIMEOUT: its spans count as dropped, and the next batch goes out", async () => {
+    let dropped = 0;
+    const tracing = startTracing(
+      { endpoint: `http://127.0.0.1:${collector.port}`, serviceName: "hookrelay", sampler: "always_on", queueSize: 2, exportDelayMs: 60_000, timeoutMs: 200 },
+      { logger: { warn: () => {} }, dropped: (n) => (dropped += n) },
+    );
+    const tracer = tracing.tracer!;
+    // A full batch goes out at once: the collector holds it until the timeout gives it up.
+    for (const name of ["held-1", "held-2"]) tracer.startSpan(name, { kind: SpanKind.INTERNAL }).end();
+    await expect.poll(() => dropped, { timeout: 10_000 }).toBe(2);
+    for (const name of ["next-1", "next-2"]) tracer.startSpan(name, { kind: SpanKind.INTERNAL }).end();
+    await expect.poll(() => received, { timeout: 10_000 }).toEqual([["next-1", "next-2"]]);
+    expect(dropped).toBe(2);
+    await tracing.shutdown();
+  });
+});
