@@ -51,6 +51,8 @@ const ratio = (name: string) => (raw: string) => {
   return n;
 };
 const optStr = (raw: string): string | undefined => (raw === "" ? undefined : raw);
+/** A whole number, or unset when empty (an env file's `NAME=`). */
+const optInt = (name: string, min: number, max: number) => (raw: string) => (raw.trim() === "" ? undefined : int(name, min, max)(raw));
 const url = (name: string) => (raw: string) => {
   if (raw === "") return undefined;
   try {
@@ -164,7 +166,7 @@ export const serverOptions = {
   otelTracesEndpoint: opt<string | undefined>({ key: "otelTracesEndpoint", flag: "--otel-traces-endpoint <url>", env: "OTEL_EXPORTER_OTLP_TRACES_ENDPOINT", description: "OTLP/HTTP traces URL used as it is (wins over the base endpoint)", default: undefined, defaultLabel: "<endpoint>/v1/traces", parse: url("OTLP traces endpoint") }),
   otelHeaders: opt<string | undefined>({ key: "otelHeaders", flag: "--otel-headers <list>", env: "OTEL_EXPORTER_OTLP_HEADERS", description: "Headers sent with every export: name=value pairs, comma separated, values URL-encoded (e.g. x-honeycomb-team=KEY)", default: undefined, defaultLabel: "none", secret: true, parse: optStr }),
   otelTimeout: opt({ key: "otelTimeout", flag: "--otel-timeout <ms>", env: "OTEL_EXPORTER_OTLP_TIMEOUT", description: "How long one export request may take, in milliseconds; past it the batch counts as dropped", default: 10_000, parse: int("OTLP timeout", 1, 600_000) }),
-  otelTracesTimeout: opt<number | undefined>({ key: "otelTracesTimeout", flag: "--otel-traces-timeout <ms>", env: "OTEL_EXPORTER_OTLP_TRACES_TIMEOUT", description: "The timeout of trace exports (wins over the general one)", default: undefined, defaultLabel: "<timeout>", parse: int("OTLP traces timeout", 1, 600_000) }),
+  otelTracesTimeout: opt<number | undefined>({ key: "otelTracesTimeout", flag: "--otel-traces-timeout <ms>", env: "OTEL_EXPORTER_OTLP_TRACES_TIMEOUT", description: "The timeout of trace exports (wins over the general one)", default: undefined, defaultLabel: "OTEL_EXPORTER_OTLP_TIMEOUT", parse: optInt("OTLP traces timeout", 1, 600_000) }),
   otelServiceName: opt({ key: "otelServiceName", flag: "--otel-service-name <name>", env: "OTEL_SERVICE_NAME", description: "service.name of the exported spans", default: "hookrelay", parse: str }),
   otelTracesSampler: opt({ key: "otelTracesSampler", flag: "--otel-traces-sampler <sampler>", env: "OTEL_TRACES_SAMPLER", description: "always_on, always_off, traceidratio, parentbased_always_on, parentbased_always_off or parentbased_traceidratio", default: "parentbased_always_on" as SamplerName, parse: oneOf("traces sampler", SAMPLERS) }),
   otelTracesSamplerArg: opt({ key: "otelTracesSamplerArg", flag: "--otel-traces-sampler-arg <ratio>", env: "OTEL_TRACES_SAMPLER_ARG", description: "The ratio of traces the traceidratio samplers keep, 0 to 1", default: 1, parse: ratio("traces sampler arg") }),

@@ -26,6 +26,8 @@ describe("loadConfig", () => {
     expect(loadConfig({}, {})).toMatchObject({ otelTimeout: 10_000, otelTracesTimeout: undefined });
     expect(loadConfig({}, { OTEL_EXPORTER_OTLP_TIMEOUT: "2500" })).toMatchObject({ otelTimeout: 2500, otelTracesTimeout: undefined });
     expect(loadConfig({}, { OTEL_EXPORTER_OTLP_TIMEOUT: "2500", OTEL_EXPORTER_OTLP_TRACES_TIMEOUT: "700" })).toMatchObject({ otelTimeout: 2500, otelTracesTimeout: 700 });
+    // Left empty in an env file: unset.
+    expect(loadConfig({}, { OTEL_EXPORTER_OTLP_TRACES_TIMEOUT: "" })).toMatchObject({ otelTracesTimeout: undefined });
   });
 
   it("refuses bad values with a one-line reason", () => {
