@@ -42,15 +42,15 @@ export interface RunningServer {
   flushTraces(): Promise<void>;
 }
 
-/** The composition root: config → db → workers → Bun.serve(api + ui). */
 export interface StartOptions {
   logger?: Logger;
   clock?: Clock;
   firstAdmin?: AdminPassword;
-  /** The workers' safety poll (src/runtime/context.ts, BackgroundContext.pollMs). */
+  /** The delivery work's safety poll (src/runtime/context.ts, BackgroundContext.pollMs). */
   pollMs?: number;
 }
 
+/** The composition root: config → db → workers → Bun.serve(api + ui). */
 export async function startServer(config: Config, opts: StartOptions = {}): Promise<RunningServer> {
   const logger = opts.logger ?? createLogger({ level: config.logLevel, format: config.logFormat });
   const clock = opts.clock ?? systemClock;

@@ -26,8 +26,9 @@ export class DestinationPacer {
   private readonly nextSlot = new Map<string, number>();
   private readonly nextGroupSlot = new Map<string, number>();
   private readonly limited = new Set<string>();
-  /** Destinations seen in each rate-limited group, and the group each was last seen in. */
+  /** Destinations seen in each rate-limited group. */
   private readonly members = new Map<string, Set<string>>();
+  /** The rate-limited group each destination was last seen in (`members` the other way round, for freeAt). */
   private readonly groupOf = new Map<string, string>();
   /** How many nodes share each rate: this node sends its 1/n part. */
   private nodes = 1;

@@ -19,9 +19,9 @@ export interface BackgroundContext {
   /** Set with `tracer`: spans without the SDK's span object, for a delivery attempt (src/observability/plainSpan.ts). */
   spans?: PlainSpanStarter;
   /**
-   * How often the workers look for work another process stored without a
-   * wake (CLI local mode); 5 s when unset. Tests lengthen it to show that
-   * work which must not wait for it does not.
+   * How often the delivery router, worker and job runner look for work
+   * another process stored without a wake (CLI local mode); 5 s when unset.
+   * Tests lengthen it to show that work which must not wait for it does not.
    */
   pollMs?: number;
 }

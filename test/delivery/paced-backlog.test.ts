@@ -45,7 +45,6 @@ describe("a rate-limited destination's backlog", () => {
     const rest = [await sendEvent(server, p.sourceId, { n: 2 }), await sendEvent(server, p.sourceId, { n: 3 })];
     await setStatus("active");
     await waitFor(async () => sink.requests.length === 2, { what: "the second delivery" });
-    expect(sink.requests.length).toBe(2);
 
     // The next slot comes while that send is still waiting for its answer; the answer comes after it.
     clock.advance(100);

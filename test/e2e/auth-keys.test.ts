@@ -177,7 +177,7 @@ describe("keyboard", () => {
     await page.getByRole("heading", { name: "Sources", level: 1 }).waitFor();
     // Focus moved to the page, so the next Tab is inside the content, not back in the sidebar.
     // The page moves focus once it has rendered, which may be just after its heading shows: waited for.
-    await expect.poll(() => page.evaluate(() => document.activeElement?.id), { timeout: 10_000 }).toBe("main");
+    await expect.poll(() => page.evaluate(() => document.activeElement?.id)).toBe("main");
     await page.keyboard.press("Tab");
     await expect(page.evaluate(() => !!document.activeElement?.closest("#main"))).resolves.toBe(true);
     // Focus is visible.

@@ -16,7 +16,7 @@ export interface ServerOptions {
   sink?: boolean;
   /** Also make an API key of scope read (not with a clock: a clocked server has the one key). */
   readKey?: boolean;
-  /** The workers' safety poll (src/server.ts, StartOptions): long, to show that a delivery does not wait for it. */
+  /** The delivery work's safety poll (src/server.ts, StartOptions): long, to show that a delivery does not wait for it. */
   pollMs?: number;
 }
 

@@ -60,11 +60,7 @@ describe("a batch that does not fill", () => {
     );
     const tracer = tracing.tracer!;
     tracer.startSpan("alone").end();
-    await new Promise<void>((resolve) => {
-      const check = () => (bodies.length > 0 ? resolve() : setTimeout(check, 5));
-      check();
-    });
-    expect(names()).toEqual([["alone"]]);
+    await expect.poll(names).toEqual([["alone"]]);
     // Full batches of three, each sent before the next is written: the later ones reuse the sent ones' buffers,
     // and a longer name makes a later body longer than the one it is written over.
     for (const round of ["a", "bb".repeat(200), "c"]) {
@@ -101,9 +97,10 @@ describe("an export the collector does not answer", () => {
     const tracer = tracing.tracer!;
     // A full batch goes out at once: the collector holds it until the timeout gives it up.
     for (const name of ["held-1", "held-2"]) tracer.startSpan(name, { kind: SpanKind.INTERNAL }).end();
-    await expect.poll(() => dropped, { timeout: 10_000 }).toBe(2);
+    // Given up within 5 s: half the 10 s default, so a timeout that was not applied fails the test.
+    await expect.poll(() => dropped, { timeout: 5_000 }).toBe(2);
     for (const name of ["next-1", "next-2"]) tracer.startSpan(name, { kind: SpanKind.INTERNAL }).end();
-    await expect.poll(() => received, { timeout: 10_000 }).toEqual([["next-1", "next-2"]]);
+    await expect.poll(() => received).toEqual([["next-1", "next-2"]]);
     expect(dropped).toBe(2);
     await tracing.shutdown();
   });
